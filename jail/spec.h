@@ -1,0 +1,133 @@
+// JailSpec: everything the kernel is asked to enforce for one jail, as a plain
+// value. It is fully resolved (absolute paths, bytes, milliseconds) by the
+// policy layer, validated by spec_validate, and needs no I/O to read. The
+// jail layer never sees TOML or JSON; the server never sees clone flags.
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace brig::jail {
+
+// Which namespaces clone3 creates. All on by default; a policy can turn some
+// off only with a dangerously_* key (net off = the host's network).
+struct Namespaces {
+  bool user = true;
+  bool mount = true;
+  bool pid = true;
+  bool ipc = true;
+  bool uts = true;
+  bool net = true;
+  bool cgroup = true;
+  friend bool operator==(const Namespaces&, const Namespaces&) = default;
+};
+
+// The ids the command runs as inside the jail, and the host ids they map to.
+// Unprivileged brig can only map its own uid/gid; as root, `outside_*` may be
+// an unprivileged host user (policy `identity`).
+struct Identity {
+  uid_t inside_uid = 0;
+  gid_t inside_gid = 0;
+  uid_t outside_uid = 0;
+  gid_t outside_gid = 0;
+  friend bool operator==(const Identity&, const Identity&) = default;
+};
+
+// One step of the mount plan, applied in order inside the new root (a tmpfs).
+// Parents come before children, masks after the tree they mask.
+struct Mount {
+  enum class Kind {
+    bind,   // host `source` at jail `target`
+    tmpfs,  // empty tmpfs at `target` (size_bytes, mode)
+    proc,   // procfs of the jail's pid namespace at `target`
+    dev,    // minimal /dev at `target`: null zero full random urandom tty, pts, shm
+    mask,   // hide `target` under an already bound tree: empty read-only tmpfs
+            // over a directory, /dev/null over a file (hard links stay readable)
+  };
+  Kind kind = Kind::bind;
+  std::string source;        // bind only: absolute host path
+  std::string target;        // absolute path inside the jail
+  bool writable = false;     // bind/tmpfs: read-write; otherwise read-only, recursively
+  bool optional = false;     // bind/mask: a missing source/target is skipped, not an error
+  uint64_t size_bytes = 0;   // tmpfs: 0 = the kernel default (half of RAM)
+  mode_t mode = 0755;        // tmpfs: mode of its root
+  friend bool operator==(const Mount&, const Mount&) = default;
+};
+
+// Landlock rules, expressed on paths as seen inside the jail (they are opened
+// after pivot_root). Landlock only grants: anything not listed is denied for
+// the access types the ruleset handles.
+struct LandlockRules {
+  bool enabled = true;
+  std::vector<std::string> read_only;   // read, list, execute
+  std::vector<std::string> read_write;  // also create, write, remove, rename, truncate
+  // TCP (ABI >= 4). Applied only where the network namespace is not already
+  // the boundary; empty lists with restrict_tcp = deny all bind/connect.
+  bool restrict_tcp = false;
+  std::vector<uint16_t> bind_tcp;
+  std::vector<uint16_t> connect_tcp;
+  // Scoping (ABI >= 6): no connecting to abstract unix sockets, and no
+  // signals, outside the jail's own Landlock domain.
+  bool scope_abstract_unix = true;
+  bool scope_signals = true;
+  friend bool operator==(const LandlockRules&, const LandlockRules&) = default;
+};
+
+// The seccomp filter. The syscall lists themselves are data in
+// seccomp_profiles; the spec only says whether and which.
+struct SeccompSpec {
+  bool enabled = true;
+  friend bool operator==(const SeccompSpec&, const SeccompSpec&) = default;
+};
+
+// Resource limits. Empty = no limit from brig (the host's own still apply).
+struct Limits {
+  std::optional<uint64_t> memory_bytes;     // cgroup memory limit; RLIMIT_DATA without cgroups
+  std::optional<uint64_t> pids;             // cgroup pids.max; RLIMIT_NPROC without cgroups
+  std::optional<uint64_t> cpu_seconds;      // RLIMIT_CPU
+  std::optional<uint64_t> file_size_bytes;  // RLIMIT_FSIZE
+  std::optional<uint64_t> open_files;       // RLIMIT_NOFILE
+  std::optional<std::chrono::milliseconds> wall_time;  // SIGKILL to the init after this
+  friend bool operator==(const Limits&, const Limits&) = default;
+};
+
+enum class NetworkMode {
+  none,              // own network namespace, loopback only
+  dangerously_host,  // the host's network (no net namespace)
+};
+
+// The protection layers a policy can require. A required layer that the
+// kernel refuses fails the jail closed; others degrade and are reported.
+enum class Layer : uint8_t { namespaces, landlock, seccomp, cgroups, capabilities };
+
+struct JailSpec {
+  Namespaces namespaces;
+  Identity identity;
+  std::vector<Mount> mounts;       // in order; empty = the host's root (no mount namespace use)
+  std::string hostname = "brig";
+  NetworkMode network = NetworkMode::none;
+  Limits limits;
+  LandlockRules landlock;
+  SeccompSpec seccomp;
+  std::vector<Layer> required = {Layer::namespaces, Layer::landlock, Layer::seccomp};
+  friend bool operator==(const JailSpec&, const JailSpec&) = default;
+};
+
+// One command to run in a jail.
+struct ExecRequest {
+  std::vector<std::string> argv;  // argv[0] without '/' is looked up in the env's PATH
+  std::vector<std::string> env;   // "NAME=value", exactly; nothing is inherited
+  std::string cwd;                // inside the jail; empty = "/"
+  // The jail's stdio; -1 = the caller's own fd 0/1/2. Every other fd is closed.
+  int stdin_fd = -1;
+  int stdout_fd = -1;
+  int stderr_fd = -1;
+  friend bool operator==(const ExecRequest&, const ExecRequest&) = default;
+};
+
+}  // namespace brig::jail

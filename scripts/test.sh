@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Installs what is missing, builds the CI configuration (Debug + ASan + UBSan)
+# and runs every test except benchmarks: once as the calling user and, when
+# that user is root, once more as an unprivileged user (root hides bugs).
+# Usage: scripts/test.sh [extra ctest args]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+src=$PWD
+preset=${BRIG_PRESET:-asan}
+build=$src/build/$preset
+
+scripts/install-deps.sh
+cmake --preset "$preset" >/dev/null
+cmake --build --preset "$preset" -j "$(nproc)"
+
+status=0
+echo "== tests as $(id -un) (uid $(id -u))"
+ctest --test-dir "$build" --output-on-failure -j "$(nproc)" "$@" || status=1
+
+if [[ $(id -u) -eq 0 ]]; then
+  # The unprivileged run: jail, server, security and conformance tests as a
+  # plain user. The build tree is copied to a fresh 0755 directory (the clone
+  # may sit under a 0700 home) and its ctest files are re-pointed there.
+  user=${BRIG_TEST_USER:-brig-test}
+  id -u "$user" >/dev/null 2>&1 || useradd --create-home --shell /usr/sbin/nologin "$user"
+  home=$(getent passwd "$user" | cut -d: -f6)
+  copy=$(mktemp -d /tmp/brig-unpriv.XXXXXX)
+  chmod 0755 "$copy"
+  trap 'rm -rf "$copy"' EXIT
+  tar -C "$build" --exclude='*.o' --exclude='*.a' --exclude=CMakeFiles -cf - . | tar -C "$copy" -xf -
+  find "$copy" -name CTestTestfile.cmake -exec sed -i "s#$build#$copy#g" {} +
+  chown -R "$user:" "$copy"
+  echo "== tests as $user (uid $(id -u "$user"))"
+  setpriv --reuid="$user" --regid="$user" --init-groups --inh-caps=-all --bounding-set=-all \
+    env -i PATH=/usr/local/bin:/usr/bin:/bin HOME="$home" USER="$user" LANG=C.UTF-8 \
+    ctest --test-dir "$copy" --output-on-failure -j "$(nproc)" -L 'jail|server|security|conformance' "$@" \
+    || status=1
+fi
+exit $status
