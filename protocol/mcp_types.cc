@@ -1,0 +1,57 @@
+#include "protocol/mcp_types.h"
+
+#include <array>
+
+namespace brig::protocol {
+
+Json ServerInfo::to_json() const {
+  return Json{{"name", name}, {"version", version}};
+}
+
+Json ToolDescriptor::to_json() const {
+  Json j{{"name", name}};
+  if (!title.empty()) j["title"] = title;
+  if (!description.empty()) j["description"] = description;
+  j["inputSchema"] = input_schema;
+  if (output_schema) j["outputSchema"] = *output_schema;
+  if (annotations.is_object() && !annotations.empty()) j["annotations"] = annotations;
+  return j;
+}
+
+ToolResult ToolResult::text(std::string text) {
+  return ToolResult{Json::array({Json{{"type", "text"}, {"text", std::move(text)}}}), std::nullopt,
+                    false};
+}
+
+ToolResult ToolResult::error(std::string text) {
+  ToolResult r = ToolResult::text(std::move(text));
+  r.is_error = true;
+  return r;
+}
+
+Json ToolResult::to_json() const {
+  Json j{{"content", content}};
+  if (structured) j["structuredContent"] = *structured;
+  j["isError"] = is_error;
+  return j;
+}
+
+namespace {
+
+constexpr std::array<std::string_view, 8> kLevelNames = {
+    "debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"};
+
+}  // namespace
+
+std::optional<LogLevel> parse_log_level(std::string_view text) {
+  for (std::size_t i = 0; i < kLevelNames.size(); ++i) {
+    if (kLevelNames[i] == text) return static_cast<LogLevel>(i);
+  }
+  return std::nullopt;
+}
+
+std::string_view to_string(LogLevel level) {
+  return kLevelNames[static_cast<std::size_t>(level)];
+}
+
+}  // namespace brig::protocol

@@ -1,0 +1,64 @@
+// The MCP value types brig's tools and server exchange with the session:
+// server identity, tool descriptors, tool results, log levels.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "protocol/json_rpc.h"
+
+namespace brig::protocol {
+
+// Who brig is: serverInfo (legacy initialize) and
+// _meta["io.modelcontextprotocol/serverInfo"] (modern results).
+struct ServerInfo {
+  std::string name;
+  std::string version;
+
+  // {"name": ..., "version": ...}
+  Json to_json() const;
+};
+
+// One entry of tools/list. Empty title/description are left out of the JSON;
+// input_schema must be an object schema ({"type":"object", ...}); an empty
+// output_schema or empty annotations object is left out.
+struct ToolDescriptor {
+  std::string name;
+  std::string title;
+  std::string description;
+  Json input_schema = Json{{"type", "object"}};
+  std::optional<Json> output_schema;
+  Json annotations = Json::object();
+
+  // The Tool object of tools/list (name, title, description, inputSchema, ...).
+  Json to_json() const;
+};
+
+// What a tool handler returns: content blocks, optional structured content,
+// and whether the tool failed (isError: the model sees it and can retry).
+struct ToolResult {
+  Json content = Json::array();    // array of content blocks
+  std::optional<Json> structured;  // structuredContent; empty: left out
+  bool is_error = false;
+
+  // A successful result holding one text block.
+  static ToolResult text(std::string text);
+  // A failed result (isError: true) holding one text block that says why.
+  static ToolResult error(std::string text);
+
+  // The CallToolResult object without era decoration (content, isError,
+  // structuredContent).
+  Json to_json() const;
+};
+
+// MCP / syslog severities, least severe first, so `a >= b` means a is at
+// least as severe as b.
+enum class LogLevel { debug, info, notice, warning, error, critical, alert, emergency };
+
+// The level named by text ("debug" ... "emergency"); empty for anything else.
+std::optional<LogLevel> parse_log_level(std::string_view text);
+// The wire name of a level.
+std::string_view to_string(LogLevel level);
+
+}  // namespace brig::protocol

@@ -1,0 +1,79 @@
+#include "protocol/outgoing.h"
+
+#include <algorithm>
+#include <numeric>
+
+#include "protocol/error_codes.h"
+#include "protocol/text.h"
+
+namespace brig::protocol {
+
+Outgoing::Outgoing(ServerInfo info, std::size_t max_bytes)
+    : info_(std::move(info)), max_(max_bytes) {}
+
+std::string Outgoing::too_large(std::size_t size) const {
+  return std::to_string(size) + " bytes, over the " + std::to_string(max_) +
+         "-byte limit on outgoing messages";
+}
+
+Json Outgoing::decorate(Json result, Era era) const {
+  if (era != Era::modern) return result;
+  result["resultType"] = "complete";
+  if (!result.contains("_meta") || !result["_meta"].is_object()) result["_meta"] = Json::object();
+  result["_meta"][kMetaServerInfo] = info_.to_json();
+  return result;
+}
+
+Reply Outgoing::result(const Id& id, Json result, Era era, bool tool_call) const {
+  Reply r;
+  r.line = encode(to_json(Response{id, decorate(std::move(result), era)}));
+  if (tool_call) {
+    auto stand_in = ToolResult::error("result too large to send: " + too_large(r.line.size()));
+    r.fallback = encode(to_json(Response{id, decorate(stand_in.to_json(), era)}));
+  } else {
+    r.fallback =
+        encode(to_json(make_error(id, error_code::kInternalError,
+                                  "response too large to send: " + too_large(r.line.size()))));
+  }
+  return r;
+}
+
+Reply Outgoing::error(const ErrorResponse& e) const {
+  ErrorResponse small = e;
+  small.data.reset();
+  small.message = clip(small.message, 1024);
+  return Reply{encode(to_json(e)), encode(to_json(small))};
+}
+
+std::string Outgoing::single(const Reply& r) const {
+  return r.line.size() <= max_ ? r.line : r.fallback;
+}
+
+std::vector<std::string> Outgoing::batch(const std::vector<Reply>& replies) const {
+  std::vector<std::string> members;
+  members.reserve(replies.size());
+  for (const auto& r : replies) members.push_back(single(r));
+  auto total = [&] {
+    // "[" + members joined by "," + "]"
+    return std::accumulate(members.begin(), members.end(), std::size_t{1},
+                           [](std::size_t n, const std::string& m) { return n + m.size() + 1; });
+  };
+  std::vector<std::size_t> order(members.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::sort(order.begin(), order.end(),
+            [&](std::size_t a, std::size_t b) { return members[a].size() > members[b].size(); });
+  for (std::size_t i : order) {
+    if (total() <= max_) break;
+    members[i] = replies[i].fallback;
+  }
+  if (total() > max_) return members;
+  std::string line = "[";
+  for (std::size_t i = 0; i < members.size(); ++i) {
+    if (i > 0) line += ',';
+    line += members[i];
+  }
+  line += ']';
+  return {line};
+}
+
+}  // namespace brig::protocol

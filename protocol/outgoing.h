@@ -1,0 +1,54 @@
+// Turns responses into lines that respect the outgoing size limit. Internal
+// to protocol/.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "protocol/json_rpc.h"
+#include "protocol/mcp_types.h"
+#include "protocol/request_context.h"
+
+namespace brig::protocol {
+
+// One encoded response and a small stand-in for when the full line is over
+// the limit: an isError tool result or a -32603 error that says how large
+// the response was and what the limit is.
+struct Reply {
+  std::string line;
+  std::string fallback;
+};
+
+// Encodes responses for one session; never produces a line over max_bytes
+// (as long as max_bytes leaves room for a stand-in: Session keeps it >= 64 KiB).
+class Outgoing {
+ public:
+  Outgoing(ServerInfo info, std::size_t max_bytes);
+
+  // A result. modern: adds resultType "complete" and _meta serverInfo.
+  // tool_call: the stand-in is an isError CallToolResult, so the model sees
+  // why; otherwise it is a -32603 error.
+  Reply result(const Id& id, Json result, Era era, bool tool_call) const;
+  // An error response; its stand-in drops data and shortens the message.
+  Reply error(const ErrorResponse& e) const;
+
+  // The line to send for one reply.
+  std::string single(const Reply& r) const;
+  // The lines to send for a batch: normally one JSON array. Members become
+  // stand-ins, largest first, until the array fits; if even that is too big,
+  // each member goes out as its own line.
+  std::vector<std::string> batch(const std::vector<Reply>& replies) const;
+
+  std::size_t max_bytes() const { return max_; }
+  // " N bytes, over the M-byte limit on outgoing messages" text for stand-ins.
+  std::string too_large(std::size_t size) const;
+
+ private:
+  Json decorate(Json result, Era era) const;
+
+  ServerInfo info_;
+  std::size_t max_;
+};
+
+}  // namespace brig::protocol

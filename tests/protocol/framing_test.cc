@@ -1,0 +1,121 @@
+#include "protocol/framing.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+namespace brig::protocol {
+namespace {
+
+// Everything the framer has ready, lines as text and too_long as "<too long>".
+std::vector<std::string> drain(LineFramer& f) {
+  std::vector<std::string> out;
+  for (Frame fr = f.next(); fr.kind != Frame::Kind::need_more; fr = f.next()) {
+    out.push_back(fr.kind == Frame::Kind::line ? fr.line : "<too long>");
+  }
+  return out;
+}
+
+using Lines = std::vector<std::string>;
+
+TEST(LineFramer, EmptyInputNeedsMore) {
+  LineFramer f;
+  EXPECT_EQ(f.next().kind, Frame::Kind::need_more);
+  f.append("");
+  EXPECT_EQ(f.next().kind, Frame::Kind::need_more);
+}
+
+TEST(LineFramer, ManyLinesInOneChunk) {
+  LineFramer f;
+  f.append("{\"a\":1}\n{\"b\":2}\n{\"c\":");
+  EXPECT_EQ(drain(f), (Lines{"{\"a\":1}", "{\"b\":2}"}));
+  f.append("3}\n");
+  EXPECT_EQ(drain(f), (Lines{"{\"c\":3}"}));
+}
+
+TEST(LineFramer, LineSplitAtEveryByte) {
+  const std::string input = "{\"jsonrpc\":\"2.0\"}\r\n[1,2]\n";
+  LineFramer f;
+  Lines got;
+  for (char c : input) {
+    f.append(std::string_view(&c, 1));
+    for (auto& l : drain(f)) got.push_back(l);
+  }
+  EXPECT_EQ(got, (Lines{"{\"jsonrpc\":\"2.0\"}", "[1,2]"}));
+}
+
+TEST(LineFramer, CrlfAndLfBothEndLines) {
+  LineFramer f;
+  f.append("one\r\ntwo\nthree\r");
+  EXPECT_EQ(drain(f), (Lines{"one", "two"}));
+  f.append("\n");  // the CR of CRLF arrived in the previous chunk
+  EXPECT_EQ(drain(f), (Lines{"three"}));
+}
+
+TEST(LineFramer, InnerCarriageReturnIsKept) {
+  LineFramer f;
+  f.append("a\rb\n");
+  EXPECT_EQ(drain(f), (Lines{"a\rb"}));
+}
+
+TEST(LineFramer, BlankLinesAreSkipped) {
+  LineFramer f;
+  f.append("\n\r\n  \t \nx\n\n");
+  EXPECT_EQ(drain(f), (Lines{"x"}));
+}
+
+TEST(LineFramer, NoNewlineMeansNoLine) {
+  LineFramer f;
+  f.append("{\"unfinished\":true}");
+  EXPECT_EQ(f.next().kind, Frame::Kind::need_more);
+  EXPECT_EQ(f.buffered_bytes(), 19u);
+}
+
+TEST(LineFramer, LineExactlyAtLimitPasses) {
+  LineFramer f(5);
+  f.append("12345\n12345\r\n");
+  EXPECT_EQ(drain(f), (Lines{"12345", "12345"}));
+}
+
+TEST(LineFramer, OversizeLineInOneChunkReportedOnceAndSkipped) {
+  LineFramer f(5);
+  f.append("ok\n123456\nnext\n");
+  EXPECT_EQ(drain(f), (Lines{"ok", "<too long>", "next"}));
+}
+
+TEST(LineFramer, OversizeLineStreamedInChunksIsNotBuffered) {
+  LineFramer f(8);
+  f.append("before\n0123");
+  EXPECT_EQ(drain(f), (Lines{"before"}));
+  f.append("456789");  // passes the limit: reported now, before its newline
+  EXPECT_EQ(drain(f), (Lines{"<too long>"}));
+  EXPECT_EQ(f.buffered_bytes(), 0u);
+  for (int i = 0; i < 1000; ++i) f.append(std::string(1000, 'x'));
+  EXPECT_EQ(drain(f), Lines{});  // reported once, however long it goes on
+  EXPECT_EQ(f.buffered_bytes(), 0u);
+  f.append("tail\nafter\n");  // "tail" is the end of the long line
+  EXPECT_EQ(drain(f), (Lines{"after"}));
+}
+
+TEST(LineFramer, OversizeByOneCrLfCountsWithoutTheCr) {
+  LineFramer f(3);
+  f.append("abcd\r\nabc\r\n");
+  EXPECT_EQ(drain(f), (Lines{"<too long>", "abc"}));
+}
+
+TEST(LineFramer, DefaultLimitIs64MiB) {
+  LineFramer f;
+  EXPECT_EQ(f.max_line_bytes(), 64u << 20);
+}
+
+TEST(LineFramer, HundredMiBLineThenValidLine) {
+  LineFramer f;  // 64 MiB
+  const std::string chunk(1 << 20, 'a');
+  for (int i = 0; i < 100; ++i) f.append(chunk);
+  f.append("\n{\"ok\":1}\n");
+  EXPECT_EQ(drain(f), (Lines{"<too long>", "{\"ok\":1}"}));
+}
+
+}  // namespace
+}  // namespace brig::protocol
