@@ -29,7 +29,9 @@ struct Namespaces {
 
 // The ids the command runs as inside the jail, and the host ids they map to.
 // Unprivileged brig can only map its own uid/gid; as root, `outside_*` may be
-// an unprivileged host user (policy `identity`).
+// an unprivileged host user (policy `identity`); the jail's init then keeps
+// root's own id (mapped to itself) to build the jail, and only the command
+// runs as inside_*.
 struct Identity {
   uid_t inside_uid = 0;
   gid_t inside_gid = 0;
@@ -44,18 +46,23 @@ struct Mount {
   enum class Kind {
     bind,   // host `source` at jail `target`
     tmpfs,  // empty tmpfs at `target` (size_bytes, mode)
-    proc,   // procfs of the jail's pid namespace at `target`
+    proc,   // procfs of the jail's pid namespace at `target`; when the jail's uid 0 is host
+            // root, sys, sysrq-trigger, irq, bus, fs read-only and kcore, keys, timer_list…
+            // masked, as container runtimes do
     dev,    // minimal /dev at `target`: null zero full random urandom tty, pts, shm
     mask,   // hide `target` under an already bound tree: empty read-only tmpfs
-            // over a directory, /dev/null over a file (hard links stay readable)
+            // over a directory, /dev/null over a file (hard links stay readable);
+            // a target that does not exist is skipped (nothing to hide)
   };
   Kind kind = Kind::bind;
-  std::string source;        // bind only: absolute host path
-  std::string target;        // absolute path inside the jail
-  bool writable = false;     // bind/tmpfs: read-write; otherwise read-only, recursively
-  bool optional = false;     // bind/mask: a missing source/target is skipped, not an error
-  uint64_t size_bytes = 0;   // tmpfs: 0 = the kernel default (half of RAM)
-  mode_t mode = 0755;        // tmpfs: mode of its root
+  std::string source;       // bind only: absolute host path
+  std::string target;       // absolute path inside the jail
+  bool writable = false;    // bind/tmpfs: read-write; otherwise read-only, recursively
+  bool optional = false;    // bind: a missing source is skipped; otherwise setup fails with
+                            // ENOENT (step "mount")
+  uint64_t size_bytes = 0;  // tmpfs: its size; dev: the size of /dev/shm; 0 = the kernel
+                            // default (half of RAM)
+  mode_t mode = 0755;       // tmpfs: mode of its root
   friend bool operator==(const Mount&, const Mount&) = default;
 };
 
@@ -88,7 +95,8 @@ struct SeccompSpec {
 // Resource limits. Empty = no limit from brig (the host's own still apply).
 struct Limits {
   std::optional<uint64_t> memory_bytes;     // cgroup memory limit; RLIMIT_DATA without cgroups
-  std::optional<uint64_t> pids;             // cgroup pids.max; RLIMIT_NPROC without cgroups
+  std::optional<uint64_t> pids;             // the command's processes and threads: cgroup
+                                            // pids.max; RLIMIT_NPROC (+1, the init) without
   std::optional<uint64_t> cpu_seconds;      // RLIMIT_CPU
   std::optional<uint64_t> file_size_bytes;  // RLIMIT_FSIZE
   std::optional<uint64_t> open_files;       // RLIMIT_NOFILE
@@ -108,7 +116,7 @@ enum class Layer : uint8_t { namespaces, landlock, seccomp, cgroups, capabilitie
 struct JailSpec {
   Namespaces namespaces;
   Identity identity;
-  std::vector<Mount> mounts;       // in order; empty = the host's root (no mount namespace use)
+  std::vector<Mount> mounts;  // in order; empty = the host's root (no mount namespace use)
   std::string hostname = "brig";
   NetworkMode network = NetworkMode::none;
   Limits limits;

@@ -1,0 +1,53 @@
+// ChildPlan: everything the jail's child needs, computed before clone. After
+// the raw clone the child only reads it (no allocation, no locks), so every
+// path, array and compiled filter must be ready here.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "jail/steps/caps.h"
+#include "jail/steps/exec.h"
+#include "jail/steps/landlock.h"
+#include "jail/steps/mounts.h"
+#include "jail/steps/process.h"
+#include "jail/steps/seccomp.h"
+
+namespace brig::jail {
+
+struct ChildPlan {
+  // Fd numbers in the child once fds.moves are done (contain.cc step 3).
+  static constexpr int kStatusFd = 3;  // status records; CLOEXEC
+  static constexpr int kWatchFd = 4;   // read end of the launcher's watch pipe
+
+  int sync_fd = -1;               // the child's end of the sync socketpair (before the fd step)
+  int status_fd_before_fds = -1;  // the status pipe's number before the fd step
+  process::FdPlan fds;
+  std::vector<int> cgroup_procs_fds;  // child numbers, see cgroups::join_in_child
+  std::vector<int> cgroup_dir_fds;    // child numbers, see cgroups::remove_in_child
+  std::string cgroup_name;
+
+  bool pid_namespace = true;  // the init is PID 1: its exit ends every jail process
+  bool loopback_up = false;   // a new network namespace
+  bool set_hostname = false;  // a new uts namespace
+  std::string hostname;
+  mounts::Plan mounts;  // empty = the host's root
+
+  // The command's ids: when the launcher's own euid/egid are not the ones
+  // the identity maps (root launching a jail as an unprivileged host user),
+  // the command switches to identity.inside_*; drop_groups sheds the
+  // launcher's supplementary groups (possible only when setgroups is allowed).
+  bool switch_ids = false;
+  uid_t uid = 0;
+  gid_t gid = 0;
+  bool drop_groups = false;
+
+  std::vector<process::Rlimit> rlimits;
+  std::string cwd;  // inside the jail
+  caps::Prepared caps;
+  landlock::Prepared landlock;
+  seccomp::Prepared seccomp;
+  exec::Prepared exec;
+};
+
+}  // namespace brig::jail

@@ -1,0 +1,113 @@
+// The order of the jail's setup, after clone3. Everything here runs in a
+// child of a raw clone, so only async-signal-safe calls are made: the plan
+// was computed before clone.
+#include "jail/contain.h"
+
+#include <errno.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "jail/status_record.h"
+#include "jail/steps/cgroups.h"
+#include "jail/steps/clone.h"
+#include "jail/steps/init.h"
+#include "jail/steps/net.h"
+
+namespace brig::jail {
+namespace {
+
+[[noreturn]] void fail(Step step, int err, int index = -1, int exit_code = 125) {
+  report_setup_failure(ChildPlan::kStatusFd, step, err, index);
+  ::_exit(exit_code);
+}
+
+// The command, forked by the init. Its confinement comes last, in the order
+// each layer needs: caps are dropped while the process may still change
+// them; no_new_privs before Landlock and seccomp (which need it without
+// CAP_SYS_ADMIN); seccomp last so that it need not allow any setup syscall.
+[[noreturn]] void run_command(const ChildPlan& p) {
+  // Ignored signals and the blocked mask survive execve: the init's must not.
+  if (int e = process::reset_signals_in_child()) fail(Step::signals, e);
+  if (!p.pid_namespace && ::setpgid(0, 0) != 0) fail(Step::identity, errno);
+  // Raw syscall, as for the ids: glibc's setgroups is a per-thread broadcast.
+  if (p.drop_groups && ::syscall(SYS_setgroups, 0, nullptr) != 0) fail(Step::identity, errno);
+  if (p.switch_ids)
+    if (int e = process::switch_ids_in_child(p.uid, p.gid)) fail(Step::identity, e);
+  int failed = -1;
+  if (int e = cgroups::join_in_child(p.cgroup_procs_fds, &failed)) fail(Step::cgroup, e, failed);
+  if (int e = process::apply_rlimits_in_child(p.rlimits, &failed)) fail(Step::rlimit, e, failed);
+  if (::chdir(p.cwd.c_str()) != 0) fail(Step::chdir, errno);
+  if (int e = caps::apply_in_child(p.caps)) fail(Step::caps, e);
+  if (int e = caps::set_no_new_privs_in_child()) fail(Step::no_new_privs, e);
+  if (int e = landlock::apply_in_child(p.landlock)) fail(Step::landlock, e);
+  // Should be the last thing before execve: every later syscall is filtered.
+  if (int e = seccomp::apply_in_child(p.seccomp)) fail(Step::seccomp, e);
+  const int e = exec::exec_in_child(p.exec);
+  fail(Step::exec, e, -1, e == ENOENT || e == ENOTDIR ? 127 : 126);
+}
+
+}  // namespace
+
+void contain(const ChildPlan& p) {
+  // 1. Wait until the launcher has written the uid/gid maps (and placed
+  //    nothing else): before that, this process has no ids in its namespace.
+  //    EOF instead of the go byte means the launcher gave up.
+  char go = 0;
+  while (::read(p.sync_fd, &go, 1) != 1) {
+    if (errno != EINTR) ::_exit(125);
+  }
+
+  // 2. Fds: stdio from the request, brig's status and watch fds at fixed
+  //    numbers, every other inherited fd closed before any jail code runs.
+  //    Until they are in place, a failure goes to the status pipe's
+  //    inherited number.
+  if (int e = process::arrange_fds_in_child(p.fds)) {
+    report_setup_failure(p.status_fd_before_fds, Step::fds, e);
+    ::_exit(125);
+  }
+
+  // 3. Identity. Non-dumpable: the jail's processes (even uid 0 in the jail)
+  //    can neither ptrace the init nor open its fds through /proc. Signals
+  //    are set up before the parent-death signal so that it is never fatal
+  //    half-way: the init handles it by shutting the jail down. setsid: no
+  //    controlling terminal to push input into (TIOCSTI).
+  if (::prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0) fail(Step::identity, errno);
+  if (int e = init::block_signals_in_child()) fail(Step::signals, e);
+  if (::prctl(PR_SET_PDEATHSIG, init::kLauncherDiedSignal, 0, 0, 0) != 0)
+    fail(Step::identity, errno);
+  if (::setsid() < 0) fail(Step::identity, errno);
+  // Without a pid namespace, orphans of the command come back to the init
+  // (not to whoever is above the launcher), so it can reap them.
+  if (!p.pid_namespace && ::prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0)
+    fail(Step::identity, errno);
+
+  // 4. Mounts: the new root, pivoted into; needs the capabilities this
+  //    process holds in its new user namespace.
+  int failed = -1;
+  if (int e = mounts::apply_in_child(p.mounts, &failed)) fail(Step::mount, e, failed);
+
+  // 5. Network and uts namespaces.
+  if (p.loopback_up)
+    if (int e = net::loopback_up_in_child()) fail(Step::loopback, e);
+  if (p.set_hostname && ::sethostname(p.hostname.data(), p.hostname.size()) != 0)
+    fail(Step::hostname, errno);
+
+  // 6. Fork the command; this process stays as the jail's init. The signalfd
+  //    exists before the fork so that no SIGCHLD is missed.
+  const int sigfd = init::open_signalfd_in_child();
+  if (sigfd < 0) fail(Step::signals, -sigfd);
+  const pid_t command = clone::raw_fork();
+  if (command < 0) fail(Step::fork, errno);
+  if (command == 0) run_command(p);
+
+  init::Config config;
+  config.pid_namespace = p.pid_namespace;
+  config.status_fd = ChildPlan::kStatusFd;
+  config.watch_fd = ChildPlan::kWatchFd;
+  config.cgroup_dir_fds = &p.cgroup_dir_fds;
+  config.cgroup_name = &p.cgroup_name;
+  init::supervise(command, sigfd, config);
+}
+
+}  // namespace brig::jail

@@ -1,0 +1,539 @@
+#include "jail/launcher.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <mutex>
+
+#include "jail/child_plan.h"
+#include "jail/contain.h"
+#include "jail/spec_validate.h"
+#include "jail/status_record.h"
+#include "jail/steps/clone.h"
+#include "jail/steps/init.h"
+#include "jail/steps/userns.h"
+
+#ifndef P_PIDFD
+#define P_PIDFD 3
+#endif
+
+namespace brig::jail {
+namespace {
+
+Error step_error(const char* step, std::string what, std::string why, int err = 0) {
+  return Error{std::move(what), step, std::move(why), err};
+}
+
+Error step_sys_error(const char* step, std::string what, int err) {
+  return Error{std::move(what), step, ::strerror(err), err};
+}
+
+// Attaches the step to an Error from a lower layer.
+Error at_step(const char* step, Error e) {
+  if (!e.where.empty()) e.what += " (" + e.where + ")";
+  e.where = step;
+  return e;
+}
+
+bool is_required(const JailSpec& spec, Layer layer) {
+  for (Layer l : spec.required)
+    if (l == layer) return true;
+  return false;
+}
+
+std::string namespaces_not_used(const Namespaces& ns) {
+  std::string s;
+  auto add = [&](bool on, const char* name) {
+    if (on) return;
+    if (!s.empty()) s += ", ";
+    s += name;
+  };
+  add(ns.user, "user");
+  add(ns.mount, "mount");
+  add(ns.pid, "pid");
+  add(ns.ipc, "ipc");
+  add(ns.uts, "uts");
+  add(ns.net, "net");
+  add(ns.cgroup, "cgroup");
+  return s;
+}
+
+LayerReport report_layers(const JailSpec& spec, const ChildPlan& plan,
+                          const cgroups::Group& group) {
+  LayerReport r;
+  auto add = [&](Layer layer, LayerState state, std::string detail) {
+    r.layers.push_back({layer, state, std::move(detail)});
+  };
+  auto join = [](const std::vector<std::string>& v) {
+    std::string s;
+    for (const auto& x : v) s += (s.empty() ? "" : "; ") + x;
+    return s;
+  };
+  const std::string host_ns = namespaces_not_used(spec.namespaces);
+  const bool any_ns = clone::namespace_flags(spec.namespaces, true) != 0;
+  add(Layer::namespaces, any_ns ? LayerState::enforced : LayerState::off,
+      host_ns.empty() || !any_ns ? "" : "the host's: " + host_ns);
+  if (!spec.landlock.enabled)
+    add(Layer::landlock, LayerState::off, "");
+  else if (plan.landlock.abi == 0 || !plan.landlock.unenforced.empty())
+    add(Layer::landlock, LayerState::degraded, join(plan.landlock.unenforced));
+  else
+    add(Layer::landlock, LayerState::enforced, "");
+  add(Layer::seccomp, plan.seccomp.enabled ? LayerState::enforced : LayerState::off, "");
+  const Limits& l = spec.limits;
+  if (!l.pids && !l.memory_bytes) {
+    add(Layer::cgroups, LayerState::off, "");
+  } else {
+    r.limits_tier = group.tier;
+    const bool pids_ok = !l.pids || group.limits_pids;
+    const bool memory_ok = !l.memory_bytes || group.limits_memory;
+    if (pids_ok && memory_ok) {
+      add(Layer::cgroups, LayerState::enforced, "");
+    } else {
+      std::string instead;
+      if (!pids_ok) instead += "RLIMIT_NPROC for pids";
+      if (!memory_ok)
+        instead += std::string(instead.empty() ? "" : ", ") + "RLIMIT_DATA for memory";
+      if (group.tier == LimitsTier::none) r.limits_tier = LimitsTier::rlimits;
+      add(Layer::cgroups, LayerState::degraded, group.detail + " -> " + instead);
+    }
+  }
+  add(Layer::capabilities,
+      plan.caps.unenforced.empty() ? LayerState::enforced : LayerState::degraded,
+      join(plan.caps.unenforced));
+  return r;
+}
+
+Result<void> check_required(const JailSpec& spec, const LayerReport& report) {
+  for (const auto& l : report.layers) {
+    if (!is_required(spec, l.layer) || l.state == LayerState::enforced) continue;
+    return std::unexpected(
+        step_error("require", std::string("required layer ") + layer_name(l.layer),
+                   std::string(l.state == LayerState::off ? "switched off by the spec"
+                                                          : "not enforced: " + l.detail)));
+  }
+  return {};
+}
+
+constexpr const char* kUsernsRemedy =
+    "user namespaces are unavailable to this user: check user.max_user_namespaces, "
+    "kernel.unprivileged_userns_clone or the AppArmor userns restriction; brig doctor says which";
+
+// clone3's errnos for "no user namespace for you" (limits, sysctls, LSMs).
+bool userns_refused(int err) {
+  return err == EPERM || err == ENOSPC || err == EUSERS || err == EACCES;
+}
+
+// The Landlock + seccomp tier (DESIGN.md): no namespaces at all, for a spec
+// that does not require them. Without a mount namespace the filesystem is
+// limited by Landlock alone, and without a network namespace Landlock's TCP
+// rules are the only network boundary, so they are switched to deny-all. No
+// Landlock or no seccomp: nothing meaningful is left, refuse.
+Result<void> degrade_to_no_namespaces(const JailSpec& spec, ChildPlan& plan, LayerReport& report,
+                                      int err) {
+  if (plan.landlock.abi == 0 || !plan.seccomp.enabled)
+    return std::unexpected(Error{"clone3 with the jail's namespaces", "clone3",
+                                 std::string(::strerror(err)) + " (" + kUsernsRemedy +
+                                     "); without namespaces brig needs both Landlock and seccomp",
+                                 err});
+  LandlockRules rules = spec.landlock;
+  rules.restrict_tcp = true;
+  rules.bind_tcp.clear();
+  rules.connect_tcp.clear();
+  auto ll = landlock::prepare(rules);
+  if (!ll) return std::unexpected(at_step("landlock", std::move(ll.error())));
+  plan.landlock = std::move(*ll);
+  auto caps = caps::prepare(Namespaces{false, false, false, false, false, false, false});
+  if (!caps) return std::unexpected(at_step("caps", std::move(caps.error())));
+  plan.caps = std::move(*caps);
+  plan.mounts = mounts::Plan{};
+  plan.switch_ids = plan.drop_groups = false;
+  plan.pid_namespace = false;
+  plan.loopback_up = false;
+  plan.set_hostname = false;
+  for (auto& l : report.layers) {
+    if (l.layer == Layer::namespaces) {
+      l.state = LayerState::degraded;
+      l.detail = std::string("user namespaces refused (") + ::strerror(err) +
+                 "): no mount, pid, network, ipc or uts isolation; files are limited by Landlock "
+                 "alone (read-only subtrees and masks inside granted paths are not enforced), the "
+                 "network by Landlock's TCP rules alone, and a process that leaves the command's "
+                 "process group can outlive the jail";
+    }
+    if (l.layer == Layer::landlock && !plan.landlock.unenforced.empty()) {
+      l.state = LayerState::degraded;
+      l.detail.clear();
+      for (const auto& u : plan.landlock.unenforced) l.detail += (l.detail.empty() ? "" : "; ") + u;
+    }
+    if (l.layer == Layer::capabilities && !plan.caps.unenforced.empty()) {
+      l.state = LayerState::degraded;
+      l.detail.clear();
+      for (const auto& u : plan.caps.unenforced) l.detail += (l.detail.empty() ? "" : "; ") + u;
+    }
+  }
+  return check_required(spec, report);
+}
+
+// Once per process: groups a killed brig left behind.
+void sweep_once() {
+  static std::once_flag once;
+  std::call_once(once, [] { cgroups::sweep_stale(); });
+}
+
+// libseccomp takes milliseconds to compile the profile, and the result
+// depends only on the SeccompSpec: a spawner compiles it once.
+Result<seccomp::Prepared> prepare_seccomp(const SeccompSpec& spec) {
+  static std::optional<std::pair<SeccompSpec, seccomp::Prepared>> cache;
+  if (!cache || cache->first != spec) {
+    auto sc = seccomp::prepare(spec);
+    if (!sc) return std::unexpected(at_step("seccomp", std::move(sc.error())));
+    cache.emplace(spec, std::move(*sc));
+  }
+  return cache->second;
+}
+
+Result<std::unique_ptr<ChildPlan>> plan_child(const JailSpec& spec, const ExecRequest& req) {
+  auto p = std::make_unique<ChildPlan>();
+  auto mount_plan = mounts::plan(spec, mounts::real_host());
+  if (!mount_plan) return std::unexpected(at_step("mount", std::move(mount_plan.error())));
+  p->mounts = std::move(*mount_plan);
+  p->exec = exec::prepare(req);
+  p->cwd = req.cwd.empty() ? "/" : req.cwd;
+  p->pid_namespace = spec.namespaces.pid;
+  p->loopback_up = spec.namespaces.net && spec.network == NetworkMode::none;
+  p->set_hostname = spec.namespaces.uts;
+  p->hostname = spec.hostname;
+  if (spec.namespaces.user) {
+    p->switch_ids =
+        ::geteuid() != spec.identity.outside_uid || ::getegid() != spec.identity.outside_gid;
+    p->uid = spec.identity.inside_uid;
+    p->gid = spec.identity.inside_gid;
+    p->drop_groups = ::geteuid() == 0;
+  }
+  auto caps = caps::prepare(spec.namespaces);
+  if (!caps) return std::unexpected(at_step("caps", std::move(caps.error())));
+  p->caps = std::move(*caps);
+  auto ll = landlock::prepare(spec.landlock);
+  if (!ll) return std::unexpected(at_step("landlock", std::move(ll.error())));
+  p->landlock = std::move(*ll);
+  p->seccomp = BRIG_TRY(prepare_seccomp(spec.seccomp));
+  return p;
+}
+
+// Where each fd goes in the child (ChildPlan's fixed numbers), and which
+// child numbers the cgroup fds get.
+Result<void> plan_fds(ChildPlan& p, const ExecRequest& req, int status_w, int watch_r,
+                      const cgroups::Group& group) {
+  const int stdio[3] = {req.stdin_fd < 0 ? 0 : req.stdin_fd, req.stdout_fd < 0 ? 1 : req.stdout_fd,
+                        req.stderr_fd < 0 ? 2 : req.stderr_fd};
+  for (int i = 0; i < 3; ++i) {
+    if (::fcntl(stdio[i], F_GETFD) < 0)
+      return std::unexpected(step_sys_error(
+          "fds", "stdio fd " + std::to_string(stdio[i]) + " for fd " + std::to_string(i), errno));
+    p.fds.moves.push_back({stdio[i], i, false});
+  }
+  p.fds.moves.push_back({status_w, ChildPlan::kStatusFd, true});
+  p.fds.moves.push_back({watch_r, ChildPlan::kWatchFd, true});
+  int next = ChildPlan::kWatchFd + 1;
+  for (const auto& fd : group.procs_fds) {
+    p.fds.moves.push_back({fd.get(), next, true});
+    p.cgroup_procs_fds.push_back(next++);
+  }
+  for (const auto& fd : group.brig_dir_fds) {
+    p.fds.moves.push_back({fd.get(), next, true});
+    p.cgroup_dir_fds.push_back(next++);
+  }
+  p.cgroup_name = group.name;
+  p.fds.first_unused = next;
+  return {};
+}
+
+std::string describe_failure(const ChildPlan& p, const cgroups::Group& group, const StatusRecord& r,
+                             const std::string& argv0) {
+  const Step step = static_cast<Step>(r.step);
+  std::string what = step_name(step);
+  const auto i = static_cast<size_t>(r.index);
+  switch (step) {
+    case Step::mount:
+      if (r.index >= 0 && i < p.mounts.ops.size()) what = p.mounts.ops[i].what;
+      break;
+    case Step::cgroup:
+      if (r.index >= 0 && i < group.paths.size()) what = "join cgroup " + group.paths[i];
+      break;
+    case Step::rlimit:
+      if (r.index >= 0 && i < p.rlimits.size())
+        what = "setrlimit " + std::to_string(p.rlimits[i].resource) + " to " +
+               std::to_string(p.rlimits[i].value.rlim_cur);
+      break;
+    case Step::chdir:
+      what = "chdir " + p.cwd;
+      break;
+    case Step::exec:
+      what = "execve " + argv0;
+      if (p.exec.candidates.size() > 1 || p.exec.candidates[0] != argv0)
+        what += " (searched the jail's PATH)";
+      break;
+    default:
+      break;
+  }
+  return what + ": " + ::strerror(r.sys_errno);
+}
+
+}  // namespace
+
+Jailed::Jailed() = default;
+Jailed::Jailed(Jailed&&) noexcept = default;
+Jailed& Jailed::operator=(Jailed&& o) noexcept {
+  if (this != &o) {
+    kill_and_reap();
+    pid_ = o.pid_;
+    pidfd_ = std::move(o.pidfd_);
+    status_fd_ = std::move(o.status_fd_);
+    watch_fd_ = std::move(o.watch_fd_);
+    cgroup_ = std::move(o.cgroup_);
+    layers_ = std::move(o.layers_);
+    started_ = o.started_;
+    deadline_ = o.deadline_;
+    plan_ = std::move(o.plan_);
+    pid_namespace_ = o.pid_namespace_;
+    reaped_ = o.reaped_;
+    o.reaped_ = true;
+  }
+  return *this;
+}
+Jailed::~Jailed() {
+  kill_and_reap();
+}
+
+void Jailed::kill_and_reap() {
+  if (!reaped_ && pidfd_) {
+    reaped_ = true;
+    if (!pid_namespace_) {
+      // No pid namespace to end: the init must kill the command's process
+      // group itself, given a moment before it is killed too.
+      signal(init::kLauncherDiedSignal);
+      pollfd p = {pidfd_.get(), POLLIN, 0};
+      ::poll(&p, 1, 2000);
+    }
+    ::syscall(SYS_pidfd_send_signal, pidfd_.get(), SIGKILL, nullptr, 0);
+    siginfo_t info{};
+    while (::waitid(static_cast<idtype_t>(P_PIDFD), static_cast<id_t>(pidfd_.get()), &info,
+                    WEXITED) != 0 &&
+           errno == EINTR) {
+    }
+  }
+  cgroups::remove(cgroup_);
+}
+
+int Jailed::signal(int sig) const {
+  if (reaped_) return ESRCH;
+  return ::syscall(SYS_pidfd_send_signal, pidfd_.get(), sig, nullptr, 0) == 0 ? 0 : errno;
+}
+
+Result<Jailed> spawn(const JailSpec& spec, const ExecRequest& req) {
+  const auto started = Jailed::Clock::now();
+  if (auto v = validate(spec); !v)
+    return std::unexpected(at_step("validate", std::move(v.error())));
+  if (auto v = validate(req); !v) return std::unexpected(at_step("validate", std::move(v.error())));
+  sweep_once();
+
+  Jailed j;
+  j.started_ = started;
+  if (spec.limits.wall_time) j.deadline_ = started + *spec.limits.wall_time;
+  j.plan_ = BRIG_TRY(plan_child(spec, req));
+  ChildPlan& plan = *j.plan_;
+
+  j.cgroup_ = cgroups::create(spec.limits);
+  plan.rlimits = process::plan_rlimits(spec.limits, /*nproc_for_pids=*/!j.cgroup_.limits_pids,
+                                       /*data_for_memory=*/!j.cgroup_.limits_memory);
+  j.layers_ = report_layers(spec, plan, j.cgroup_);
+  if (auto ok = check_required(spec, j.layers_); !ok) {
+    cgroups::remove(j.cgroup_);
+    return std::unexpected(ok.error());
+  }
+
+  int sync[2], status[2], watch[2];
+  if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sync) != 0)
+    return std::unexpected(step_sys_error("sync", "socketpair", errno));
+  UniqueFd sync_parent(sync[0]), sync_child(sync[1]);
+  if (::pipe2(status, O_CLOEXEC) != 0)
+    return std::unexpected(step_sys_error("sync", "status pipe", errno));
+  j.status_fd_.reset(status[0]);
+  UniqueFd status_w(status[1]);
+  if (::pipe2(watch, O_CLOEXEC) != 0)
+    return std::unexpected(step_sys_error("sync", "watch pipe", errno));
+  UniqueFd watch_r(watch[0]);
+  j.watch_fd_.reset(watch[1]);
+  BRIG_TRY_VOID(plan_fds(plan, req, status_w.get(), watch_r.get(), j.cgroup_));
+  plan.sync_fd = sync_child.get();
+  plan.status_fd_before_fds = status_w.get();
+
+  uint64_t flags = clone::namespace_flags(spec.namespaces, spec.network == NetworkMode::none);
+  int pidfd = -1;
+  pid_t pid = clone::clone3_with_pidfd(flags, &pidfd);
+  if (pid < 0 && spec.namespaces.user && userns_refused(errno) &&
+      !is_required(spec, Layer::namespaces)) {
+    if (auto ok = degrade_to_no_namespaces(spec, plan, j.layers_, errno); !ok) {
+      cgroups::remove(j.cgroup_);
+      return std::unexpected(ok.error());
+    }
+    flags = 0;
+    pid = clone::clone3_with_pidfd(flags, &pidfd);
+  }
+  if (pid < 0) {
+    const int err = errno;
+    cgroups::remove(j.cgroup_);
+    std::string why = ::strerror(err);
+    if (spec.namespaces.user && userns_refused(err)) why += std::string(" (") + kUsernsRemedy + ")";
+    return std::unexpected(Error{"clone3 with the jail's namespaces", "clone3", why, err});
+  }
+  if (pid == 0) contain(plan);  // never returns
+
+  j.pid_ = pid;
+  j.pidfd_.reset(pidfd);
+  sync_child.reset();
+  status_w.reset();
+  watch_r.reset();
+  // The jail's cgroup fds are the child's now; the parent keeps the paths.
+  j.cgroup_.procs_fds.clear();
+  j.cgroup_.brig_dir_fds.clear();
+
+  j.pid_namespace_ = plan.pid_namespace;
+  if (flags & CLONE_NEWUSER) {
+    if (auto ok = userns::write_maps_from_parent(pid, spec.identity, plan.drop_groups); !ok)
+      return std::unexpected(at_step("uid_map", std::move(ok.error())));  // ~Jailed kills the child
+  }
+  const char go = 1;
+  if (::write(sync_parent.get(), &go, 1) != 1)
+    return std::unexpected(step_sys_error("sync", "release the jail's child", errno));
+  return j;
+}
+
+Result<Outcome> wait_forwarding(Jailed& j, std::optional<Jailed::Clock::time_point> deadline,
+                                int signal_fd) {
+  if (j.reaped_)
+    return std::unexpected(
+        Error{"wait for a jail", std::to_string(j.pid_), "already waited for", 0});
+  if (j.deadline_ && (!deadline || *j.deadline_ < *deadline)) deadline = j.deadline_;
+  bool timed_out = false;
+  bool grace = false;  // no pid namespace: the init was told to shut down
+  pollfd fds[2] = {{j.pidfd_.get(), POLLIN, 0}, {signal_fd, POLLIN, 0}};
+  for (;;) {
+    int timeout_ms = -1;
+    if (deadline && !timed_out) {
+      const auto left =
+          std::chrono::ceil<std::chrono::milliseconds>(*deadline - Jailed::Clock::now());
+      timeout_ms = static_cast<int>(std::max<int64_t>(0, left.count()));
+    }
+    const int n = ::poll(fds, signal_fd >= 0 ? 2 : 1, timeout_ms);
+    if (n < 0 && errno != EINTR)
+      return std::unexpected(sys_error("poll the jail's pidfd", "", errno));
+    if (n == 0 && grace) {
+      // The init did not finish shutting down within its grace period.
+      grace = false;
+      timed_out = true;
+      j.signal(SIGKILL);
+      continue;
+    }
+    if (n == 0 && deadline && !timed_out) {
+      // One SIGKILL to the init ends the pid namespace, so every process of
+      // the jail, grandchildren included. Without one, the init shuts the
+      // jail down itself (kills the command's process group), and is killed
+      // if it has not within a grace period.
+      if (j.pid_namespace_) {
+        timed_out = true;
+        j.signal(SIGKILL);
+      } else {
+        j.signal(init::kLauncherDiedSignal);
+        deadline = Jailed::Clock::now() + std::chrono::seconds(2);
+        grace = true;
+      }
+      continue;
+    }
+    if (n > 0 && signal_fd >= 0 && (fds[1].revents & POLLIN)) {
+      signalfd_siginfo si;
+      if (::read(signal_fd, &si, sizeof si) == sizeof si) j.signal(static_cast<int>(si.ssi_signo));
+    }
+    if (n > 0 && (fds[0].revents & POLLIN)) break;
+  }
+  siginfo_t info{};
+  struct rusage ru {};
+  while (::syscall(SYS_waitid, P_PIDFD, j.pidfd_.get(), &info, WEXITED, &ru) != 0) {
+    if (errno != EINTR)
+      return std::unexpected(sys_error("waitid the jail's init", std::to_string(j.pid_), errno));
+  }
+  j.reaped_ = true;
+  const auto ended = Jailed::Clock::now();
+  cgroups::remove(j.cgroup_);
+
+  // Every record was written before the init exited; only what the pipe
+  // already holds counts.
+  std::optional<StatusRecord> failure, status;
+  ::fcntl(j.status_fd_.get(), F_SETFL, O_NONBLOCK);
+  StatusRecord r;
+  while (::read(j.status_fd_.get(), &r, sizeof r) == sizeof r) {
+    if (r.kind == StatusRecord::setup_failed && !failure) failure = r;
+    if (r.kind == StatusRecord::command_status) status = r;
+  }
+
+  Outcome o;
+  if (failure) {
+    o = setup_failed_outcome(
+        step_name(static_cast<Step>(failure->step)), failure->sys_errno,
+        describe_failure(*j.plan_, j.cgroup_, *failure,
+                         j.plan_->exec.strings.empty() ? "" : j.plan_->exec.strings[0]));
+  } else if (timed_out || grace) {
+    o.kind = Outcome::Kind::timed_out;
+  } else if (status && WIFEXITED(status->wait_status)) {
+    o.kind = Outcome::Kind::exited;
+    o.exit_code = WEXITSTATUS(status->wait_status);
+  } else if (status && WIFSIGNALED(status->wait_status)) {
+    o.kind = Outcome::Kind::signaled;
+    o.signal = WTERMSIG(status->wait_status);
+  } else if (info.si_code == CLD_KILLED || info.si_code == CLD_DUMPED) {
+    o.kind = Outcome::Kind::signaled;  // the init itself was killed from outside
+    o.signal = info.si_status;
+  } else {
+    o = setup_failed_outcome("init", 0,
+                             "the jail's init exited with status " +
+                                 std::to_string(info.si_status) + " before starting the command");
+  }
+  o.duration = ended - j.started_;
+  o.rusage = ru;
+  o.layers = j.layers_;
+  return o;
+}
+
+Result<Outcome> wait(Jailed& j, std::optional<Jailed::Clock::time_point> deadline) {
+  return wait_forwarding(j, deadline, -1);
+}
+
+Outcome run(const JailSpec& spec, const ExecRequest& request) {
+  sigset_t forwarded, old;
+  sigemptyset(&forwarded);
+  for (int s : {SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGUSR1, SIGUSR2, SIGWINCH})
+    sigaddset(&forwarded, s);
+  ::sigprocmask(SIG_BLOCK, &forwarded, &old);
+  UniqueFd sigfd(::signalfd(-1, &forwarded, SFD_CLOEXEC | SFD_NONBLOCK));
+  Outcome o;
+  if (auto j = spawn(spec, request); !j) {
+    o = setup_failed_outcome(j.error().where, j.error().sys_errno, j.error().to_string());
+  } else if (auto w = wait_forwarding(*j, std::nullopt, sigfd.get()); !w) {
+    o = setup_failed_outcome("wait", w.error().sys_errno, w.error().to_string());
+  } else {
+    o = std::move(*w);
+  }
+  sigfd.reset();
+  ::sigprocmask(SIG_SETMASK, &old, nullptr);
+  return o;
+}
+
+}  // namespace brig::jail

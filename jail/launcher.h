@@ -1,0 +1,90 @@
+// The launcher: JailSpec + ExecRequest -> a running jailed command -> its
+// Outcome. Call it only from a small single-threaded process (`brig run`, the
+// server's spawner): the jail is cloned from the caller, and a clone of a
+// big or multi-threaded process is slow and unsafe (DESIGN.md).
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <memory>
+#include <optional>
+
+#include "jail/base/error.h"
+#include "jail/base/unique_fd.h"
+#include "jail/layer_report.h"
+#include "jail/outcome.h"
+#include "jail/spec.h"
+#include "jail/steps/cgroups.h"
+
+namespace brig::jail {
+
+struct ChildPlan;
+
+// A started jail. Move-only. Dropping a Jailed that was not waited for
+// kills the whole jail (SIGKILL to its init) and reaps it.
+class Jailed {
+ public:
+  using Clock = std::chrono::steady_clock;
+  Jailed(Jailed&&) noexcept;
+  Jailed& operator=(Jailed&&) noexcept;
+  ~Jailed();
+
+  pid_t pid() const { return pid_; }          // the init's pid in the caller's pid namespace
+  int pidfd() const { return pidfd_.get(); }  // readable when the init has exited; for signals
+  const LayerReport& layers() const { return layers_; }  // what is enforced
+  Clock::time_point started() const { return started_; }
+  // started() + the spec's wall_time; nullopt = no wall-time limit.
+  std::optional<Clock::time_point> deadline() const { return deadline_; }
+
+  // Sends `sig` to the init, which forwards HUP INT QUIT TERM USR1 USR2
+  // WINCH CONT to the command; SIGKILL ends the whole jail. Returns errno or 0.
+  int signal(int sig) const;
+
+ private:
+  friend Result<Jailed> spawn(const JailSpec&, const ExecRequest&);
+  friend Result<Outcome> wait(Jailed&, std::optional<Clock::time_point>);
+  friend Result<Outcome> wait_forwarding(Jailed&, std::optional<Clock::time_point>, int);
+  Jailed();
+  void kill_and_reap();
+
+  pid_t pid_ = -1;
+  UniqueFd pidfd_;
+  UniqueFd status_fd_;  // read end: setup failures and the command's status
+  UniqueFd watch_fd_;   // write end: its closing tells the init the launcher is gone
+  cgroups::Group cgroup_;
+  LayerReport layers_;
+  Clock::time_point started_;
+  std::optional<Clock::time_point> deadline_;
+  std::unique_ptr<ChildPlan> plan_;  // kept to name the failed step's input
+  bool pid_namespace_ = true;        // false: the no-namespace tier, see kill_and_reap
+  bool reaped_ = false;
+};
+
+// Starts `request` in a new jail built from `spec` and returns at once (the
+// child builds the jail while the caller goes on). Fails, with Error.where
+// naming the step ("validate", "require", "clone3", "uid_map", …), when the
+// spec is invalid, a required layer cannot be enforced, or the jail cannot
+// be created; failures inside the jail come out of wait() as setup_failed.
+Result<Jailed> spawn(const JailSpec& spec, const ExecRequest& request);
+
+// Waits until the jail's init exits, or until the earlier of `deadline` and
+// the jailed deadline(), then kills the whole jail (timed_out). Removes the
+// jail's cgroups. Once pidfd() polls readable it returns without blocking
+// (for an event loop). Fails only if the jail was already waited for or
+// waitid fails.
+Result<Outcome> wait(Jailed& jailed,
+                     std::optional<Jailed::Clock::time_point> deadline = std::nullopt);
+
+// wait(), but also forwards the signals readable on `signal_fd` (a signalfd
+// the caller made for SIGINT, SIGTERM, …) to the jail.
+Result<Outcome> wait_forwarding(Jailed& jailed, std::optional<Jailed::Clock::time_point> deadline,
+                                int signal_fd);
+
+// spawn + wait for `brig run`, forwarding SIGHUP, SIGINT, SIGQUIT, SIGTERM,
+// SIGUSR1, SIGUSR2 and SIGWINCH to the jail while it runs (they are blocked
+// in the caller meanwhile, and the mask restored after). A spawn failure
+// becomes a setup_failed Outcome.
+Outcome run(const JailSpec& spec, const ExecRequest& request);
+
+}  // namespace brig::jail

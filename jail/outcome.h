@@ -1,0 +1,48 @@
+// Outcome: how one jailed command ended, in the style of sandbox2's Result.
+// The exit-status mapping is the one `brig run` uses (like `timeout` and
+// `env`): the command's code; 128+signal; 124 timed out; 125 the jail could
+// not be set up; 126 found but not executable; 127 not found.
+#pragma once
+
+#include <sys/resource.h>
+
+#include <chrono>
+#include <string>
+
+#include "jail/layer_report.h"
+
+namespace brig::jail {
+
+// A step of the jail's setup that failed, with the kernel's errno.
+struct SetupFailure {
+  std::string step;     // "mount", "exec", "clone3", "validate", … (status_record.h names)
+  int sys_errno = 0;    // 0 when no system call failed (e.g. validation)
+  std::string message;  // what failed, on which input, and why
+  friend bool operator==(const SetupFailure&, const SetupFailure&) = default;
+};
+
+struct Outcome {
+  enum class Kind {
+    exited,        // the command exited with exit_code
+    signaled,      // the command was killed by signal
+    timed_out,     // the wall-time deadline passed; the whole jail was killed
+    setup_failed,  // the jail or the execve failed; see setup
+  };
+  Kind kind = Kind::exited;
+  int exit_code = 0;                     // exited only
+  int signal = 0;                        // signaled only
+  SetupFailure setup;                    // setup_failed only
+  std::chrono::nanoseconds duration{0};  // from spawn to the init's reaping; 0 if never spawned
+  struct rusage rusage {};               // the whole jail's (the init and all it reaped)
+  LayerReport layers;                    // what was enforced; empty if never spawned
+
+  // The status `brig run` exits with (see the top of this file).
+  int exit_status() const;
+  // "exited 3", "signaled 9 (Killed)", "timed out", "setup failed: mount …".
+  std::string to_string() const;
+};
+
+// An Outcome for a failure before the jail existed (validation, clone3, maps).
+Outcome setup_failed_outcome(std::string step, int sys_errno, std::string message);
+
+}  // namespace brig::jail

@@ -1,0 +1,152 @@
+#include "jail/spec_validate.h"
+
+#include <string>
+#include <string_view>
+
+namespace brig::jail {
+namespace {
+
+Error invalid(std::string where, std::string why) {
+  return Error{"invalid jail spec", std::move(where), std::move(why), 0};
+}
+
+bool has_nul(std::string_view s) {
+  return s.find('\0') != std::string_view::npos;
+}
+
+// Whether `child` is `parent` or lies beneath it.
+bool is_within(std::string_view child, std::string_view parent) {
+  if (parent == "/") return true;
+  return child.starts_with(parent) &&
+         (child.size() == parent.size() || child[parent.size()] == '/');
+}
+
+Result<void> check_path(const std::string& path, const std::string& where) {
+  if (path.empty()) return std::unexpected(invalid(where, "empty path"));
+  if (has_nul(path)) return std::unexpected(invalid(where, "path contains a NUL byte"));
+  if (!is_normal_absolute_path(path))
+    return std::unexpected(invalid(
+        where,
+        "\"" + path + "\" is not an absolute, normalized path (no ., .., // or trailing /)"));
+  return {};
+}
+
+Result<void> check_mounts(const JailSpec& spec) {
+  if (!spec.mounts.empty() && !spec.namespaces.mount)
+    return std::unexpected(invalid("mounts", "a mount plan needs the mount namespace"));
+  bool have_proc = false, have_dev = false;
+  for (size_t i = 0; i < spec.mounts.size(); ++i) {
+    const Mount& m = spec.mounts[i];
+    const std::string at = "mounts[" + std::to_string(i) + "]";
+    BRIG_TRY_VOID(check_path(m.target, at + ".target"));
+    if (m.target == "/")
+      return std::unexpected(invalid(at + ".target", "the jail's root is brig's own tmpfs"));
+    if (m.kind == Mount::Kind::bind)
+      BRIG_TRY_VOID(check_path(m.source, at + ".source"));
+    else if (!m.source.empty())
+      return std::unexpected(invalid(at + ".source", "only a bind has a source"));
+    if (m.kind == Mount::Kind::proc) {
+      if (have_proc) return std::unexpected(invalid(at, "a second proc mount"));
+      if (!spec.namespaces.pid)
+        return std::unexpected(
+            invalid(at, "proc needs the pid namespace (it would show the host's)"));
+      have_proc = true;
+    }
+    if (m.kind == Mount::Kind::dev) {
+      if (have_dev) return std::unexpected(invalid(at, "a second dev mount"));
+      have_dev = true;
+    }
+    if (m.mode > 07777) return std::unexpected(invalid(at + ".mode", "not a file mode"));
+    for (size_t j = 0; j < i; ++j) {
+      const Mount& earlier = spec.mounts[j];
+      if (earlier.target == m.target)
+        return std::unexpected(invalid(
+            at + ".target", "\"" + m.target + "\" is also mounts[" + std::to_string(j) + "]"));
+      // A later mount over a parent would hide this earlier one entirely.
+      if (is_within(earlier.target, m.target) && m.kind != Mount::Kind::mask)
+        return std::unexpected(invalid(at + ".target", "\"" + m.target + "\" would cover mounts[" +
+                                                           std::to_string(j) +
+                                                           "]; parents come before children"));
+    }
+  }
+  return {};
+}
+
+Result<void> check_limits(const Limits& l) {
+  auto positive = [](const std::optional<uint64_t>& v) { return !v || *v > 0; };
+  if (!positive(l.memory_bytes))
+    return std::unexpected(invalid("limits.memory_bytes", "must be > 0"));
+  if (l.memory_bytes && *l.memory_bytes < (1u << 20))
+    return std::unexpected(invalid("limits.memory_bytes", "below 1 MiB no program starts"));
+  if (!positive(l.pids)) return std::unexpected(invalid("limits.pids", "must be > 0"));
+  if (!positive(l.cpu_seconds))
+    return std::unexpected(invalid("limits.cpu_seconds", "must be > 0"));
+  if (!positive(l.file_size_bytes))
+    return std::unexpected(invalid("limits.file_size_bytes", "must be > 0"));
+  if (l.open_files && *l.open_files < 3)
+    return std::unexpected(invalid("limits.open_files", "must leave room for stdio (>= 3)"));
+  if (l.wall_time && l.wall_time->count() <= 0)
+    return std::unexpected(invalid("limits.wall_time", "must be > 0"));
+  return {};
+}
+
+}  // namespace
+
+bool is_normal_absolute_path(const std::string& path) {
+  if (path.empty() || path[0] != '/') return false;
+  if (path == "/") return true;
+  if (path.back() == '/') return false;
+  size_t start = 1;
+  while (start <= path.size()) {
+    size_t end = path.find('/', start);
+    if (end == std::string::npos) end = path.size();
+    std::string_view part(path.data() + start, end - start);
+    if (part.empty() || part == "." || part == "..") return false;
+    start = end + 1;
+  }
+  return true;
+}
+
+Result<void> validate(const JailSpec& spec) {
+  const Namespaces& ns = spec.namespaces;
+  if (spec.network == NetworkMode::none && !ns.net)
+    return std::unexpected(invalid("network", "mode none needs the network namespace"));
+  if (spec.network == NetworkMode::dangerously_host && ns.net)
+    return std::unexpected(invalid("network", "dangerously_host needs the network namespace off"));
+  if (ns.uts) {
+    if (spec.hostname.empty() || spec.hostname.size() > 64 || has_nul(spec.hostname))
+      return std::unexpected(invalid("hostname", "1 to 64 bytes, no NUL"));
+  }
+  BRIG_TRY_VOID(check_mounts(spec));
+  BRIG_TRY_VOID(check_limits(spec.limits));
+  for (size_t i = 0; i < spec.landlock.read_only.size(); ++i)
+    BRIG_TRY_VOID(
+        check_path(spec.landlock.read_only[i], "landlock.read_only[" + std::to_string(i) + "]"));
+  for (size_t i = 0; i < spec.landlock.read_write.size(); ++i)
+    BRIG_TRY_VOID(
+        check_path(spec.landlock.read_write[i], "landlock.read_write[" + std::to_string(i) + "]"));
+  return {};
+}
+
+Result<void> validate(const ExecRequest& request) {
+  if (request.argv.empty() || request.argv[0].empty())
+    return std::unexpected(invalid("argv", "no command"));
+  for (size_t i = 0; i < request.argv.size(); ++i)
+    if (has_nul(request.argv[i]))
+      return std::unexpected(invalid("argv[" + std::to_string(i) + "]", "contains a NUL byte"));
+  for (size_t i = 0; i < request.env.size(); ++i) {
+    const std::string& e = request.env[i];
+    const size_t eq = e.find('=');
+    if (eq == std::string::npos || eq == 0 || has_nul(e))
+      return std::unexpected(
+          invalid("env[" + std::to_string(i) + "]", "not NAME=value: \"" + e + "\""));
+  }
+  if (!request.cwd.empty()) BRIG_TRY_VOID(check_path(request.cwd, "cwd"));
+  const int fds[] = {request.stdin_fd, request.stdout_fd, request.stderr_fd};
+  const char* names[] = {"stdin_fd", "stdout_fd", "stderr_fd"};
+  for (int i = 0; i < 3; ++i)
+    if (fds[i] < -1) return std::unexpected(invalid(names[i], "-1 or an open fd"));
+  return {};
+}
+
+}  // namespace brig::jail

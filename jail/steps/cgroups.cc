@@ -1,0 +1,277 @@
+#include "jail/steps/cgroups.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <fstream>
+#include <optional>
+#include <sstream>
+#include <thread>
+
+namespace brig::jail::cgroups {
+namespace {
+
+// A cgroup hierarchy as this process sees it.
+struct Hierarchy {
+  std::string mount_point;
+  std::string own_dir;  // the directory of the cgroup this process is in
+};
+
+std::vector<std::string> split(const std::string& s, char sep) {
+  std::vector<std::string> out;
+  std::stringstream in(s);
+  std::string part;
+  while (std::getline(in, part, sep)) out.push_back(part);
+  return out;
+}
+
+// Mount point and mount root of the cgroup fs whose type is `fstype` (and,
+// for v1, whose super options name `controller`).
+std::optional<std::pair<std::string, std::string>> find_mount(const std::string& fstype,
+                                                              const std::string& controller) {
+  std::ifstream in("/proc/self/mountinfo");
+  std::string line;
+  while (std::getline(in, line)) {
+    const size_t dash = line.find(" - ");
+    if (dash == std::string::npos) continue;
+    const auto pre = split(line.substr(0, dash), ' ');
+    const auto post = split(line.substr(dash + 3), ' ');
+    if (pre.size() < 5 || post.size() < 3 || post[0] != fstype) continue;
+    if (!controller.empty()) {
+      bool found = false;
+      for (const auto& opt : split(post[2], ','))
+        if (opt == controller) found = true;
+      if (!found) continue;
+    }
+    return std::make_pair(pre[4], pre[3]);
+  }
+  return std::nullopt;
+}
+
+// This process's cgroup path in the v1 hierarchy of `controller`, or in v2
+// when `controller` is empty.
+std::optional<std::string> own_path(const std::string& controller) {
+  std::ifstream in("/proc/self/cgroup");
+  std::string line;
+  while (std::getline(in, line)) {
+    const size_t a = line.find(':'), b = line.find(':', a + 1);
+    if (a == std::string::npos || b == std::string::npos) continue;
+    const std::string ctrls = line.substr(a + 1, b - a - 1);
+    const std::string path = line.substr(b + 1);
+    if (controller.empty() ? line.substr(0, a) == "0" && ctrls.empty() : false) return path;
+    if (!controller.empty())
+      for (const auto& c : split(ctrls, ','))
+        if (c == controller) return path;
+  }
+  return std::nullopt;
+}
+
+std::optional<Hierarchy> find_hierarchy(const std::string& fstype, const std::string& controller) {
+  const auto mnt = find_mount(fstype, controller);
+  const auto own = own_path(controller);
+  if (!mnt || !own) return std::nullopt;
+  std::string rel = *own;
+  // Inside a cgroup namespace the mount's root and our path are relative.
+  if (mnt->second != "/" && rel.starts_with(mnt->second)) rel = rel.substr(mnt->second.size());
+  if (rel == "/") rel.clear();
+  return Hierarchy{mnt->first, mnt->first + rel};
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+int write_file(const std::string& path, const std::string& text) {
+  UniqueFd fd(::open(path.c_str(), O_WRONLY | O_CLOEXEC));
+  if (!fd) return errno;
+  if (::write(fd.get(), text.data(), text.size()) != static_cast<ssize_t>(text.size()))
+    return errno;
+  return 0;
+}
+
+std::string err_text(int err) {
+  return ::strerror(err);
+}
+
+std::string next_name() {
+  static std::atomic<unsigned> counter{0};
+  return std::to_string(::getpid()) + "-" + std::to_string(++counter);
+}
+
+// Makes <own>/brig/<name> and opens what the jail needs; sets the limit
+// files through `configure`. Returns the errno text on failure.
+template <class Configure>
+std::optional<std::string> make_group(Group& g, const Hierarchy& h, Configure configure) {
+  const std::string brig_dir = h.own_dir + "/brig";
+  if (::mkdir(brig_dir.c_str(), 0755) != 0 && errno != EEXIST)
+    return "mkdir " + brig_dir + ": " + err_text(errno);
+  const std::string dir = brig_dir + "/" + g.name;
+  if (::mkdir(dir.c_str(), 0755) != 0) return "mkdir " + dir + ": " + err_text(errno);
+  g.paths.push_back(dir);
+  if (auto why = configure(dir)) return why;
+  UniqueFd procs(::open((dir + "/cgroup.procs").c_str(), O_WRONLY | O_CLOEXEC));
+  if (!procs) return "open " + dir + "/cgroup.procs: " + err_text(errno);
+  UniqueFd parent(::open(brig_dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (!parent) return "open " + brig_dir + ": " + err_text(errno);
+  g.procs_fds.push_back(std::move(procs));
+  g.brig_dir_fds.push_back(std::move(parent));
+  return std::nullopt;
+}
+
+std::optional<std::string> try_v2(Group& g, const Limits& limits) {
+  const auto h = find_hierarchy("cgroup2", "");
+  if (!h) return "cgroup v2: not mounted";
+  const auto available = split(read_file(h->own_dir + "/cgroup.controllers"), ' ');
+  auto has = [&](const std::string& c) {
+    for (auto a : available) {
+      if (!a.empty() && a.back() == '\n') a.pop_back();
+      if (a == c) return true;
+    }
+    return false;
+  };
+  std::string enable;
+  if (limits.pids) {
+    if (!has("pids")) return "cgroup v2 (" + h->own_dir + "): no pids controller";
+    enable += "+pids ";
+  }
+  if (limits.memory_bytes) {
+    if (!has("memory")) return "cgroup v2 (" + h->own_dir + "): no memory controller";
+    enable += "+memory";
+  }
+  // brig's own group must hand the controllers down to brig/ and brig/ to
+  // the jails; the kernel refuses (EBUSY) while brig's group holds brig
+  // itself, unless it is a delegated subtree set up for that.
+  if (int e = write_file(h->own_dir + "/cgroup.subtree_control", enable))
+    return "cgroup v2: enable controllers in " + h->own_dir + ": " + err_text(e) +
+           " (run brig in a delegated cgroup, e.g. systemd-run --user --scope -p Delegate=yes)";
+  const std::string brig_dir = h->own_dir + "/brig";
+  if (::mkdir(brig_dir.c_str(), 0755) != 0 && errno != EEXIST)
+    return "cgroup v2: mkdir " + brig_dir + ": " + err_text(errno);
+  if (int e = write_file(brig_dir + "/cgroup.subtree_control", enable))
+    return "cgroup v2: enable controllers in " + brig_dir + ": " + err_text(e);
+  auto why = make_group(g, *h, [&](const std::string& dir) -> std::optional<std::string> {
+    if (limits.pids)
+      if (int e = write_file(dir + "/pids.max", std::to_string(*limits.pids)))
+        return "write " + dir + "/pids.max: " + err_text(e);
+    if (limits.memory_bytes) {
+      if (int e = write_file(dir + "/memory.max", std::to_string(*limits.memory_bytes)))
+        return "write " + dir + "/memory.max: " + err_text(e);
+      write_file(dir + "/memory.swap.max", "0");  // absent without swap accounting
+    }
+    return std::nullopt;
+  });
+  if (why) return "cgroup v2: " + *why;
+  g.tier = LimitsTier::cgroup_v2;
+  g.limits_pids = limits.pids.has_value();
+  g.limits_memory = limits.memory_bytes.has_value();
+  return std::nullopt;
+}
+
+std::optional<std::string> try_v1(Group& g, const std::string& controller, const Limits& limits) {
+  const auto h = find_hierarchy("cgroup", controller);
+  if (!h) return "cgroup v1 " + controller + ": not mounted";
+  auto why = make_group(g, *h, [&](const std::string& dir) -> std::optional<std::string> {
+    if (controller == "pids") {
+      if (int e = write_file(dir + "/pids.max", std::to_string(*limits.pids)))
+        return "write " + dir + "/pids.max: " + err_text(e);
+    } else {
+      const std::string bytes = std::to_string(*limits.memory_bytes);
+      if (int e = write_file(dir + "/memory.limit_in_bytes", bytes))
+        return "write " + dir + "/memory.limit_in_bytes: " + err_text(e);
+      // With swap accounting, memory+swap too, or a bomb just swaps.
+      write_file(dir + "/memory.memsw.limit_in_bytes", bytes);
+    }
+    return std::nullopt;
+  });
+  if (why) return "cgroup v1 " + controller + ": " + *why;
+  g.tier = LimitsTier::cgroup_v1;
+  (controller == "pids" ? g.limits_pids : g.limits_memory) = true;
+  return std::nullopt;
+}
+
+void append(std::string& detail, const std::string& why) {
+  if (!detail.empty()) detail += "; ";
+  detail += why;
+}
+
+}  // namespace
+
+Group create(const Limits& limits) {
+  Group g;
+  if (!limits.pids && !limits.memory_bytes) return g;
+  g.name = next_name();
+  auto why_v2 = try_v2(g, limits);
+  if (!why_v2) return g;
+  remove(g);
+  g = Group{};
+  g.name = next_name();
+  append(g.detail, *why_v2);
+  if (limits.pids)
+    if (auto why = try_v1(g, "pids", limits)) append(g.detail, *why);
+  if (limits.memory_bytes)
+    if (auto why = try_v1(g, "memory", limits)) append(g.detail, *why);
+  if (g.tier == LimitsTier::none) remove(g);
+  return g;
+}
+
+void remove(Group& g) {
+  g.procs_fds.clear();
+  g.brig_dir_fds.clear();
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+  for (const auto& p : g.paths) {
+    // Tasks killed with the jail may still be leaving the group.
+    while (::rmdir(p.c_str()) != 0 && errno == EBUSY && std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  g.paths.clear();
+}
+
+int sweep_stale() {
+  int removed = 0;
+  std::vector<Hierarchy> hs;
+  if (auto h = find_hierarchy("cgroup2", "")) hs.push_back(*h);
+  for (const char* c : {"pids", "memory"})
+    if (auto h = find_hierarchy("cgroup", c)) hs.push_back(*h);
+  for (const auto& h : hs) {
+    const std::string brig_dir = h.own_dir + "/brig";
+    DIR* d = ::opendir(brig_dir.c_str());
+    if (!d) continue;
+    while (const dirent* e = ::readdir(d)) {
+      const std::string name = e->d_name;
+      const size_t dash = name.find('-');
+      if (e->d_type != DT_DIR || dash == std::string::npos || dash == 0) continue;
+      const pid_t owner =
+          static_cast<pid_t>(std::strtol(name.substr(0, dash).c_str(), nullptr, 10));
+      if (owner <= 0 || ::kill(owner, 0) == 0 || errno != ESRCH) continue;
+      // rmdir refuses a group that still holds a process: only empty ones go.
+      if (::rmdir((brig_dir + "/" + name).c_str()) == 0) ++removed;
+    }
+    ::closedir(d);
+  }
+  return removed;
+}
+
+int join_in_child(const std::vector<int>& procs_fds, int* failed) {
+  for (size_t i = 0; i < procs_fds.size(); ++i)
+    if (::write(procs_fds[i], "0", 1) != 1) {
+      *failed = static_cast<int>(i);
+      return errno;
+    }
+  return 0;
+}
+
+void remove_in_child(const std::vector<int>& brig_dir_fds, const std::string& name) {
+  for (int fd : brig_dir_fds) ::unlinkat(fd, name.c_str(), AT_REMOVEDIR);
+}
+
+}  // namespace brig::jail::cgroups

@@ -1,0 +1,36 @@
+#include "jail/steps/clone.h"
+
+#include <linux/sched.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+namespace brig::jail::clone {
+
+uint64_t namespace_flags(const Namespaces& ns, bool new_net) {
+  uint64_t f = 0;
+  if (ns.user) f |= CLONE_NEWUSER;
+  if (ns.mount) f |= CLONE_NEWNS;
+  if (ns.pid) f |= CLONE_NEWPID;
+  if (ns.ipc) f |= CLONE_NEWIPC;
+  if (ns.uts) f |= CLONE_NEWUTS;
+  if (ns.net && new_net) f |= CLONE_NEWNET;
+  if (ns.cgroup) f |= CLONE_NEWCGROUP;
+  return f;
+}
+
+pid_t clone3_with_pidfd(uint64_t flags, int* pidfd) {
+  clone_args args{};
+  args.flags = flags | CLONE_PIDFD;
+  args.pidfd = reinterpret_cast<uint64_t>(pidfd);
+  args.exit_signal = SIGCHLD;
+  // stack = 0: the child runs on a copy of the caller's stack, like fork().
+  return static_cast<pid_t>(::syscall(SYS_clone3, &args, sizeof args));
+}
+
+pid_t raw_fork() {
+  return static_cast<pid_t>(::syscall(SYS_clone, SIGCHLD, 0, nullptr, nullptr, 0));
+}
+
+}  // namespace brig::jail::clone

@@ -1,0 +1,38 @@
+// The jail's init: PID 1 of the jail's pid namespace. It forks the command,
+// reaps every process the kernel reparents to it, forwards the launcher's
+// signals to the command, and when the command exits (or the launcher dies)
+// kills whatever is left, removes the jail's cgroups and exits with the
+// command's status. Its exit ends the pid namespace.
+#pragma once
+
+#include <sys/types.h>
+
+#include <string>
+#include <vector>
+
+namespace brig::jail::init {
+
+// The signal a dying launcher sends its init (PR_SET_PDEATHSIG): as for a
+// classic init, SIGPWR means shut down.
+inline constexpr int kLauncherDiedSignal = 30;  // SIGPWR on x86_64
+
+// Installs a no-op handler for every signal the init handles (a pid
+// namespace's init never receives a signal whose disposition is SIG_DFL) and
+// blocks them, for signalfd. Returns 0 or errno.
+int block_signals_in_child();
+
+// The signalfd for block_signals_in_child's set. Returns the fd or -errno.
+int open_signalfd_in_child();
+
+struct Config {
+  bool pid_namespace = true;
+  int status_fd = -1;  // for the final command_status record
+  int watch_fd = -1;   // POLLHUP = the launcher is gone
+  const std::vector<int>* cgroup_dir_fds = nullptr;
+  const std::string* cgroup_name = nullptr;
+};
+
+// Runs the init loop for `command` until it exits. Async-signal-safe.
+[[noreturn]] void supervise(pid_t command, int signal_fd, const Config& config);
+
+}  // namespace brig::jail::init

@@ -1,0 +1,85 @@
+// The jail's filesystem: a plan made before clone (it may stat and resolve
+// host paths and allocate), then applied in the child with raw syscalls.
+//
+// The child mounts a scratch tmpfs, pivots into it with the host's root at
+// /oldroot, builds the jail's root on another tmpfs at /newroot from
+// /oldroot/<source> binds (so host paths under the scratch's mount point,
+// like /tmp, stay reachable), detaches /oldroot, pivots into /newroot and
+// makes that root read-only.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "jail/base/error.h"
+#include "jail/spec.h"
+
+namespace brig::jail::mounts {
+
+// What the planner learns about host paths. Tests pass a fake.
+class HostView {
+ public:
+  enum class Type { missing, dir, file, symlink };
+  virtual ~HostView() = default;
+  // lstat: the type of `path` itself (a symlink is not followed).
+  virtual Type type(const std::string& path) const = 0;
+  // realpath: `path` with every symlink resolved; nullopt if it does not exist.
+  virtual std::optional<std::string> resolve(const std::string& path) const = 0;
+  // readlink: a symlink's text; nullopt if `path` is not a symlink.
+  virtual std::optional<std::string> link_text(const std::string& path) const = 0;
+};
+
+// The real host, through lstat/realpath/readlink.
+const HostView& real_host();
+
+// One mount syscall (or a few, for pivots) the child performs.
+struct Op {
+  enum class Kind {
+    make_private,   // mount(path, MS_REC|MS_PRIVATE): nothing propagates to or from the host
+    mount,          // mount(source=fstype, path, flags, data)
+    enter_scratch,  // chdir(path), mkdir newroot+oldroot, pivot_root(".", "oldroot")
+    mkdir,          // mkdir(path, 0755); an existing directory is fine
+    touch,          // create an empty file at path as a mount point; an existing one is fine
+    symlink,        // symlink(source, path)
+    bind,      // open_tree(source) + mount_setattr(attr) + move_mount(path): never visible writable
+    set_attr,  // mount_setattr(path, attr) on a mount already there
+    mask,      // a directory gets an empty read-only tmpfs, a file /dev/null; missing = skipped
+    detach,    // umount2(path, MNT_DETACH)
+    enter_root,  // chdir(path), pivot_root(".", "."), detach the old root, chdir("/")
+  };
+  Kind kind = Kind::mkdir;
+  std::string path;         // in the child's view during setup ("/newroot/usr")
+  std::string source;       // bind: host source ("/oldroot/usr"); symlink: text; mount: fstype
+  std::string data;         // mount: the options string
+  unsigned long flags = 0;  // mount: MS_* flags
+  uint64_t attr = 0;        // bind, set_attr: MOUNT_ATTR_* to set
+  bool recursive = false;   // bind, set_attr: the whole tree below path
+  bool optional = false;    // a missing source or path (ENOENT) skips the op
+  std::string what;         // for errors: "bind /usr on /usr (mounts[0])"
+  friend bool operator==(const Op&, const Op&) = default;
+};
+
+struct Plan {
+  std::vector<Op> ops;  // empty = no mount namespace work at all (the host's root)
+  friend bool operator==(const Plan&, const Plan&) = default;
+};
+
+// Plans `spec.mounts`. Host bind sources are resolved (so absolute symlinks
+// inside them work after the pivot); a bind of a host symlink at its own path
+// whose destination another bind provides becomes the same symlink (Debian's
+// /lib -> usr/lib). When the jail's uid 0 is host root (identity.outside_uid
+// 0), /proc gets the container runtimes' hardening: sys, sysrq-trigger, irq,
+// bus and fs read-only; kcore, keys, timer_list and the like masked. Fails
+// only when no scratch directory exists; a missing required bind source is
+// left to the child, which reports ENOENT for its op.
+Result<Plan> plan(const JailSpec& spec, const HostView& host);
+
+// Runs the plan in the child. Returns 0, or the errno of the failed op with
+// its index in *failed_op. Async-signal-safe.
+int apply_in_child(const Plan& plan, int* failed_op);
+
+}  // namespace brig::jail::mounts

@@ -1,0 +1,83 @@
+#include "jail/steps/process.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/capability.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <algorithm>
+
+namespace brig::jail::process {
+
+int arrange_fds_in_child(const FdPlan& plan) {
+  int base = plan.first_unused;
+  for (const auto& m : plan.moves) base = std::max({base, m.from + 1, m.to + 1});
+  int tmp[16];
+  const size_t n = plan.moves.size();
+  if (n > sizeof tmp / sizeof tmp[0]) return EINVAL;
+  for (size_t i = 0; i < n; ++i) {
+    tmp[i] = ::fcntl(plan.moves[i].from, F_DUPFD_CLOEXEC, base);
+    if (tmp[i] < 0) return errno;
+  }
+  for (size_t i = 0; i < n; ++i)
+    if (::dup3(tmp[i], plan.moves[i].to, plan.moves[i].cloexec ? O_CLOEXEC : 0) < 0) return errno;
+  return ::close_range(static_cast<unsigned>(plan.first_unused), ~0U, 0) == 0 ? 0 : errno;
+}
+
+std::vector<Rlimit> plan_rlimits(const Limits& limits, bool nproc_for_pids, bool data_for_memory) {
+  std::vector<Rlimit> out;
+  auto add = [&](int resource, const std::optional<uint64_t>& v) {
+    if (!v) return;
+    struct rlimit cur {};
+    ::getrlimit(resource, &cur);
+    rlim_t value = static_cast<rlim_t>(*v);
+    if (cur.rlim_max != RLIM_INFINITY) value = std::min(value, cur.rlim_max);
+    out.push_back({resource, {value, value}});
+  };
+  add(RLIMIT_CPU, limits.cpu_seconds);
+  add(RLIMIT_FSIZE, limits.file_size_bytes);
+  add(RLIMIT_NOFILE, limits.open_files);
+  // RLIMIT_NPROC counts the init as well, which the cgroup tier does not
+  // hold: one more keeps `pids` the command's own budget in both tiers.
+  if (nproc_for_pids && limits.pids) add(RLIMIT_NPROC, *limits.pids + 1);
+  if (data_for_memory) add(RLIMIT_DATA, limits.memory_bytes);
+  return out;
+}
+
+int apply_rlimits_in_child(const std::vector<Rlimit>& rlimits, int* failed) {
+  for (size_t i = 0; i < rlimits.size(); ++i)
+    if (::setrlimit(static_cast<__rlimit_resource>(rlimits[i].resource), &rlimits[i].value) != 0) {
+      *failed = static_cast<int>(i);
+      return errno;
+    }
+  return 0;
+}
+
+int switch_ids_in_child(uid_t uid, gid_t gid) {
+  if (::prctl(PR_SET_KEEPCAPS, 1, 0, 0, 0) != 0) return errno;
+  // Raw syscalls: glibc's set*id would try to apply the change to every
+  // thread it believes the process has, and the clone's thread list is stale.
+  if (::syscall(SYS_setresgid, gid, gid, gid) != 0 || ::syscall(SYS_setresuid, uid, uid, uid) != 0)
+    return errno;
+  __user_cap_header_struct header{_LINUX_CAPABILITY_VERSION_3, 0};
+  __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3] = {};
+  if (::syscall(SYS_capget, &header, data) != 0) return errno;
+  for (auto& d : data) d.effective = d.permitted;
+  if (::syscall(SYS_capset, &header, data) != 0) return errno;
+  return ::prctl(PR_SET_KEEPCAPS, 0, 0, 0, 0) == 0 ? 0 : errno;
+}
+
+int reset_signals_in_child() {
+  struct sigaction dfl {};
+  dfl.sa_handler = SIG_DFL;
+  for (int sig = 1; sig < NSIG; ++sig)
+    ::sigaction(sig, &dfl, nullptr);  // EINVAL for KILL/STOP/internal ones
+  sigset_t none;
+  sigemptyset(&none);
+  return ::sigprocmask(SIG_SETMASK, &none, nullptr) == 0 ? 0 : errno;
+}
+
+}  // namespace brig::jail::process

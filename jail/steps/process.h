@@ -1,0 +1,61 @@
+// The jail's process state: which fds survive, resource limits, signal
+// dispositions. Each plan is made before clone; the *_in_child functions are
+// async-signal-safe and return 0 or errno.
+#pragma once
+
+#include <sys/resource.h>
+
+#include <vector>
+
+#include "jail/base/error.h"
+#include "jail/spec.h"
+
+namespace brig::jail::process {
+
+// Fds the child keeps, each moved to a fixed number; every other fd is
+// closed. Sources may collide with targets (stdout_fd = 2, …): all are
+// first duplicated above every number involved.
+struct FdPlan {
+  struct Move {
+    int from = -1;
+    int to = -1;
+    bool cloexec = false;  // true for brig's own fds, so execve closes them
+  };
+  std::vector<Move> moves;
+  int first_unused = 0;  // close_range(first_unused, ~0) after the moves
+};
+
+// Moves and closes per `plan`. Returns 0 or errno.
+int arrange_fds_in_child(const FdPlan& plan);
+
+// One setrlimit call.
+struct Rlimit {
+  int resource = 0;
+  struct rlimit value {};
+  friend bool operator==(const Rlimit& a, const Rlimit& b) {
+    return a.resource == b.resource && a.value.rlim_cur == b.value.rlim_cur &&
+           a.value.rlim_max == b.value.rlim_max;
+  }
+};
+
+// The rlimits for `limits`: cpu, file size and open files always; pids (+1
+// for the init) as RLIMIT_NPROC when `nproc_for_pids` (no pids cgroup;
+// counted per user namespace since Linux 5.14) and memory as RLIMIT_DATA when
+// `data_for_memory` (no memory cgroup). Each value is capped at the caller's
+// hard limit, which an unprivileged process cannot raise. Reads getrlimit.
+std::vector<Rlimit> plan_rlimits(const Limits& limits, bool nproc_for_pids, bool data_for_memory);
+
+// setrlimit for each entry; on failure *failed is the entry's index.
+int apply_rlimits_in_child(const std::vector<Rlimit>& rlimits, int* failed);
+
+// setresgid + setresuid to `uid`/`gid` keeping the capabilities (which
+// caps::apply_in_child then drops, and which it needs to drop the bounding
+// set): PR_SET_KEEPCAPS, the switch, then the effective set restored from
+// the permitted one. Returns 0 or errno.
+int switch_ids_in_child(uid_t uid, gid_t gid);
+
+// Every signal back to its default disposition and an empty signal mask:
+// ignored signals and the mask survive execve.
+int reset_signals_in_child();
+
+}  // namespace brig::jail::process

@@ -1,0 +1,45 @@
+// The cgroup tier's bookkeeping: groups named for their launcher, swept
+// when that launcher is gone, kept while it lives.
+#include "jail/steps/cgroups.h"
+
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include "tests/jail/jail_test_support.h"
+
+namespace brig::jail::test {
+namespace {
+
+// A pid that no process has any more.
+pid_t dead_pid() {
+  const pid_t p = ::fork();
+  if (p == 0) ::_exit(0);
+  int st;
+  ::waitpid(p, &st, 0);
+  return p;
+}
+
+TEST(CgroupsTest, SweepRemovesOnlyGroupsOfLaunchersThatAreGone) {
+  Limits limits;
+  limits.pids = 16;
+  cgroups::Group live = cgroups::create(limits);
+  if (live.tier == LimitsTier::none)
+    GTEST_SKIP() << "no cgroup tier for this user (" << live.detail << "): nothing to sweep";
+  ASSERT_FALSE(live.paths.empty());
+  const std::string brig_dir = live.paths[0].substr(0, live.paths[0].rfind('/'));
+  const std::string stale = brig_dir + "/" + std::to_string(dead_pid()) + "-1";
+  ASSERT_EQ(::mkdir(stale.c_str(), 0755), 0) << stale;
+
+  EXPECT_GE(cgroups::sweep_stale(), 1);
+  struct stat st;
+  EXPECT_NE(::stat(stale.c_str(), &st), 0) << stale << " survived the sweep";
+  EXPECT_EQ(::stat(live.paths[0].c_str(), &st), 0) << "the sweep removed a live launcher's group";
+  cgroups::remove(live);
+  EXPECT_TRUE(our_cgroups().empty());
+}
+
+}  // namespace
+}  // namespace brig::jail::test

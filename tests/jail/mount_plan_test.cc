@@ -1,0 +1,227 @@
+// The mount planner as a pure function: a fake host, the whole plan compared.
+#include <sys/mount.h>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <map>
+
+#include "jail/steps/mounts.h"
+
+namespace brig::jail::mounts {
+namespace {
+
+using ::testing::ElementsAre;
+
+class FakeHost final : public HostView {
+ public:
+  std::map<std::string, Type> types;
+  std::map<std::string, std::string> links;  // path -> text (relative to its directory)
+  Type type(const std::string& p) const override {
+    auto it = types.find(p);
+    return it == types.end() ? Type::missing : it->second;
+  }
+  std::optional<std::string> resolve(const std::string& p) const override {
+    if (auto l = links.find(p); l != links.end()) return p.substr(0, p.rfind('/') + 1) + l->second;
+    if (type(p) == Type::missing) return std::nullopt;
+    return p;
+  }
+  std::optional<std::string> link_text(const std::string& p) const override {
+    auto l = links.find(p);
+    if (l == links.end()) return std::nullopt;
+    return l->second;
+  }
+};
+
+std::string attrs(uint64_t a) {
+  std::string s;
+  if (a & MOUNT_ATTR_RDONLY) s += "ro,";
+  if (a & MOUNT_ATTR_NOSUID) s += "nosuid,";
+  if (a & MOUNT_ATTR_NODEV) s += "nodev,";
+  if (a & MOUNT_ATTR_NOEXEC) s += "noexec,";
+  if (!s.empty()) s.pop_back();
+  return s;
+}
+
+// One readable line per op.
+std::vector<std::string> render(const Plan& p) {
+  std::vector<std::string> out;
+  for (const Op& op : p.ops) {
+    switch (op.kind) {
+      case Op::Kind::make_private:
+        out.push_back("private " + op.path);
+        break;
+      case Op::Kind::mount:
+        out.push_back(op.source + " " + op.path + " " + op.data);
+        break;
+      case Op::Kind::enter_scratch:
+        out.push_back("enter_scratch " + op.path);
+        break;
+      case Op::Kind::mkdir:
+        out.push_back("mkdir " + op.path);
+        break;
+      case Op::Kind::touch:
+        out.push_back("touch " + op.path);
+        break;
+      case Op::Kind::symlink:
+        out.push_back("symlink " + op.path + " -> " + op.source);
+        break;
+      case Op::Kind::bind:
+        out.push_back("bind " + op.source + " " + op.path + " " + attrs(op.attr) +
+                      (op.recursive ? " rec" : "") + (op.optional ? " opt" : ""));
+        break;
+      case Op::Kind::set_attr:
+        out.push_back("attr " + op.path + " " + attrs(op.attr));
+        break;
+      case Op::Kind::mask:
+        out.push_back("mask " + op.path);
+        break;
+      case Op::Kind::detach:
+        out.push_back("detach " + op.path);
+        break;
+      case Op::Kind::enter_root:
+        out.push_back("enter_root " + op.path);
+        break;
+    }
+  }
+  return out;
+}
+
+Mount bind(std::string src, std::string dst, bool writable = false) {
+  Mount m;
+  m.source = std::move(src);
+  m.target = std::move(dst);
+  m.writable = writable;
+  return m;
+}
+
+FakeHost debian_host() {
+  FakeHost h;
+  h.types = {{"/tmp", HostView::Type::dir},
+             {"/usr", HostView::Type::dir},
+             {"/usr/lib", HostView::Type::dir},
+             {"/lib", HostView::Type::symlink},
+             {"/etc", HostView::Type::dir},
+             {"/etc/hosts", HostView::Type::file},
+             {"/home/u/ws", HostView::Type::dir},
+             {"/home/u/ws/.git", HostView::Type::dir},
+             {"/home/u/ws/.git/hooks", HostView::Type::dir},
+             {"/home/u/ws/.git/config", HostView::Type::file}};
+  h.links = {{"/lib", "usr/lib"}};
+  return h;
+}
+
+TEST(MountPlanTest, EmptyMountListUsesTheHostsRoot) {
+  JailSpec s;
+  EXPECT_TRUE(plan(s, debian_host())->ops.empty());
+}
+
+TEST(MountPlanTest, WholePlanForSystemDirsWorkspaceAndGit) {
+  JailSpec s;
+  s.identity.outside_uid = 1000;
+  Mount tmp;
+  tmp.kind = Mount::Kind::tmpfs;
+  tmp.target = "/tmp";
+  tmp.writable = true;
+  tmp.mode = 01777;
+  tmp.size_bytes = 1024;
+  Mount mask;
+  mask.kind = Mount::Kind::mask;
+  mask.target = "/home/u/ws/.env";
+  s.mounts = {bind("/usr", "/usr"),
+              bind("/lib", "/lib"),
+              bind("/etc/hosts", "/etc/hosts"),
+              tmp,
+              bind("/home/u/ws", "/home/u/ws", true),
+              bind("/home/u/ws/.git", "/home/u/ws/.git", true),
+              bind("/home/u/ws/.git/hooks", "/home/u/ws/.git/hooks"),
+              bind("/home/u/ws/.git/config", "/home/u/ws/.git/config"),
+              mask};
+  const auto p = plan(s, debian_host());
+  ASSERT_TRUE(p) << p.error().to_string();
+  EXPECT_THAT(
+      render(*p),
+      ElementsAre(
+          "private /", "tmpfs /tmp mode=0755,size=65536", "enter_scratch /tmp",
+          "tmpfs /newroot mode=0755,size=1048576", "mkdir /newroot/usr",
+          "bind /oldroot/usr /newroot/usr ro,nosuid,nodev rec",
+          // Debian's /lib -> usr/lib stays a symlink, since /usr is bound.
+          "symlink /newroot/lib -> usr/lib", "mkdir /newroot/etc", "touch /newroot/etc/hosts",
+          "bind /oldroot/etc/hosts /newroot/etc/hosts ro,nosuid,nodev rec", "mkdir /newroot/tmp",
+          "tmpfs /newroot/tmp mode=01777,size=1024", "mkdir /newroot/home", "mkdir /newroot/home/u",
+          "mkdir /newroot/home/u/ws", "bind /oldroot/home/u/ws /newroot/home/u/ws nosuid,nodev rec",
+          "mkdir /newroot/home/u/ws/.git",
+          "bind /oldroot/home/u/ws/.git /newroot/home/u/ws/.git nosuid,nodev rec",
+          "mkdir /newroot/home/u/ws/.git/hooks",
+          "bind /oldroot/home/u/ws/.git/hooks /newroot/home/u/ws/.git/hooks ro,nosuid,nodev rec",
+          "touch /newroot/home/u/ws/.git/config",
+          "bind /oldroot/home/u/ws/.git/config /newroot/home/u/ws/.git/config ro,nosuid,nodev rec",
+          "mask /newroot/home/u/ws/.env", "detach /oldroot", "enter_root /newroot", "attr / ro"));
+}
+
+TEST(MountPlanTest, SymlinkWithoutItsDestinationBoundIsBoundResolved) {
+  JailSpec s;
+  s.mounts = {bind("/lib", "/lib")};
+  const auto p = plan(s, debian_host());
+  ASSERT_TRUE(p);
+  EXPECT_THAT(render(*p),
+              ::testing::Contains("bind /oldroot/usr/lib /newroot/lib ro,nosuid,nodev rec"));
+}
+
+TEST(MountPlanTest, MissingSourceIsSkippedWhenOptionalAndLeftToTheChildOtherwise) {
+  JailSpec s;
+  Mount opt = bind("/nope", "/nope");
+  opt.optional = true;
+  s.mounts = {opt, bind("/gone", "/gone")};
+  const auto p = plan(s, debian_host());
+  ASSERT_TRUE(p);
+  const auto r = render(*p);
+  EXPECT_THAT(r, ::testing::Not(::testing::Contains(::testing::HasSubstr("/nope"))));
+  EXPECT_THAT(r, ::testing::Contains("bind /oldroot/gone /newroot/gone ro,nosuid,nodev rec"));
+}
+
+TEST(MountPlanTest, ProcIsHardenedOnlyWhenTheJailsRootIsHostRoot) {
+  Mount proc;
+  proc.kind = Mount::Kind::proc;
+  proc.target = "/proc";
+  JailSpec user;
+  user.identity.outside_uid = 1000;
+  user.mounts = {proc};
+  const auto plain = render(*plan(user, debian_host()));
+  EXPECT_THAT(plain, ::testing::Contains("proc /newroot/proc "));
+  EXPECT_THAT(plain, ::testing::Not(::testing::Contains("mask /newroot/proc/kcore")));
+
+  JailSpec root = user;
+  root.identity.outside_uid = 0;
+  const auto hardened = render(*plan(root, debian_host()));
+  EXPECT_THAT(hardened,
+              ::testing::Contains(
+                  "bind /newroot/proc/sys /newroot/proc/sys ro,nosuid,nodev,noexec rec opt"));
+  EXPECT_THAT(hardened,
+              ::testing::Contains("bind /newroot/proc/sysrq-trigger /newroot/proc/sysrq-trigger "
+                                  "ro,nosuid,nodev,noexec rec opt"));
+  EXPECT_THAT(hardened, ::testing::Contains("mask /newroot/proc/kcore"));
+  EXPECT_THAT(hardened, ::testing::Contains("mask /newroot/proc/keys"));
+  EXPECT_THAT(hardened, ::testing::Contains("mask /newroot/proc/timer_list"));
+}
+
+TEST(MountPlanTest, DevHasTheMinimalDevicesPtsAndShm) {
+  Mount dev;
+  dev.kind = Mount::Kind::dev;
+  dev.target = "/dev";
+  dev.size_bytes = 4096;
+  JailSpec s;
+  s.mounts = {dev};
+  const auto r = render(*plan(s, debian_host()));
+  for (const char* d : {"null", "zero", "full", "random", "urandom", "tty"})
+    EXPECT_THAT(r, ::testing::Contains("bind /oldroot/dev/" + std::string(d) + " /newroot/dev/" +
+                                       d + " nosuid,noexec opt"));
+  EXPECT_THAT(r,
+              ::testing::Contains("devpts /newroot/dev/pts newinstance,ptmxmode=0666,mode=0620"));
+  EXPECT_THAT(r, ::testing::Contains("symlink /newroot/dev/ptmx -> pts/ptmx"));
+  EXPECT_THAT(r, ::testing::Contains("tmpfs /newroot/dev/shm mode=01777,size=4096"));
+  EXPECT_THAT(r, ::testing::Contains("attr /newroot/dev ro"));
+}
+
+}  // namespace
+}  // namespace brig::jail::mounts

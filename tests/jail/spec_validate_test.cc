@@ -1,0 +1,102 @@
+#include "jail/spec_validate.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+namespace brig::jail {
+namespace {
+
+using ::testing::HasSubstr;
+
+Mount bind(std::string path, bool writable = false) {
+  Mount m;
+  m.source = m.target = std::move(path);
+  m.writable = writable;
+  return m;
+}
+
+TEST(SpecValidateTest, DefaultSpecWithOrderedMountsIsValid) {
+  JailSpec s;
+  s.mounts = {bind("/usr"), bind("/home/u/ws", true), bind("/home/u/ws/.git", true),
+              bind("/home/u/ws/.git/hooks")};
+  EXPECT_TRUE(validate(s)) << validate(s).error().to_string();
+}
+
+TEST(SpecValidateTest, RejectsRelativeAndUnnormalizedPaths) {
+  for (const char* bad : {"usr", "/usr/", "/usr//lib", "/usr/./lib", "/usr/../etc", ""}) {
+    JailSpec s;
+    s.mounts = {bind(bad)};
+    const auto r = validate(s);
+    ASSERT_FALSE(r) << bad;
+    EXPECT_EQ(r.error().where, "mounts[0].target") << bad;
+  }
+}
+
+TEST(SpecValidateTest, RejectsDuplicateTargetsAndChildrenBeforeParents) {
+  JailSpec dup;
+  dup.mounts = {bind("/usr"), bind("/usr")};
+  EXPECT_THAT(validate(dup).error().why, HasSubstr("also mounts[0]"));
+  JailSpec order;
+  order.mounts = {bind("/home/u/ws/.git"), bind("/home/u/ws")};
+  EXPECT_THAT(validate(order).error().why, HasSubstr("parents come before children"));
+}
+
+TEST(SpecValidateTest, MaskMayComeAfterTheTreeItMasks) {
+  JailSpec s;
+  Mount mask;
+  mask.kind = Mount::Kind::mask;
+  mask.target = "/home/u/ws/.env";
+  s.mounts = {bind("/home/u/ws", true), mask};
+  EXPECT_TRUE(validate(s));
+}
+
+TEST(SpecValidateTest, NamespacesMustFitTheNetworkAndMounts) {
+  JailSpec net;
+  net.namespaces.net = false;
+  EXPECT_EQ(validate(net).error().where, "network");
+  net.network = NetworkMode::dangerously_host;
+  EXPECT_TRUE(validate(net));
+  JailSpec mnt;
+  mnt.namespaces.mount = false;
+  mnt.mounts = {bind("/usr")};
+  EXPECT_EQ(validate(mnt).error().where, "mounts");
+  JailSpec proc;
+  proc.namespaces.pid = false;
+  Mount p;
+  p.kind = Mount::Kind::proc;
+  p.target = "/proc";
+  proc.mounts = {p};
+  EXPECT_THAT(validate(proc).error().why, HasSubstr("pid namespace"));
+}
+
+TEST(SpecValidateTest, LimitsMustBeSane) {
+  JailSpec s;
+  s.limits.pids = 0;
+  EXPECT_EQ(validate(s).error().where, "limits.pids");
+  s.limits.pids = 10;
+  s.limits.memory_bytes = 1000;
+  EXPECT_EQ(validate(s).error().where, "limits.memory_bytes");
+  s.limits.memory_bytes = 64 << 20;
+  s.limits.open_files = 2;
+  EXPECT_EQ(validate(s).error().where, "limits.open_files");
+  s.limits.open_files = 64;
+  s.limits.wall_time = std::chrono::milliseconds(0);
+  EXPECT_EQ(validate(s).error().where, "limits.wall_time");
+}
+
+TEST(SpecValidateTest, ExecRequestNeedsACommandAndNameValueEnv) {
+  ExecRequest r;
+  EXPECT_EQ(validate(r).error().where, "argv");
+  r.argv = {"true"};
+  EXPECT_TRUE(validate(r));
+  r.env = {"NOEQUALS"};
+  EXPECT_EQ(validate(r).error().where, "env[0]");
+  r.env = {"=x"};
+  EXPECT_EQ(validate(r).error().where, "env[0]");
+  r.env = {"A="};
+  r.cwd = "relative";
+  EXPECT_EQ(validate(r).error().where, "cwd");
+}
+
+}  // namespace
+}  // namespace brig::jail
