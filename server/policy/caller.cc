@@ -1,0 +1,57 @@
+#include "server/policy/caller.h"
+
+#include <pwd.h>
+#include <unistd.h>
+
+#include <climits>
+#include <cstdlib>
+#include <vector>
+
+extern char** environ;
+
+namespace brig::policy {
+
+EnvMap current_environment() {
+  EnvMap env;
+  for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
+    const std::string_view entry(*e);
+    const size_t eq = entry.find('=');
+    if (eq == std::string_view::npos || eq == 0) continue;
+    env.emplace(std::string(entry.substr(0, eq)), std::string(entry.substr(eq + 1)));
+  }
+  return env;
+}
+
+std::string caller_home(const EnvMap& env) {
+  std::string home;
+  if (auto it = env.find("HOME"); it != env.end() && it->second.starts_with('/')) {
+    home = it->second;
+  } else {
+    struct passwd pw {};
+    struct passwd* found = nullptr;
+    std::vector<char> buf(16384);
+    if (::getpwuid_r(::geteuid(), &pw, buf.data(), buf.size(), &found) == 0 && found != nullptr &&
+        found->pw_dir != nullptr && found->pw_dir[0] == '/') {
+      home = found->pw_dir;
+    }
+  }
+  if (home.empty()) return home;
+  char real[PATH_MAX];
+  if (::realpath(home.c_str(), real) != nullptr) return real;
+  auto normal = normalize_path(home);
+  return normal ? *normal : std::string();
+}
+
+Context caller_context(std::string workspace, std::string cwd, EnvMap env, std::string home) {
+  Context ctx;
+  ctx.git = find_git_layout(workspace);
+  ctx.workspace = std::move(workspace);
+  ctx.cwd = std::move(cwd);
+  ctx.uid = ::geteuid();
+  ctx.gid = ::getegid();
+  ctx.home = std::move(home);
+  ctx.env = std::move(env);
+  return ctx;
+}
+
+}  // namespace brig::policy

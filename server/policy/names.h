@@ -1,0 +1,42 @@
+// The spellings policies use for enum values, indexed by the enum's value, so
+// the loader, `policy show` and the docs agree.
+#pragma once
+
+#include <array>
+#include <optional>
+#include <string_view>
+
+#include "server/policy/policy.h"
+
+namespace brig::policy::names {
+
+inline constexpr std::array<std::string_view, 2> kWorkspaceAccess = {"read_write", "read_only"};
+inline constexpr std::array<std::string_view, 2> kNetworkModes = {"none", "dangerously_host"};
+inline constexpr std::array<std::string_view, 2> kRootIdentities = {"root", "user"};
+inline constexpr std::array<std::string_view, 6> kSharedNamespaces = {"user", "mount", "pid",
+                                                                      "ipc",  "uts",   "cgroup"};
+// jail::Layer, spelled as jail::layer_name() does.
+inline constexpr std::array<std::string_view, 5> kLayers = {"namespaces", "landlock", "seccomp",
+                                                            "cgroups", "capabilities"};
+// The MCP tools a policy can switch off (DESIGN.md, Tools).
+inline constexpr std::array<std::string_view, 8> kTools = {
+    "exec",           "job",        "read_file", "write_file", "edit_file",
+    "list_directory", "find_files", "search"};
+
+// The name of enum value `e` in `table`.
+template <class E, size_t N>
+constexpr std::string_view of(E e, const std::array<std::string_view, N>& table) {
+  return table[static_cast<size_t>(e)];
+}
+
+// The enum value spelled `name` in `table`; nullopt if none is.
+template <class E, size_t N>
+constexpr std::optional<E> find(std::string_view name,
+                                const std::array<std::string_view, N>& table) {
+  for (size_t i = 0; i < N; ++i) {
+    if (table[i] == name) return static_cast<E>(i);
+  }
+  return std::nullopt;
+}
+
+}  // namespace brig::policy::names

@@ -1,0 +1,99 @@
+// Policy: one resolved TOML policy (after `extends`, `~` and `$VAR`
+// expansion) as a plain value. policies/README.md documents every key; the
+// field comments here say what the default and the empty value mean. A policy
+// says WHAT a jail may touch; to_jail_spec() turns it, for one workspace and
+// one caller, into the jail::JailSpec the kernel enforces.
+#pragma once
+
+#include <sys/types.h>
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "jail/spec.h"
+
+namespace brig::policy {
+
+// A host path bound into the jail at the same path. optional: a path missing
+// on the host is skipped instead of failing the jail.
+struct PathRule {
+  std::string path;  // absolute and normalized
+  bool optional = false;
+  friend bool operator==(const PathRule&, const PathRule&) = default;
+};
+
+enum class WorkspaceAccess { read_write, read_only };
+
+struct Filesystem {
+  WorkspaceAccess workspace = WorkspaceAccess::read_write;  // bound at its own host path
+  std::vector<PathRule> read_only;                          // empty = nothing else from the host
+  std::vector<PathRule> read_write;                         // empty = nothing else writable
+  // Absent inside the jail; masked where they sit under a bound tree. Empty =
+  // nothing hidden beyond what is not bound.
+  std::vector<std::string> hidden;
+  uint64_t tmp_size =
+      0;  // the private /tmp and /dev/shm, each; 0 = the kernel default (half of RAM)
+  bool private_home = true;  // a private writable tmpfs over the caller's home path
+  uint64_t home_size = 0;    // its size; 0 = the kernel default
+  // false: the workspace's .git is bound onto itself and its hooks/ and config
+  // are read-only (code planted there would run outside the jail).
+  bool dangerously_writable_git = false;
+  friend bool operator==(const Filesystem&, const Filesystem&) = default;
+};
+
+struct Environment {
+  // Host variables copied by name; "LC_*" copies every name with that
+  // prefix. Empty = nothing from the host.
+  std::vector<std::string> pass;
+  std::map<std::string, std::string> set;  // fixed values; they win over pass
+  friend bool operator==(const Environment&, const Environment&) = default;
+};
+
+struct Network {
+  jail::NetworkMode mode = jail::NetworkMode::none;
+  // Whether the command may bind and connect TCP sockets (servers on the
+  // jail's own loopback). false: Landlock refuses TCP bind and connect.
+  bool loopback_servers = false;
+  friend bool operator==(const Network&, const Network&) = default;
+};
+
+// Who the command is when brig itself runs as root. Unprivileged brig always
+// runs the jail as the caller's own uid/gid.
+enum class RootIdentity {
+  root,  // uid 0 inside, host root outside: a root-owned workspace stays writable
+  user,  // uid/gid below, inside and outside
+};
+
+struct Identity {
+  RootIdentity as_root = RootIdentity::root;
+  uid_t uid = 65534;  // as_root = "user": the host uid (default nobody)
+  gid_t gid = 65534;
+  // false: with uid 0 mapped to host root, /etc/shadow, gshadow, the ssh host
+  // keys and sudoers are masked (root reads them without any capability).
+  bool dangerously_unmask_root_secrets = false;
+  friend bool operator==(const Identity&, const Identity&) = default;
+};
+
+// The namespaces a policy can share with the host (network: Network::mode).
+enum class SharedNamespace { user, mount, pid, ipc, uts, cgroup };
+
+struct Policy {
+  std::string description;  // one line for `brig policy show/check`; may be empty
+  Filesystem filesystem;
+  Environment environment;
+  jail::Limits limits;  // empty fields = no limit from brig
+  bool seccomp = true;
+  bool landlock = true;
+  std::vector<SharedNamespace> dangerously_share;  // empty = every namespace is the jail's own
+  Network network;
+  Identity identity;
+  // Layers that must be enforced or the jail is refused; the others are best
+  // effort (skipped and reported when the kernel refuses them).
+  std::vector<jail::Layer> require = {jail::Layer::namespaces, jail::Layer::landlock,
+                                      jail::Layer::seccomp};
+  std::vector<std::string> disabled_tools;  // MCP tools switched off; empty = all offered
+  friend bool operator==(const Policy&, const Policy&) = default;
+};
+
+}  // namespace brig::policy

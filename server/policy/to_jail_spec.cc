@@ -1,0 +1,305 @@
+#include "server/policy/to_jail_spec.h"
+
+#include <algorithm>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "server/policy/expand.h"
+
+namespace brig::policy {
+namespace {
+
+using jail::Mount;
+
+// Absolute and normal: what the jail accepts as a mount target.
+bool is_normal(const std::string& path) {
+  auto n = normalize_path(path);
+  return n && *n == path;
+}
+
+// Path order with '/' lowest, so a tree is listed depth-first: "/a", "/a/b",
+// "/a-b". Any order with parents first would do; this one reads well.
+bool path_less(const std::string& a, const std::string& b) {
+  return std::lexicographical_compare(a.begin(), a.end(), b.begin(), b.end(), [](char x, char y) {
+    return (x == '/' ? '\0' : x) < (y == '/' ? '\0' : y);
+  });
+}
+
+Mount mount_of(Mount::Kind kind, const std::string& target) {
+  Mount m;
+  m.kind = kind;
+  m.target = target;
+  return m;
+}
+
+Mount bind_mount(const std::string& path, bool writable, bool optional) {
+  Mount m = mount_of(Mount::Kind::bind, path);
+  m.source = path;
+  m.writable = writable;
+  m.optional = optional;
+  return m;
+}
+
+Mount tmpfs(const std::string& path, uint64_t size, mode_t mode) {
+  Mount m = mount_of(Mount::Kind::tmpfs, path);
+  m.writable = true;
+  m.size_bytes = size;
+  m.mode = mode;
+  return m;
+}
+
+bool shares(const Policy& p, SharedNamespace ns) {
+  return std::find(p.dangerously_share.begin(), p.dangerously_share.end(), ns) !=
+         p.dangerously_share.end();
+}
+
+jail::Namespaces namespaces_for(const Policy& p) {
+  jail::Namespaces ns;
+  ns.user = !shares(p, SharedNamespace::user);
+  ns.mount = !shares(p, SharedNamespace::mount);
+  ns.pid = !shares(p, SharedNamespace::pid);
+  ns.ipc = !shares(p, SharedNamespace::ipc);
+  ns.uts = !shares(p, SharedNamespace::uts);
+  ns.cgroup = !shares(p, SharedNamespace::cgroup);
+  ns.net = p.network.mode == jail::NetworkMode::none;
+  return ns;
+}
+
+jail::Identity identity_for(const Policy& p, const Context& ctx) {
+  // Unprivileged, the only mapping the kernel allows is the caller's own ids.
+  if (ctx.uid != 0 || p.identity.as_root == RootIdentity::root) {
+    return jail::Identity{ctx.uid, ctx.gid, ctx.uid, ctx.gid};
+  }
+  return jail::Identity{p.identity.uid, p.identity.gid, p.identity.uid, p.identity.gid};
+}
+
+bool is_hidden(const Policy& p, const std::string& path) {
+  return std::any_of(p.filesystem.hidden.begin(), p.filesystem.hidden.end(),
+                     [&](const std::string& h) { return is_within(path, h); });
+}
+
+// The binds that keep git metadata from carrying code out of the jail: .git
+// is bound onto itself first (a mount point cannot be renamed away and
+// replaced by a .git of the jail's making), then hooks/ and config read-only.
+// For a linked worktree the .git file is pinned read-only and the repository
+// it points to is bound, so git still works, with its hooks/ and config
+// read-only too.
+void add_git_binds(const Policy& p, const Context& ctx, std::vector<Mount>& out) {
+  const GitLayout& g = ctx.git;
+  const bool writable = p.filesystem.workspace == WorkspaceAccess::read_write;
+  const bool outside_ws =
+      !g.commondir.empty() && !is_within(g.commondir, ctx.workspace) && !is_hidden(p, g.commondir);
+  const bool gitdir_apart = !g.gitdir.empty() && !is_within(g.gitdir, g.commondir) &&
+                            !is_within(g.gitdir, ctx.workspace) && !is_hidden(p, g.gitdir);
+  if (!writable) {
+    // Nothing in the workspace can change; only let git read a worktree's repository.
+    if (g.kind == GitLayout::Kind::file && outside_ws)
+      out.push_back(bind_mount(g.commondir, false, false));
+    if (g.kind == GitLayout::Kind::file && gitdir_apart)
+      out.push_back(bind_mount(g.gitdir, false, false));
+    return;
+  }
+  if (g.kind == GitLayout::Kind::none || p.filesystem.dangerously_writable_git) return;
+  if (g.kind == GitLayout::Kind::directory) {
+    out.push_back(bind_mount(g.dot_git, true, false));
+  } else {
+    out.push_back(bind_mount(g.dot_git, false, false));
+    if (outside_ws) out.push_back(bind_mount(g.commondir, true, false));
+    if (gitdir_apart) out.push_back(bind_mount(g.gitdir, true, false));
+  }
+  if (!g.commondir.empty() && (outside_ws || is_within(g.commondir, ctx.workspace))) {
+    out.push_back(bind_mount(g.commondir + "/hooks", false, true));
+    out.push_back(bind_mount(g.commondir + "/config", false, true));
+    if (g.gitdir != g.commondir)
+      out.push_back(bind_mount(g.gitdir + "/config.worktree", false, true));
+  }
+  // core.hooksPath only matters where the jail could write: elsewhere it is
+  // read-only already, or not in the jail at all (and stays out).
+  const auto writable_there = [&](const std::string& root) {
+    return is_within(g.hooks_path, root);
+  };
+  if (!g.hooks_path.empty() && !is_hidden(p, g.hooks_path) &&
+      (writable_there(ctx.workspace) || (outside_ws && writable_there(g.commondir)) ||
+       std::any_of(p.filesystem.read_write.begin(), p.filesystem.read_write.end(),
+                   [&](const PathRule& r) { return writable_there(r.path); }))) {
+    out.push_back(bind_mount(g.hooks_path, false, true));
+  }
+}
+
+// Drops every mount but the first at each target (the caller lists them by
+// precedence) and every bind inside a hidden path.
+std::vector<Mount> dedupe(const Policy& p, std::vector<Mount> in) {
+  std::vector<Mount> out;
+  for (Mount& m : in) {
+    if (m.kind == Mount::Kind::bind && is_hidden(p, m.target)) continue;
+    const bool taken =
+        std::any_of(out.begin(), out.end(), [&](const Mount& o) { return o.target == m.target; });
+    if (!taken) out.push_back(std::move(m));
+  }
+  return out;
+}
+
+// Masks for `paths` that lie under a bound host tree. Elsewhere they are
+// absent already: under a tmpfs, or not mounted at all.
+void add_masks(const std::vector<std::string>& paths, std::vector<Mount>& mounts) {
+  std::vector<Mount> masks;
+  for (const std::string& path : paths) {
+    const Mount* deepest = nullptr;
+    for (const Mount& m : mounts) {
+      if (is_within(path, m.target) &&
+          (deepest == nullptr || m.target.size() > deepest->target.size()))
+        deepest = &m;
+    }
+    if (deepest == nullptr || deepest->kind != Mount::Kind::bind || deepest->target == path)
+      continue;
+    Mount m = mount_of(Mount::Kind::mask, path);
+    m.optional = true;
+    masks.push_back(std::move(m));
+  }
+  mounts.insert(mounts.end(), masks.begin(), masks.end());
+}
+
+void add_unique(std::vector<std::string>& list, const std::string& path) {
+  if (std::find(list.begin(), list.end(), path) == list.end()) list.push_back(path);
+}
+
+// Landlock grants matching the mounts: the paths are the jail's own, so a
+// rule can only grant what the mounts already expose, with writes exactly
+// where the mounts are writable.
+jail::LandlockRules landlock_for(const Policy& p, const Context& ctx,
+                                 const std::vector<Mount>& mounts, bool private_mounts) {
+  jail::LandlockRules rules;
+  rules.enabled = p.landlock;
+  if (private_mounts) {
+    for (const Mount& m : mounts) {
+      switch (m.kind) {
+        case Mount::Kind::bind:
+          add_unique(m.writable ? rules.read_write : rules.read_only, m.target);
+          break;
+        case Mount::Kind::tmpfs:
+        case Mount::Kind::dev:
+          add_unique(rules.read_write, m.target);
+          break;
+        case Mount::Kind::proc:
+          add_unique(rules.read_only, m.target);
+          break;
+        case Mount::Kind::mask:
+          break;
+      }
+    }
+  } else {
+    // The host's own tree: Landlock is the only filesystem boundary.
+    for (const PathRule& r : p.filesystem.read_only) add_unique(rules.read_only, r.path);
+    for (const PathRule& r : p.filesystem.read_write) add_unique(rules.read_write, r.path);
+    add_unique(
+        p.filesystem.workspace == WorkspaceAccess::read_write ? rules.read_write : rules.read_only,
+        ctx.workspace);
+    add_unique(rules.read_write, "/tmp");
+    add_unique(rules.read_write, "/dev");
+    add_unique(rules.read_only, "/proc");
+  }
+  // With empty port lists, no TCP bind or connect at all; a jail with its
+  // own network namespace then cannot even serve itself on loopback.
+  rules.restrict_tcp = p.network.mode == jail::NetworkMode::none && !p.network.loopback_servers;
+  return rules;
+}
+
+}  // namespace
+
+Result<jail::JailSpec> to_jail_spec(const Policy& p, const Context& ctx) {
+  if (!is_normal(ctx.workspace) || ctx.workspace == "/") {
+    return std::unexpected(Error{"plan the jail", ctx.workspace,
+                                 "the workspace must be an absolute directory other than /"});
+  }
+  for (const std::string& h : p.filesystem.hidden) {
+    if (is_within(ctx.workspace, h)) {
+      return std::unexpected(Error{
+          "plan the jail", ctx.workspace,
+          fmt::format("the workspace lies in \"{}\", which the policy hides (filesystem.hidden); "
+                      "choose another workspace or a policy that does not hide it",
+                      h)});
+    }
+  }
+  for (const auto* rules : {&p.filesystem.read_only, &p.filesystem.read_write}) {
+    for (const PathRule& r : *rules) {
+      if (is_within(r.path, "/proc") || is_within(r.path, "/dev")) {
+        return std::unexpected(
+            Error{"plan the jail", r.path,
+                  "/proc and /dev are the jail's own (its pid namespace's /proc, a minimal /dev); "
+                  "remove this path from the policy"});
+      }
+    }
+  }
+
+  jail::JailSpec spec;
+  spec.namespaces = namespaces_for(p);
+  spec.identity = identity_for(p, ctx);
+  spec.network = p.network.mode;
+  spec.limits = p.limits;
+  spec.seccomp.enabled = p.seccomp;
+  spec.required = p.require;
+
+  if (spec.namespaces.mount) {
+    // Listed by precedence: at one target the first wins (the workspace over
+    // a policy bind at the same path, an explicit bind over a private tmpfs).
+    std::vector<Mount> m;
+    m.push_back(
+        bind_mount(ctx.workspace, p.filesystem.workspace == WorkspaceAccess::read_write, false));
+    add_git_binds(p, ctx, m);
+    for (const PathRule& r : p.filesystem.read_write)
+      m.push_back(bind_mount(r.path, true, r.optional));
+    for (const PathRule& r : p.filesystem.read_only)
+      m.push_back(bind_mount(r.path, false, r.optional));
+    if (spec.namespaces.pid) m.push_back(mount_of(Mount::Kind::proc, "/proc"));
+    Mount dev = mount_of(Mount::Kind::dev, "/dev");
+    dev.size_bytes =
+        p.filesystem.tmp_size;  // /dev/shm: as much as /tmp, or it would be a way around it
+    m.push_back(std::move(dev));
+    m.push_back(tmpfs("/tmp", p.filesystem.tmp_size, 01777));
+    if (p.filesystem.private_home && is_normal(ctx.home) && ctx.home != "/") {
+      m.push_back(tmpfs(ctx.home, p.filesystem.home_size, 0700));
+    }
+    spec.mounts = dedupe(p, std::move(m));
+
+    std::vector<std::string> hide = p.filesystem.hidden;
+    if (spec.identity.outside_uid == 0 && !p.identity.dangerously_unmask_root_secrets) {
+      hide.insert(hide.end(), std::begin(kRootSecrets), std::end(kRootSecrets));
+    }
+    add_masks(hide, spec.mounts);
+    std::stable_sort(spec.mounts.begin(), spec.mounts.end(),
+                     [](const Mount& a, const Mount& b) { return path_less(a.target, b.target); });
+  }
+  spec.landlock = landlock_for(p, ctx, spec.mounts, spec.namespaces.mount);
+  return spec;
+}
+
+std::vector<std::string> jail_environment(const Policy& p, const Context& ctx) {
+  std::map<std::string, std::string> env;
+  for (const auto& [name, value] : ctx.env) {
+    for (const std::string& pass : p.environment.pass) {
+      const bool prefix = pass.ends_with('*');
+      if (prefix ? std::string_view(name).starts_with(
+                       std::string_view(pass).substr(0, pass.size() - 1))
+                 : name == pass) {
+        env[name] = value;
+        break;
+      }
+    }
+  }
+  for (const auto& [name, value] : p.environment.set) env[name] = value;
+  std::vector<std::string> out;
+  out.reserve(env.size());
+  for (const auto& [name, value] : env) out.push_back(name + "=" + value);
+  return out;
+}
+
+jail::ExecRequest exec_request(const Policy& p, const Context& ctx, std::vector<std::string> argv) {
+  jail::ExecRequest req;
+  req.argv = std::move(argv);
+  req.env = jail_environment(p, ctx);
+  req.cwd = is_normal(ctx.cwd) && is_within(ctx.cwd, ctx.workspace) ? ctx.cwd : ctx.workspace;
+  return req;
+}
+
+}  // namespace brig::policy

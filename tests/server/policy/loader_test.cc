@@ -1,0 +1,300 @@
+#include "server/policy/loader.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "tests/server/policy/policy_test_util.h"
+
+namespace brig::policy {
+namespace {
+
+using ::testing::ElementsAre;
+using testing::messages;
+using testing::source;
+
+class Loader : public ::testing::Test {
+ protected:
+  LoadResult load(std::string text) { return load_policy(source(std::move(text)), x); }
+  EnvMap env{{"PROJECT", "/srv/p"}};
+  Expansion x{"/home/ada", env};
+};
+
+TEST_F(Loader, ReadsEverySection) {
+  auto r = load(R"(description = "all of it"
+[filesystem]
+workspace = "read_only"
+read_only = ["/usr", { path = "/lib64", optional = true }, "/usr/"]
+read_write = ["~/.cache", "$PROJECT/out"]
+hidden = ["~/.ssh"]
+tmp_size = "64MiB"
+private_home = false
+home_size = 1048576
+dangerously_writable_git = true
+[environment]
+pass = ["TERM", "LC_*"]
+set = { HOME = "~", PATH = "~/bin:/usr/bin", PRICE = "$$5" }
+[limits]
+memory = "2GiB"
+pids = 64
+cpu_time = "90s"
+file_size = "unlimited"
+open_files = 100
+wall_time = "1h30m"
+[seccomp]
+enabled = false
+[landlock]
+enabled = false
+[namespaces]
+dangerously_share = ["ipc", "uts"]
+[network]
+mode = "dangerously_host"
+loopback_servers = true
+[identity]
+as_root = "user"
+uid = 1000
+gid = 100
+dangerously_unmask_root_secrets = true
+[require]
+layers = ["namespaces", "cgroups"]
+[tools]
+disabled = ["exec", "write_file"]
+)");
+  ASSERT_TRUE(r) << ::testing::PrintToString(messages(r));
+  Policy want;
+  want.description = "all of it";
+  want.filesystem = Filesystem{
+      .workspace = WorkspaceAccess::read_only,
+      .read_only = {{"/usr", false}, {"/lib64", true}},
+      .read_write = {{"/home/ada/.cache", false}, {"/srv/p/out", false}},
+      .hidden = {"/home/ada/.ssh"},
+      .tmp_size = 64u << 20,
+      .private_home = false,
+      .home_size = 1u << 20,
+      .dangerously_writable_git = true,
+  };
+  want.environment.pass = {"TERM", "LC_*"};
+  want.environment.set = {
+      {"HOME", "/home/ada"}, {"PATH", "/home/ada/bin:/usr/bin"}, {"PRICE", "$5"}};
+  want.limits.memory_bytes = uint64_t{2} << 30;
+  want.limits.pids = 64;
+  want.limits.cpu_seconds = 90;
+  want.limits.open_files = 100;
+  want.limits.wall_time = std::chrono::minutes(90);
+  want.seccomp = false;
+  want.landlock = false;
+  want.dangerously_share = {SharedNamespace::ipc, SharedNamespace::uts};
+  want.network = Network{jail::NetworkMode::dangerously_host, true};
+  want.identity = Identity{RootIdentity::user, 1000, 100, true};
+  want.require = {jail::Layer::namespaces, jail::Layer::cgroups};
+  want.disabled_tools = {"exec", "write_file"};
+  EXPECT_EQ(r->policy, want);
+  EXPECT_THAT(r->chain, ElementsAre("test.toml"));
+}
+
+TEST_F(Loader, AnEmptyFileIsTheBuiltInDefaults) {
+  auto r = load("");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->policy, Policy{});
+}
+
+TEST_F(Loader, MisspelledKeyGetsDidYouMean) {
+  EXPECT_THAT(messages(load("[filesystem]\n  read_onyl = [\"/usr\"]\n")),
+              ElementsAre("test.toml:2:3: unknown key \"read_onyl\" in [filesystem]; did you mean "
+                          "\"read_only\"?"));
+}
+
+TEST_F(Loader, KeyInTheWrongSectionSaysWhereItGoes) {
+  EXPECT_THAT(messages(load("[filesystem]\nmemory = \"1GiB\"\n")),
+              ElementsAre("test.toml:2:1: \"memory\" does not belong in [filesystem]; it goes in "
+                          "[limits]"));
+  EXPECT_THAT(messages(load("wall_time = \"1h\"\n")),
+              ElementsAre("test.toml:1:1: \"wall_time\" does not belong at the top level; it goes "
+                          "in [limits]"));
+}
+
+TEST_F(Loader, UnknownKeyListsTheAllowedOnes) {
+  EXPECT_THAT(messages(load("[network]\nallow_domains = []\n")),
+              ElementsAre("test.toml:2:1: unknown key \"allow_domains\" in [network]; the keys "
+                          "there are \"mode\" or \"loopback_servers\""));
+}
+
+TEST_F(Loader, MisspelledSection) {
+  EXPECT_THAT(messages(load("[filesytem]\nworkspace = \"read_only\"\n")),
+              ElementsAre("test.toml:1:2: unknown key \"filesytem\" at the top level; did you mean "
+                          "\"filesystem\"?"));
+  EXPECT_THAT(messages(load("[llm]\n")),
+              ElementsAre("test.toml:1:2: unknown key \"llm\" at the top level; write "
+                          "\"description\", \"extends\" or a section: \"filesystem\", "
+                          "\"environment\", \"limits\", \"seccomp\", \"landlock\", \"namespaces\", "
+                          "\"network\", \"identity\", \"require\" or \"tools\""));
+}
+
+TEST_F(Loader, EnumValuesListWhatIsAllowed) {
+  EXPECT_THAT(messages(load("[network]\nmode = \"nonee\"\n")),
+              ElementsAre("test.toml:2:8: network.mode = \"nonee\" is not allowed; did you mean "
+                          "\"none\"? write one of \"none\" or \"dangerously_host\""));
+  EXPECT_THAT(messages(load("[network]\nmode = \"host\"\n")),
+              ElementsAre("test.toml:2:8: network.mode = \"host\" is not allowed; did you mean "
+                          "\"dangerously_host\"? write one of \"none\" or \"dangerously_host\""));
+  EXPECT_THAT(messages(load("[filesystem]\nworkspace = true\n")),
+              ElementsAre("test.toml:2:13: filesystem.workspace must be one of \"read_write\" or "
+                          "\"read_only\" (a quoted string); found a boolean"));
+  EXPECT_THAT(messages(load("[require]\nlayers = [\"seccomp\", \"apparmor\"]\n")),
+              ElementsAre("test.toml:2:22: require.layers entries = \"apparmor\" is not allowed; "
+                          "write one of \"namespaces\", \"landlock\", \"seccomp\", \"cgroups\" or "
+                          "\"capabilities\""));
+}
+
+TEST_F(Loader, WrongTypesSayWhatToWrite) {
+  EXPECT_THAT(
+      messages(load("[seccomp]\nenabled = \"yes\"\n[limits]\npids = \"many\"\ntmp_size = 1\n"
+                    "[filesystem]\ntmp_size = 5.5\nread_only = \"/usr\"\n")),
+      ElementsAre(
+          "test.toml:2:11: seccomp.enabled must be true or false (no quotes); found a string",
+          "test.toml:4:8: limits.pids must be a whole number or \"unlimited\"; found a string",
+          "test.toml:5:1: \"tmp_size\" does not belong in [limits]; it goes in [filesystem]",
+          "test.toml:7:12: filesystem.tmp_size must be a size like \"512MiB\"; found a number "
+          "with a fraction",
+          "test.toml:8:13: filesystem.read_only must be a list, like [\"/usr\", { path = "
+          "\"/lib64\", optional = true }]; found a string"));
+}
+
+TEST_F(Loader, SyntaxErrorHasItsPosition) {
+  auto r = load("[filesystem]\nread_only = [\"/usr\"\n");
+  ASSERT_FALSE(r);
+  ASSERT_EQ(r.error().size(), 1u);
+  EXPECT_EQ(r.error()[0].where, "test.toml:2:21");  // where the "]" should be
+  EXPECT_THAT(r.error()[0].why, ::testing::StartsWith("TOML syntax: "));
+}
+
+TEST_F(Loader, PathErrors) {
+  EXPECT_THAT(
+      messages(load("[filesystem]\nread_only = [\"usr\", \"$NOPE/x\", \"/a/../b\", 3, "
+                    "{ path = \"/x\", optinal = true }, { optional = true }]\n")),
+      ElementsAre("test.toml:2:14: filesystem.read_only: \"usr\" is relative; write an absolute "
+                  "path, or start it with \"~/\" or \"$VAR/\"",
+                  "test.toml:2:21: filesystem.read_only: environment variable NOPE is not set; set "
+                  "it, or write the value without $NOPE",
+                  "test.toml:2:32: filesystem.read_only: \"/a/../b\" contains \"..\"; write the "
+                  "path without it",
+                  "test.toml:2:43: each entry of filesystem.read_only is a path string or { path "
+                  "= \"...\", optional = true }; found an integer",
+                  "test.toml:2:61: unknown key \"optinal\" in an entry of filesystem.read_only; "
+                  "did you mean \"optional\"? an entry has \"path\" and \"optional\"",
+                  "test.toml:2:79: an entry of filesystem.read_only needs a path: { path = "
+                  "\"/lib64\", optional = true }"));
+}
+
+TEST_F(Loader, LimitErrors) {
+  EXPECT_THAT(messages(load("[limits]\ncpu_time = \"1500ms\"\nmemory = \"512K\"\nwall_time = 30\n"
+                            "open_files = 2\nfile_size = \"8GB\"\nwall_time = \"0s\"\n")),
+              // TOML itself refuses the second wall_time, before any of the others.
+              ElementsAre("test.toml:7:13: TOML syntax: Error while parsing key-value pair: cannot "
+                          "redefine existing integer 'wall_time'"));
+  EXPECT_THAT(
+      messages(load("[limits]\ncpu_time = \"1500ms\"\nmemory = \"512K\"\nwall_time = 30\n"
+                    "open_files = 2\nfile_size = \"8GB\"\npids = 0\n")),
+      ElementsAre(
+          "test.toml:2:12: limits.cpu_time counts whole seconds (RLIMIT_CPU); write it as \"90s\" "
+          "or \"2m\"",
+          "test.toml:3:10: limits.memory below 1MiB leaves no room for any program; write at "
+          "least \"1MiB\"",
+          "test.toml:4:13: limits.wall_time must be a duration like \"30m\" (quoted), or "
+          "\"unlimited\"; found an integer",
+          "test.toml:5:14: limits.open_files = 2 is out of range; write a number from 3 to "
+          "2147483647 or \"unlimited\"",
+          "test.toml:6:13: limits.file_size: \"8GB\" is ambiguous (decimal or binary?); write "
+          "\"8GiB\" for binary units, or \"unlimited\" for no limit",
+          "test.toml:7:8: limits.pids = 0 is out of range; write a number from 1 to 2147483647 or "
+          "\"unlimited\""));
+}
+
+TEST_F(Loader, UnlimitedClearsALimit) {
+  auto r =
+      load("[limits]\nmemory = \"unlimited\"\npids = \"unlimited\"\nwall_time = \"unlimited\"\n");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->policy.limits, jail::Limits{});
+}
+
+TEST_F(Loader, EnvironmentErrors) {
+  EXPECT_THAT(
+      messages(load("[environment]\npass = [\"*\", \"FOO-BAR\", \"OK\"]\n"
+                    "set = { X = 1, \"A B\" = \"y\", Y = \"$NOPE\" }\n")),
+      ElementsAre(
+          "test.toml:2:9: \"*\" would pass the whole host environment; name the variables instead",
+          "test.toml:2:14: \"FOO-BAR\" is not a variable name; write a name like \"TERM\", or a "
+          "prefix like \"LC_*\"",
+          "test.toml:3:13: environment.set.X must be a string: write X = \"...\" (quoted); found "
+          "an integer",
+          "test.toml:3:16: \"A B\" is not a variable name; use letters, digits and _",
+          "test.toml:3:33: environment.set.Y: environment variable NOPE is not set; set it, or "
+          "write the value without $NOPE"));
+}
+
+TEST_F(Loader, NetworkNamespaceIsChosenByTheNetworkMode) {
+  EXPECT_THAT(messages(load("[namespaces]\ndangerously_share = [\"net\"]\n")),
+              ElementsAre("test.toml:2:22: the network namespace follows network.mode; write mode "
+                          "= \"dangerously_host\" in [network] to share the host's"));
+}
+
+TEST_F(Loader, ContradictionsAcrossSections) {
+  EXPECT_THAT(
+      messages(load("[filesystem]\nread_only = [\"/opt\", \"~/.ssh/config\"]\nread_write = "
+                    "[\"/opt\"]\nhidden = [\"~/.ssh\"]\n[seccomp]\nenabled = false\n[landlock]\n"
+                    "enabled = false\n[identity]\nas_root = \"user\"\nuid = 0\n")),
+      ElementsAre(
+          "test.toml:3:15: \"/opt\" is in both filesystem.read_only and filesystem.read_write; "
+          "keep it in one of them",
+          "test.toml:2:22: \"/home/ada/.ssh/config\" in filesystem.read_only lies in the hidden "
+          "path \"/home/ada/.ssh\"; remove it from one of filesystem.read_only and "
+          "filesystem.hidden",
+          "test.toml:6:11: seccomp.enabled = false, but require.layers lists \"seccomp\"; remove "
+          "it from require.layers (or enable seccomp)",
+          "test.toml:8:11: landlock.enabled = false, but require.layers lists \"landlock\"; "
+          "remove it from require.layers (or enable landlock)",
+          "test.toml:11:7: identity.uid = 0 is root; write as_root = \"root\" to keep root, or an "
+          "unprivileged uid"));
+}
+
+TEST_F(Loader, SharingTheMountNamespaceNeedsNoPrivateHome) {
+  EXPECT_THAT(messages(load("[namespaces]\ndangerously_share = [\"mount\"]\n")),
+              ElementsAre("test.toml:2:21: sharing the mount namespace leaves no private home; "
+                          "also write private_home = false in [filesystem]"));
+  EXPECT_TRUE(
+      load("[namespaces]\ndangerously_share = [\"mount\"]\n[filesystem]\nprivate_home = "
+           "false\n"));
+}
+
+TEST_F(Loader, DuplicatePathsMergeAndRequiredWins) {
+  auto r = load(
+      "[filesystem]\nread_only = [{ path = \"/a\", optional = true }, \"/a\", "
+      "{ path = \"/b\", optional = true }, \"/b/\"]\n");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->policy.filesystem.read_only, (std::vector<PathRule>{{"/a", false}, {"/b", false}}));
+}
+
+TEST(OpenPolicy, UnknownNameSuggestsAndExplainsFiles) {
+  auto r = open_policy("stric");
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().to_string(),
+            "find the policy (stric): no shipped policy is called \"stric\" (did you mean "
+            "\"strict\"?); the shipped ones are \"default\", \"strict\" or \"dev\", and a file is "
+            "named with a '/' or a .toml suffix (\"./stric.toml\")");
+}
+
+TEST(OpenPolicy, MissingFile) {
+  auto r = open_policy("/nonexistent/brig.toml");
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().to_string(),
+            "read the policy (/nonexistent/brig.toml): No such file or directory");
+}
+
+TEST(OpenPolicy, NamesAFile) {
+  EXPECT_FALSE(names_a_file("default"));
+  EXPECT_TRUE(names_a_file("default.toml"));
+  EXPECT_TRUE(names_a_file("./default"));
+  EXPECT_TRUE(names_a_file("/etc/brig/p"));
+}
+
+}  // namespace
+}  // namespace brig::policy

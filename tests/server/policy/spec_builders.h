@@ -1,0 +1,53 @@
+// Short constructors for expected jail::Mount values in planner tests.
+#pragma once
+
+#include <string>
+
+#include "jail/spec.h"
+
+namespace brig::policy::testing {
+
+using jail::Mount;
+
+inline Mount mount_of(Mount::Kind kind, std::string target) {
+  Mount m;
+  m.kind = kind;
+  m.target = std::move(target);
+  return m;
+}
+inline Mount bound(std::string path, bool writable, bool optional) {
+  Mount m = mount_of(Mount::Kind::bind, path);
+  m.source = std::move(path);
+  m.writable = writable;
+  m.optional = optional;
+  return m;
+}
+inline Mount ro(std::string path, bool optional = false) {
+  return bound(path, false, optional);
+}
+inline Mount rw(std::string path, bool optional = false) {
+  return bound(path, true, optional);
+}
+inline Mount tmpfs(std::string path, uint64_t size, mode_t mode) {
+  Mount m = mount_of(Mount::Kind::tmpfs, std::move(path));
+  m.writable = true;
+  m.size_bytes = size;
+  m.mode = mode;
+  return m;
+}
+inline Mount mask(std::string path) {
+  Mount m = mount_of(Mount::Kind::mask, std::move(path));
+  m.optional = true;
+  return m;
+}
+inline Mount proc() {
+  return mount_of(Mount::Kind::proc, "/proc");
+}
+// /dev, whose /dev/shm is `shm_size` bytes.
+inline Mount dev(uint64_t shm_size) {
+  Mount m = mount_of(Mount::Kind::dev, "/dev");
+  m.size_bytes = shm_size;
+  return m;
+}
+
+}  // namespace brig::policy::testing

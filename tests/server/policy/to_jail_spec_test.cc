@@ -1,0 +1,331 @@
+// The planner on hand-made policies: one rule per test. The shipped policies'
+// whole plans are in shipped_policies_test.cc.
+#include "server/policy/to_jail_spec.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "jail/spec_validate.h"
+#include "tests/server/policy/spec_builders.h"
+
+namespace brig::policy {
+namespace {
+
+using namespace testing;  // NOLINT: the spec builders
+using ::testing::ElementsAre;
+using ::testing::IsEmpty;
+
+constexpr uint64_t kMiB = 1 << 20;
+
+// A policy with only /usr read-only, and a caller with uid 1000.
+class Planner : public ::testing::Test {
+ protected:
+  Planner() {
+    policy.filesystem.read_only = {{"/usr", false}};
+    policy.filesystem.tmp_size = 16 * kMiB;
+    policy.filesystem.home_size = 8 * kMiB;
+    ctx.workspace = "/home/ada/proj";
+    ctx.cwd = "/home/ada/proj";
+    ctx.uid = 1000;
+    ctx.gid = 1001;
+    ctx.home = "/home/ada";
+  }
+  std::vector<Mount> mounts() {
+    auto spec = to_jail_spec(policy, ctx);
+    EXPECT_TRUE(spec) << spec.error().to_string();
+    if (!spec) return {};
+    EXPECT_TRUE(jail::validate(*spec)) << jail::validate(*spec).error().to_string();
+    return spec->mounts;
+  }
+  std::string refusal() {
+    auto spec = to_jail_spec(policy, ctx);
+    return spec ? "planned" : spec.error().to_string();
+  }
+
+  Policy policy;
+  Context ctx;
+};
+
+TEST_F(Planner, BaseLayout) {
+  EXPECT_THAT(mounts(),
+              ElementsAre(dev(16 * kMiB), tmpfs("/home/ada", 8 * kMiB, 0700), rw("/home/ada/proj"),
+                          proc(), tmpfs("/tmp", 16 * kMiB, 01777), ro("/usr")));
+}
+
+TEST_F(Planner, RefusesTheRootAsWorkspace) {
+  ctx.workspace = "/";
+  EXPECT_EQ(refusal(),
+            "plan the jail (/): the workspace must be an absolute directory other than /");
+  ctx.workspace = "relative";
+  EXPECT_EQ(refusal(),
+            "plan the jail (relative): the workspace must be an absolute directory other than /");
+}
+
+TEST_F(Planner, RefusesAWorkspaceInAHiddenPath) {
+  policy.filesystem.hidden = {"/home/ada"};
+  EXPECT_EQ(
+      refusal(),
+      "plan the jail (/home/ada/proj): the workspace lies in \"/home/ada\", which the policy "
+      "hides (filesystem.hidden); choose another workspace or a policy that does not hide it");
+}
+
+TEST_F(Planner, RefusesPolicyPathsInProcAndDev) {
+  policy.filesystem.read_write = {{"/dev/kvm", true}};
+  EXPECT_EQ(refusal(),
+            "plan the jail (/dev/kvm): /proc and /dev are the jail's own (its pid namespace's "
+            "/proc, a minimal /dev); remove this path from the policy");
+}
+
+TEST_F(Planner, WorkspaceWinsOverAPolicyBindAndTheHomeTmpfs) {
+  ctx.workspace = "/home/ada";
+  policy.filesystem.read_only.push_back({"/home/ada", false});
+  EXPECT_THAT(mounts(), ElementsAre(dev(16 * kMiB), rw("/home/ada"), proc(),
+                                    tmpfs("/tmp", 16 * kMiB, 01777), ro("/usr")));
+}
+
+TEST_F(Planner, ReadOnlyWorkspace) {
+  policy.filesystem.workspace = WorkspaceAccess::read_only;
+  EXPECT_EQ(mounts()[2], ro("/home/ada/proj"));
+}
+
+TEST_F(Planner, ExplicitBindReplacesAPrivateTmpfs) {
+  policy.filesystem.read_write = {{"/tmp", false}};
+  policy.filesystem.private_home = false;
+  EXPECT_THAT(mounts(),
+              ElementsAre(dev(16 * kMiB), rw("/home/ada/proj"), proc(), rw("/tmp"), ro("/usr")));
+}
+
+TEST_F(Planner, BindsInsideTheHomeComeAfterItsTmpfs) {
+  policy.filesystem.read_write = {{"/home/ada/.cache", true}};
+  EXPECT_THAT(mounts(), ElementsAre(dev(16 * kMiB), tmpfs("/home/ada", 8 * kMiB, 0700),
+                                    rw("/home/ada/.cache", true), rw("/home/ada/proj"), proc(),
+                                    tmpfs("/tmp", 16 * kMiB, 01777), ro("/usr")));
+}
+
+TEST_F(Planner, NoPrivateHomeWithoutAUsableHome) {
+  for (const char* home : {"", "/", "relative"}) {
+    ctx.home = home;
+    EXPECT_THAT(mounts(), ElementsAre(dev(16 * kMiB), rw("/home/ada/proj"), proc(),
+                                      tmpfs("/tmp", 16 * kMiB, 01777), ro("/usr")))
+        << home;
+  }
+}
+
+TEST_F(Planner, HiddenPathsAreMaskedOnlyUnderABoundTree) {
+  policy.filesystem.hidden = {"/usr/share/secret", "/home/ada/.ssh", "/srv/x",
+                              "/home/ada/proj/.env"};
+  EXPECT_THAT(mounts(),
+              ElementsAre(dev(16 * kMiB), tmpfs("/home/ada", 8 * kMiB, 0700), rw("/home/ada/proj"),
+                          mask("/home/ada/proj/.env"), proc(), tmpfs("/tmp", 16 * kMiB, 01777),
+                          ro("/usr"), mask("/usr/share/secret")));
+}
+
+TEST_F(Planner, RootMappedToHostRootMasksRootSecrets) {
+  ctx.uid = 0;
+  ctx.gid = 0;
+  ctx.home = "/root";
+  policy.filesystem.read_only = {{"/etc", false}};
+  policy.filesystem.private_home = false;
+  auto spec = to_jail_spec(policy, ctx);
+  ASSERT_TRUE(spec);
+  EXPECT_EQ(spec->identity, (jail::Identity{0, 0, 0, 0}));
+  EXPECT_THAT(spec->mounts,
+              ElementsAre(dev(16 * kMiB), ro("/etc"), mask("/etc/gshadow"), mask("/etc/gshadow-"),
+                          mask("/etc/security/opasswd"), mask("/etc/shadow"), mask("/etc/shadow-"),
+                          mask("/etc/ssh/ssh_host_dsa_key"), mask("/etc/ssh/ssh_host_ecdsa_key"),
+                          mask("/etc/ssh/ssh_host_ed25519_key"), mask("/etc/ssh/ssh_host_rsa_key"),
+                          mask("/etc/sudoers"), mask("/etc/sudoers.d"), rw("/home/ada/proj"),
+                          proc(), tmpfs("/tmp", 16 * kMiB, 01777)));
+  EXPECT_TRUE(jail::validate(*spec));
+
+  policy.identity.dangerously_unmask_root_secrets = true;
+  EXPECT_THAT(to_jail_spec(policy, ctx)->mounts,
+              ElementsAre(dev(16 * kMiB), ro("/etc"), rw("/home/ada/proj"), proc(),
+                          tmpfs("/tmp", 16 * kMiB, 01777)));
+}
+
+TEST_F(Planner, RootCanRunTheJailAsAnUnprivilegedUser) {
+  ctx.uid = 0;
+  ctx.gid = 0;
+  policy.filesystem.read_only = {{"/etc", false}};
+  policy.identity.as_root = RootIdentity::user;
+  policy.identity.uid = 4242;
+  policy.identity.gid = 4343;
+  auto spec = to_jail_spec(policy, ctx);
+  ASSERT_TRUE(spec);
+  EXPECT_EQ(spec->identity, (jail::Identity{4242, 4343, 4242, 4343}));
+  // Not root on the host: nothing to mask.
+  EXPECT_EQ(std::count_if(spec->mounts.begin(), spec->mounts.end(),
+                          [](const Mount& m) { return m.kind == Mount::Kind::mask; }),
+            0);
+}
+
+TEST_F(Planner, UnprivilegedCallerAlwaysKeepsItsOwnIds) {
+  policy.identity.as_root = RootIdentity::user;
+  EXPECT_EQ(to_jail_spec(policy, ctx)->identity, (jail::Identity{1000, 1001, 1000, 1001}));
+}
+
+TEST_F(Planner, GitDirectoryIsPinnedWithHooksAndConfigReadOnly) {
+  ctx.git = GitLayout{GitLayout::Kind::directory, "/home/ada/proj/.git", "/home/ada/proj/.git",
+                      "/home/ada/proj/.git", ""};
+  EXPECT_THAT(mounts(),
+              ElementsAre(dev(16 * kMiB), tmpfs("/home/ada", 8 * kMiB, 0700), rw("/home/ada/proj"),
+                          rw("/home/ada/proj/.git"), ro("/home/ada/proj/.git/config", true),
+                          ro("/home/ada/proj/.git/hooks", true), proc(),
+                          tmpfs("/tmp", 16 * kMiB, 01777), ro("/usr")));
+}
+
+TEST_F(Planner, GitHooksPathIsReadOnlyToo) {
+  ctx.git = GitLayout{GitLayout::Kind::directory, "/home/ada/proj/.git", "/home/ada/proj/.git",
+                      "/home/ada/proj/.git", "/home/ada/proj/.husky"};
+  auto m = mounts();
+  EXPECT_NE(std::find(m.begin(), m.end(), ro("/home/ada/proj/.husky", true)), m.end());
+  // Outside anything writable it needs no protection, and is not brought in.
+  ctx.git.hooks_path = "/etc/githooks";
+  m = mounts();
+  EXPECT_EQ(std::find(m.begin(), m.end(), ro("/etc/githooks", true)), m.end());
+  policy.filesystem.read_write = {{"/etc", false}};
+  m = mounts();
+  EXPECT_NE(std::find(m.begin(), m.end(), ro("/etc/githooks", true)), m.end());
+}
+
+TEST_F(Planner, GitProtectionOffOnlyWhenAskedOrPointless) {
+  ctx.git = GitLayout{GitLayout::Kind::directory, "/home/ada/proj/.git", "/home/ada/proj/.git",
+                      "/home/ada/proj/.git", ""};
+  policy.filesystem.dangerously_writable_git = true;
+  EXPECT_EQ(mounts().size(), 6u);
+  policy.filesystem.dangerously_writable_git = false;
+  policy.filesystem.workspace = WorkspaceAccess::read_only;
+  EXPECT_EQ(mounts().size(), 6u);
+}
+
+TEST_F(Planner, GitWorktreeBindsItsRepositoryWithHooksAndConfigReadOnly) {
+  ctx.git = GitLayout{GitLayout::Kind::file, "/home/ada/proj/.git", "/src/main/.git/worktrees/proj",
+                      "/src/main/.git", ""};
+  EXPECT_THAT(mounts(),
+              ElementsAre(dev(16 * kMiB), tmpfs("/home/ada", 8 * kMiB, 0700), rw("/home/ada/proj"),
+                          ro("/home/ada/proj/.git"), proc(), rw("/src/main/.git"),
+                          ro("/src/main/.git/config", true), ro("/src/main/.git/hooks", true),
+                          ro("/src/main/.git/worktrees/proj/config.worktree", true),
+                          tmpfs("/tmp", 16 * kMiB, 01777), ro("/usr")));
+  policy.filesystem.workspace = WorkspaceAccess::read_only;
+  EXPECT_THAT(mounts(), ElementsAre(dev(16 * kMiB), tmpfs("/home/ada", 8 * kMiB, 0700),
+                                    ro("/home/ada/proj"), proc(), ro("/src/main/.git"),
+                                    tmpfs("/tmp", 16 * kMiB, 01777), ro("/usr")));
+}
+
+TEST_F(Planner, UnverifiedGitFileIsPinnedAndNothingElseBound) {
+  ctx.git = GitLayout{GitLayout::Kind::file, "/home/ada/proj/.git", "", "", ""};
+  EXPECT_THAT(mounts(), ElementsAre(dev(16 * kMiB), tmpfs("/home/ada", 8 * kMiB, 0700),
+                                    rw("/home/ada/proj"), ro("/home/ada/proj/.git"), proc(),
+                                    tmpfs("/tmp", 16 * kMiB, 01777), ro("/usr")));
+}
+
+TEST_F(Planner, HiddenRepositoryIsNotBound) {
+  ctx.git = GitLayout{GitLayout::Kind::file, "/home/ada/proj/.git", "/srv/main/.git/worktrees/p",
+                      "/srv/main/.git", ""};
+  policy.filesystem.hidden = {"/srv"};
+  EXPECT_THAT(mounts(), ElementsAre(dev(16 * kMiB), tmpfs("/home/ada", 8 * kMiB, 0700),
+                                    rw("/home/ada/proj"), ro("/home/ada/proj/.git"), proc(),
+                                    tmpfs("/tmp", 16 * kMiB, 01777), ro("/usr")));
+}
+
+TEST_F(Planner, LandlockFollowsTheMounts) {
+  policy.filesystem.hidden = {"/usr/secret"};
+  auto spec = to_jail_spec(policy, ctx);
+  ASSERT_TRUE(spec);
+  EXPECT_TRUE(spec->landlock.enabled);
+  EXPECT_THAT(spec->landlock.read_only, ElementsAre("/proc", "/usr"));
+  EXPECT_THAT(spec->landlock.read_write,
+              ElementsAre("/dev", "/home/ada", "/home/ada/proj", "/tmp"));
+  EXPECT_TRUE(spec->landlock.restrict_tcp);
+  EXPECT_THAT(spec->landlock.bind_tcp, IsEmpty());
+  EXPECT_THAT(spec->landlock.connect_tcp, IsEmpty());
+}
+
+TEST_F(Planner, LoopbackServersLiftTheTcpRule) {
+  policy.network.loopback_servers = true;
+  EXPECT_FALSE(to_jail_spec(policy, ctx)->landlock.restrict_tcp);
+}
+
+TEST_F(Planner, HostNetwork) {
+  policy.network.mode = jail::NetworkMode::dangerously_host;
+  auto spec = to_jail_spec(policy, ctx);
+  ASSERT_TRUE(spec);
+  EXPECT_FALSE(spec->namespaces.net);
+  EXPECT_EQ(spec->network, jail::NetworkMode::dangerously_host);
+  EXPECT_FALSE(spec->landlock.restrict_tcp);
+  EXPECT_TRUE(jail::validate(*spec));
+}
+
+TEST_F(Planner, SharedNamespaces) {
+  policy.dangerously_share = {SharedNamespace::pid, SharedNamespace::ipc};
+  auto spec = to_jail_spec(policy, ctx);
+  ASSERT_TRUE(spec);
+  EXPECT_EQ(spec->namespaces, (jail::Namespaces{.user = true,
+                                                .mount = true,
+                                                .pid = false,
+                                                .ipc = false,
+                                                .uts = true,
+                                                .net = true,
+                                                .cgroup = true}));
+  // The host's /proc would show the host's processes: none at all instead.
+  EXPECT_EQ(std::count(spec->mounts.begin(), spec->mounts.end(), proc()), 0);
+  EXPECT_TRUE(jail::validate(*spec));
+}
+
+TEST_F(Planner, SharedMountNamespaceLeavesLandlockAsTheFilesystemBoundary) {
+  policy.dangerously_share = {SharedNamespace::mount};
+  policy.filesystem.private_home = false;
+  policy.filesystem.read_write = {{"/srv/out", false}};
+  auto spec = to_jail_spec(policy, ctx);
+  ASSERT_TRUE(spec);
+  EXPECT_THAT(spec->mounts, IsEmpty());
+  EXPECT_THAT(spec->landlock.read_only, ElementsAre("/usr", "/proc"));
+  EXPECT_THAT(spec->landlock.read_write, ElementsAre("/srv/out", "/home/ada/proj", "/tmp", "/dev"));
+  EXPECT_TRUE(jail::validate(*spec));
+}
+
+TEST_F(Planner, LayersLimitsAndSeccompComeFromThePolicy) {
+  policy.seccomp = false;
+  policy.landlock = false;
+  policy.require = {jail::Layer::namespaces, jail::Layer::cgroups};
+  policy.limits.pids = 9;
+  auto spec = to_jail_spec(policy, ctx);
+  ASSERT_TRUE(spec);
+  EXPECT_FALSE(spec->seccomp.enabled);
+  EXPECT_FALSE(spec->landlock.enabled);
+  EXPECT_THAT(spec->required, ElementsAre(jail::Layer::namespaces, jail::Layer::cgroups));
+  jail::Limits want;
+  want.pids = 9;
+  EXPECT_EQ(spec->limits, want);
+  EXPECT_EQ(spec->hostname, "brig");
+}
+
+TEST_F(Planner, EnvironmentIsTheAllowlistPlusFixedValues) {
+  ctx.env = {{"TERM", "xterm"},
+             {"LC_ALL", "C"},
+             {"LC_TIME", "en_DK"},
+             {"LCX", "no"},
+             {"AWS_SECRET_ACCESS_KEY", "s3cr3t"},
+             {"PATH", "/host/bin"},
+             {"LANG", "C.UTF-8"}};
+  policy.environment.pass = {"TERM", "LC_*", "PATH", "MISSING"};
+  policy.environment.set = {{"PATH", "/usr/bin"}, {"HOME", "/home/ada"}};
+  EXPECT_THAT(
+      jail_environment(policy, ctx),
+      ElementsAre("HOME=/home/ada", "LC_ALL=C", "LC_TIME=en_DK", "PATH=/usr/bin", "TERM=xterm"));
+}
+
+TEST_F(Planner, ExecRequestRunsInTheCallersDirectoryWhenInTheWorkspace) {
+  ctx.cwd = "/home/ada/proj/src";
+  auto req = exec_request(policy, ctx, {"make", "test"});
+  EXPECT_EQ(req.cwd, "/home/ada/proj/src");
+  EXPECT_THAT(req.argv, ElementsAre("make", "test"));
+  EXPECT_EQ(req.stdin_fd, -1);
+  ctx.cwd = "/elsewhere";
+  EXPECT_EQ(exec_request(policy, ctx, {"true"}).cwd, "/home/ada/proj");
+}
+
+}  // namespace
+}  // namespace brig::policy
