@@ -1,0 +1,88 @@
+#include "server/commands/doctor.h"
+
+#include <cstdio>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "jail/layer_report.h"
+
+namespace brig::server {
+namespace {
+
+using jail::Layer;
+using jail::LayerReport;
+using jail::LayerState;
+
+std::string required_names(const std::vector<Layer>& layers) {
+  std::string s;
+  for (Layer l : layers) s += (s.empty() ? "" : ", ") + std::string(jail::layer_name(l));
+  return s.empty() ? "none" : s;
+}
+
+nlohmann::json policy_json(const PlannedPolicy& policy, const jail::KernelFeatures& kernel) {
+  LayerReport report = jail::predict_layers(policy.second, kernel);
+  std::vector<Layer> unmet = jail::unmet_requirements(policy.second, report);
+  nlohmann::json layers = nlohmann::json::array();
+  for (const auto& s : report.layers)
+    layers.push_back({{"layer", jail::layer_name(s.layer)},
+                      {"state", jail::layer_state_name(s.state)},
+                      {"detail", s.detail}});
+  nlohmann::json unmet_json = nlohmann::json::array();
+  for (Layer l : unmet) unmet_json.push_back(jail::layer_name(l));
+  return {{"policy", policy.first},
+          {"runs", unmet.empty()},
+          {"limits_tier", jail::limits_tier_name(report.limits_tier)},
+          {"layers", layers},
+          {"unmet_requirements", unmet_json}};
+}
+
+std::string text_report(const jail::KernelFeatures& kernel,
+                        const std::vector<PlannedPolicy>& policies) {
+  std::string out = "Kernel features (probed by trying each one):\n";
+  for (const auto& f : kernel.features) {
+    out += fmt::format("  {:<24} {:<11} {}\n", f.name, f.available ? "available" : "UNAVAILABLE",
+                       f.detail);
+    if (!f.remedy.empty()) out += fmt::format("  {:<24} {:<11} remedy: {}\n", "", "", f.remedy);
+  }
+  for (const auto& policy : policies) {
+    LayerReport report = jail::predict_layers(policy.second, kernel);
+    std::vector<Layer> unmet = jail::unmet_requirements(policy.second, report);
+    out += fmt::format("\nPolicy {}: {}\n", policy.first,
+                       unmet.empty() ? "runs here"
+                                     : "REFUSED here: required layer(s) " + required_names(unmet) +
+                                           " unavailable");
+    out += fmt::format("  requires: {}\n", required_names(policy.second.required));
+    for (const auto& s : report.layers)
+      out += fmt::format("  {:<13} {:<9}{}\n", jail::layer_name(s.layer),
+                         jail::layer_state_name(s.state), s.detail.empty() ? "" : " " + s.detail);
+  }
+  return out;
+}
+
+}  // namespace
+
+CLI::App* add_doctor_command(CLI::App& app, DoctorOptions& options) {
+  CLI::App* cmd = app.add_subcommand(
+      "doctor", "Probe what this kernel allows and what each shipped policy will enforce here");
+  cmd->add_flag("--json", options.json, "Print the report as JSON");
+  return cmd;
+}
+
+std::string doctor_report(const jail::KernelFeatures& kernel,
+                          const std::vector<PlannedPolicy>& policies, bool json) {
+  if (!json) return text_report(kernel, policies);
+  nlohmann::json features = nlohmann::json::array();
+  for (const auto& f : kernel.features)
+    features.push_back(
+        {{"name", f.name}, {"available", f.available}, {"detail", f.detail}, {"remedy", f.remedy}});
+  nlohmann::json planned = nlohmann::json::array();
+  for (const auto& p : policies) planned.push_back(policy_json(p, kernel));
+  nlohmann::json doc = {{"features", features},
+                        {"landlock_abi", kernel.landlock_abi},
+                        {"cgroup_tier", kernel.cgroup_tier},
+                        {"policies", planned}};
+  return doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+}
+
+}  // namespace brig::server

@@ -1,0 +1,98 @@
+#include "server/commands/policy.h"
+
+#include <algorithm>
+#include <cstdio>
+
+#include <fmt/format.h>
+
+#include "server/policy/caller.h"
+#include "server/policy/loader.h"
+#include "server/policy/names.h"
+#include "server/policy/render.h"
+#include "server/policy/units.h"
+
+namespace brig::server {
+namespace {
+
+std::string join(const std::vector<std::string>& items, std::string_view sep) {
+  std::string out;
+  for (size_t i = 0; i < items.size(); ++i) out += (i ? std::string(sep) : "") + items[i];
+  return out;
+}
+
+// A few lines on what the policy allows, for `check`.
+std::string summary(const policy::LoadedPolicy& loaded) {
+  using namespace policy;
+  const Policy& p = loaded.policy;
+  std::vector<std::string> limits;
+  if (p.limits.memory_bytes) limits.push_back("memory " + format_size(*p.limits.memory_bytes));
+  if (p.limits.pids) limits.push_back(fmt::format("pids {}", *p.limits.pids));
+  if (p.limits.cpu_seconds)
+    limits.push_back("cpu " + format_duration(std::chrono::seconds(*p.limits.cpu_seconds)));
+  if (p.limits.wall_time) limits.push_back("wall " + format_duration(*p.limits.wall_time));
+  std::vector<std::string> layers;
+  for (jail::Layer l : p.require) layers.emplace_back(names::of(l, names::kLayers));
+  std::vector<std::string> chain(loaded.chain.begin() + 1, loaded.chain.end());
+
+  std::string out = fmt::format("ok: {}\n", loaded.chain.front());
+  if (!chain.empty()) out += fmt::format("  extends    {}\n", join(chain, " -> "));
+  if (!p.description.empty()) out += fmt::format("  about      {}\n", p.description);
+  out += fmt::format(
+      "  files      workspace {}; other paths: {} read-only, {} read-write, {} hidden\n",
+      names::of(p.filesystem.workspace, names::kWorkspaceAccess), p.filesystem.read_only.size(),
+      p.filesystem.read_write.size(), p.filesystem.hidden.size());
+  out += fmt::format("  network    {}{}\n", names::of(p.network.mode, names::kNetworkModes),
+                     p.network.mode == jail::NetworkMode::none && p.network.loopback_servers
+                         ? " (TCP on the jail's own loopback allowed)"
+                         : "");
+  out += fmt::format("  limits     {}\n", limits.empty() ? "none" : join(limits, ", "));
+  out += fmt::format("  requires   {}\n",
+                     layers.empty() ? "nothing (all best effort)" : join(layers, ", "));
+  return out;
+}
+
+}  // namespace
+
+CLI::App* add_policy_command(CLI::App& app, PolicyOptions& o) {
+  CLI::App* cmd = app.add_subcommand("policy", "Check a policy, or print it fully resolved");
+  cmd->require_subcommand(1);
+  CLI::App* check = cmd->add_subcommand(
+      "check", "Validate a policy: every error with file:line:col and what to write instead");
+  check->add_option("policy", o.policy, "A shipped policy's name or a TOML file")->required();
+  check->callback([&o] { o.action = PolicyOptions::Action::check; });
+  CLI::App* show = cmd->add_subcommand(
+      "show", "Print a policy fully resolved (after extends, ~ and $VAR) as TOML");
+  show->add_option("policy", o.policy, "A shipped policy's name or a TOML file")->required();
+  show->callback([&o] { o.action = PolicyOptions::Action::show; });
+  return cmd;
+}
+
+int run_policy_command(const PolicyOptions& o) {
+  const policy::EnvMap env = policy::current_environment();
+  const std::string home = policy::caller_home(env);
+  auto loaded = policy::load_policy(o.policy, policy::Expansion{home, env});
+  if (!loaded) {
+    for (const Error& e : loaded.error()) {
+      if (e.what == "invalid policy") {
+        fmt::print(stderr, "{}: error: {}\n", e.where, e.why);
+      } else {
+        fmt::print(stderr, "brig policy: {}\n", e.to_string());
+      }
+    }
+    const auto n = std::count_if(loaded.error().begin(), loaded.error().end(),
+                                 [](const Error& e) { return e.what == "invalid policy"; });
+    if (n > 0) {
+      fmt::print(stderr, "brig policy: {} is not valid ({} error{})\n", o.policy, n,
+                 n == 1 ? "" : "s");
+    }
+    return 1;
+  }
+  if (o.action == PolicyOptions::Action::show) {
+    std::fputs(policy::render_policy(loaded->policy, loaded->chain).c_str(), stdout);
+  } else {
+    std::fputs(summary(*loaded).c_str(), stdout);
+  }
+  return 0;
+}
+
+}  // namespace brig::server

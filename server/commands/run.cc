@@ -1,0 +1,127 @@
+#include "server/commands/run.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <climits>
+#include <cstdio>
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "jail/launcher.h"
+#include "server/policy/caller.h"
+#include "server/policy/loader.h"
+#include "server/policy/to_jail_spec.h"
+#include "server/policy/units.h"
+#include "server/workspace.h"
+
+namespace brig::server {
+namespace {
+
+// As env(1) and timeout(1) do: 125 means the runner failed, not the command.
+constexpr int kRunnerFailed = 125;
+
+// run's options that take a value as the next argument.
+constexpr std::string_view kValueOptions[] = {"--policy", "--workspace", "--timeout"};
+
+int fail(const std::string& why) {
+  fmt::print(stderr, "brig run: {}\n", why);
+  return kRunnerFailed;
+}
+
+}  // namespace
+
+CLI::App* add_run_command(CLI::App& app, RunOptions& o) {
+  CLI::App* cmd = app.add_subcommand(
+      "run",
+      "Run one command in a fresh jail, with this terminal's stdin, stdout and stderr:\n"
+      "  brig run [OPTIONS] [--] CMD ARGS...");
+  cmd->add_option("--policy", o.policy,
+                  "A shipped policy (default, strict, dev) or a TOML file with a '/' or .toml")
+      ->capture_default_str();
+  cmd->add_option("--workspace", o.workspace,
+                  "The directory the command may work in (default: the current directory)");
+  cmd->add_option("--timeout", o.timeout,
+                  "Kill the whole jail after this long (\"30s\", \"10m\"); overrides the "
+                  "policy's wall_time");
+  cmd->footer(
+      "Exit status: the command's; 128+N when killed by signal N; 124 timed out; "
+      "125 brig or the jail failed; 126 not executable; 127 not found.\n");
+  return cmd;
+}
+
+std::vector<std::string> take_run_command(int* argc, char** argv) {
+  if (*argc < 2 || std::string_view(argv[1]) != "run") return {};
+  for (int i = 2; i < *argc; ++i) {
+    const std::string_view arg = argv[i];
+    if (arg == "--" || !arg.starts_with('-')) {
+      const int first = arg == "--" ? i + 1 : i;
+      std::vector<std::string> command(argv + first, argv + *argc);
+      *argc = i;
+      return command;
+    }
+    if (std::find(std::begin(kValueOptions), std::end(kValueOptions), arg) !=
+        std::end(kValueOptions))
+      ++i;  // its value, even if it starts with '-'
+  }
+  return {};
+}
+
+int run_command(const RunOptions& o) {
+  if (o.command.empty()) {
+    fmt::print(stderr, "brig run: no command given; write brig run [OPTIONS] [--] CMD ARGS...\n");
+    return 2;  // a usage error, as brig's parser reports them
+  }
+
+  char cwd[PATH_MAX];
+  if (::getcwd(cwd, sizeof cwd) == nullptr) {
+    return fail(fmt::format("cannot read the current directory: {}", std::strerror(errno)));
+  }
+  policy::EnvMap env = policy::current_environment();
+  const std::string home = policy::caller_home(env);
+
+  auto ws = resolve_workspace(o.workspace, cwd, home);
+  if (!ws) return fail(ws.error().to_string());
+  if (ws->warning) fmt::print(stderr, "brig run: warning: {}\n", *ws->warning);
+
+  auto loaded = policy::load_policy(o.policy, policy::Expansion{home, env});
+  if (!loaded) {
+    for (const Error& e : loaded.error()) {
+      fmt::print(
+          stderr, "brig run: {}\n",
+          e.what == "invalid policy" ? fmt::format("{}: {}", e.where, e.why) : e.to_string());
+    }
+    return kRunnerFailed;
+  }
+  policy::Policy& p = loaded->policy;
+  if (o.timeout) {
+    auto wall = policy::parse_duration(*o.timeout);
+    if (!wall) return fail(fmt::format("--timeout: {}", wall.error()));
+    if (wall->count() == 0) return fail("--timeout must be longer than 0");
+    p.limits.wall_time = *wall;
+  }
+
+  const policy::Context ctx = policy::caller_context(ws->path, cwd, std::move(env), home);
+  auto spec = policy::to_jail_spec(p, ctx);
+  if (!spec) return fail(spec.error().to_string());
+  const jail::Outcome outcome = jail::run(*spec, policy::exec_request(p, ctx, o.command));
+
+  switch (outcome.kind) {
+    case jail::Outcome::Kind::exited:
+    case jail::Outcome::Kind::signaled:
+      break;
+    case jail::Outcome::Kind::timed_out:
+      fmt::print(stderr, "brig run: timed out{}; the whole jail was killed\n",
+                 p.limits.wall_time ? " after " + policy::format_duration(*p.limits.wall_time)
+                                    : std::string());
+      break;
+    case jail::Outcome::Kind::setup_failed:
+      fmt::print(stderr, "brig run: {}\n", outcome.to_string());
+      break;
+  }
+  return outcome.exit_status();
+}
+
+}  // namespace brig::server

@@ -1,0 +1,251 @@
+#include "server/commands/serve.h"
+
+#include <grp.h>
+#include <pwd.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <climits>
+#include <cstdio>
+#include <cstdlib>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <spdlog/spdlog.h>
+#include <CLI/CLI.hpp>
+#include <asio/io_context.hpp>
+
+#include "server/banner.h"
+#include "server/logging.h"
+#include "server/process_setup.h"
+#include "server/self_exe.h"
+#include "server/server.h"
+#include "server/transport/stdio_transport.h"
+#include "server/workspace.h"
+
+namespace brig::server {
+namespace {
+
+constexpr const char* kServeFooter = R"(
+On stdio, stdout carries only JSON-RPC (one message per line) and logs go to
+stderr. End of input, SIGTERM, SIGINT or SIGHUP cancels every call in flight
+and exits with status 0 within about a second.
+
+With --listen, each connection is an independent MCP session. The socket file
+is created with --socket-mode; an existing socket nobody listens on is
+replaced, a live one is an error, and the file is removed at exit. Peers are
+checked with SO_PEERCRED: brig's own uid, plus --allow-uid users and members
+(primary group) of --allow-gid groups. A client that stops reading its output
+makes brig stop reading its input once --send-queue-bytes are queued, and is
+disconnected if the queue stays that full for --stall-timeout seconds.
+
+Examples:
+  brig serve --workspace ~/project
+  brig serve --listen unix:///run/user/$(id -u)/brig.sock --workspace ~/project)";
+
+Result<mode_t> parse_mode(const std::string& text) {
+  char* end = nullptr;
+  errno = 0;
+  const unsigned long v = std::strtoul(text.c_str(), &end, 8);
+  if (text.empty() || *end != '\0' || errno != 0 || v > 0777) {
+    return std::unexpected(
+        Error{"parse --socket-mode", text, "expected octal permission bits, 0 to 0777"});
+  }
+  return static_cast<mode_t>(v);
+}
+
+bool all_digits(const std::string& s) {
+  return !s.empty() && s.find_first_not_of("0123456789") == std::string::npos;
+}
+
+Result<uid_t> resolve_user(const std::string& text) {
+  if (all_digits(text)) return static_cast<uid_t>(std::stoul(text));
+  if (const passwd* pw = ::getpwnam(text.c_str())) return pw->pw_uid;
+  return std::unexpected(Error{"parse --allow-uid", text, "no such user"});
+}
+
+Result<gid_t> resolve_group(const std::string& text) {
+  if (all_digits(text)) return static_cast<gid_t>(std::stoul(text));
+  if (const group* gr = ::getgrnam(text.c_str())) return gr->gr_gid;
+  return std::unexpected(Error{"parse --allow-gid", text, "no such group"});
+}
+
+Result<PeerAllowList> allow_list(const ServeOptions& o) {
+  PeerAllowList allow{{::geteuid()}, {}};
+  for (const std::string& u : o.allow_uids) allow.uids.push_back(BRIG_TRY(resolve_user(u)));
+  for (const std::string& g : o.allow_gids) allow.gids.push_back(BRIG_TRY(resolve_group(g)));
+  return allow;
+}
+
+// The command a client config should run: the `brig` front end next to this
+// binary (build tree) or in ../../bin (installed under libexec/brig/).
+std::string brig_command() {
+  auto path = find_sibling({"brig", "../../bin/brig"});
+  return path ? *path : "brig";
+}
+
+std::string current_directory() {
+  char buf[PATH_MAX];
+  return ::getcwd(buf, sizeof buf) != nullptr ? std::string(buf) : std::string();
+}
+
+std::string instructions_for(const Workspace& ws, const std::string& policy) {
+  return fmt::format(
+      "brig runs every tool call inside a Linux jail built from the policy \"{}\". The "
+      "workspace is {}; what a tool may read, write or reach is decided by that policy, and a "
+      "refusal comes back as a tool error that names the rule.",
+      policy, ws.path);
+}
+
+int fail(const Error& e) {
+  std::fprintf(stderr, "brig serve: %s\n", e.to_string().c_str());
+  return 1;
+}
+
+}  // namespace
+
+CLI::App* add_serve_command(CLI::App& app, ServeOptions& o) {
+  CLI::App* cmd =
+      app.add_subcommand("serve", "Serve MCP tools over stdio (default) or a Unix socket");
+  cmd->footer(kServeFooter);
+  // Defaults are written into the descriptions: CLI11's own "TYPE=default"
+  // rendering is unreadable next to option_text.
+  cmd->add_option("--workspace", o.workspace,
+                  "Directory the tools work in (default: the current directory, refused when it "
+                  "is /, $HOME or a system directory)")
+      ->option_text("DIR");
+  cmd->add_option(
+         "--policy", o.policy,
+         fmt::format("Jail policy: a shipped policy name or a TOML file (default {})", o.policy))
+      ->option_text("NAME|FILE");
+  cmd->add_option("--listen", o.listen, "Serve on a Unix socket instead of stdio")
+      ->option_text("unix:///ABS/PATH.sock");
+  cmd->add_option(
+         "--socket-mode", o.socket_mode,
+         fmt::format("Permission bits of the socket file, octal (default {})", o.socket_mode))
+      ->option_text("MODE");
+  cmd->add_option("--allow-uid", o.allow_uids,
+                  "Also accept socket peers running as this user (name or uid; repeatable); "
+                  "brig's own uid is always accepted")
+      ->option_text("USER")
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  cmd->add_option("--allow-gid", o.allow_gids,
+                  "Also accept socket peers whose primary group is this (name or gid; repeatable)")
+      ->option_text("GROUP")
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  cmd->add_option("--max-connections", o.max_connections,
+                  fmt::format("Socket connections open at once; more are closed when accepted "
+                              "(default {})",
+                              o.max_connections))
+      ->option_text("N")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--max-inflight", o.max_inflight,
+                  fmt::format("Tool calls running at once per connection; more are answered "
+                              "with JSON-RPC error -32603 (default {})",
+                              o.max_inflight))
+      ->option_text("N")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--max-line-bytes", o.max_line_bytes,
+                  fmt::format("Longest incoming line; a longer one is skipped and answered with "
+                              "-32600 (default {})",
+                              o.max_line_bytes))
+      ->option_text("BYTES")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--max-message-bytes", o.max_message_bytes,
+                  fmt::format("Longest outgoing message; a bigger tool result becomes an isError "
+                              "result (default {}, at least 1024)",
+                              o.max_message_bytes))
+      ->option_text("BYTES")
+      ->check(CLI::Range(std::size_t{1024}, std::size_t{1} << 40));
+  cmd->add_option("--page-size", o.page_size,
+                  fmt::format("Tools per tools/list page (default {})", o.page_size))
+      ->option_text("N")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--send-queue-bytes", o.send_queue_bytes,
+                  fmt::format("Output queued per connection before brig stops reading that "
+                              "connection (default {})",
+                              o.send_queue_bytes))
+      ->option_text("BYTES")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--stall-timeout", o.stall_timeout_seconds,
+                  fmt::format("Seconds a connection's output may stay over --send-queue-bytes, "
+                              "or a closing connection may take to flush, before it is closed "
+                              "(default {})",
+                              o.stall_timeout_seconds))
+      ->option_text("SECONDS")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--log-level", o.log_level,
+                  fmt::format("Level of the stderr log: {} (default {})",
+                              fmt::join(kLogLevelNames, "|"), o.log_level))
+      ->option_text("LEVEL")
+      ->check(
+          CLI::IsMember(std::vector<std::string>(kLogLevelNames.begin(), kLogLevelNames.end())));
+  return cmd;
+}
+
+int run_serve(const ServeOptions& o, const Registry& registry) {
+  init_logging(o.log_level);
+
+  std::optional<std::string> socket_path;
+  if (!o.listen.empty()) {
+    auto path = parse_listen_uri(o.listen);
+    if (!path) return fail(path.error());
+    socket_path = *path;
+  }
+  const auto mode = parse_mode(o.socket_mode);
+  if (!mode) return fail(mode.error());
+  const auto allow = allow_list(o);
+  if (!allow) return fail(allow.error());
+  const char* home = std::getenv("HOME");
+  const auto workspace =
+      resolve_workspace(o.workspace.empty() ? std::nullopt : std::optional(o.workspace),
+                        current_directory(), home != nullptr ? home : "");
+  if (!workspace) return fail(workspace.error());
+  if (workspace->warning) spdlog::warn("{}", *workspace->warning);
+
+  ServerConfig config;
+  config.session.info = protocol::ServerInfo{"brig", BRIG_VERSION};
+  config.session.instructions = instructions_for(*workspace, o.policy);
+  config.session.options.page_size = o.page_size;
+  config.session.options.max_outgoing_bytes = o.max_message_bytes;
+  config.session.options.max_line_bytes = o.max_line_bytes;
+  config.session.options.max_in_flight_calls = o.max_inflight;
+  config.stream.send_queue_bytes = o.send_queue_bytes;
+  config.stream.stall_timeout = std::chrono::milliseconds(
+      static_cast<std::chrono::milliseconds::rep>(o.stall_timeout_seconds * 1000));
+  config.max_connections = o.max_connections;
+  config.allow = *allow;
+
+  asio::io_context io(1);
+  Server server(io, registry, config);
+  ServingSummary summary{.version = BRIG_VERSION,
+                         .workspace = workspace->path,
+                         .policy = o.policy,
+                         .socket_path = socket_path,
+                         .socket_access = {},
+                         .brig_command = brig_command()};
+  if (socket_path) {
+    auto listener = UnixListener::open(io.get_executor(), *socket_path, *mode);
+    if (!listener) return fail(listener.error());
+    summary.socket_access =
+        fmt::format("mode {:04o}; allowed peers: {}", *mode, config.allow.to_string());
+    server.serve_unix(std::move(*listener));
+  } else {
+    auto stdio = take_client_stdio();
+    if (!stdio) return fail(stdio.error());
+    // A client that hands brig a socket as stdin has credentials too.
+    auto peer = peer_credentials(stdio->in.get());
+    server.serve_stdio(StdioTransport::create(io.get_executor(), std::move(stdio->in),
+                                              std::move(stdio->out), config.stream, "stdio",
+                                              peer ? std::optional(*peer) : std::nullopt));
+  }
+  spdlog::info("{}", serving_log_line(summary));
+  if (::isatty(STDERR_FILENO) && o.log_level != "off") {
+    std::fputs(startup_banner(summary).c_str(), stderr);
+  }
+  server.run();
+  spdlog::info("stopped");
+  return 0;
+}
+
+}  // namespace brig::server

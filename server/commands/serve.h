@@ -1,0 +1,44 @@
+// `serve`: MCP over stdio or a Unix socket. The options are defined once here
+// and shared by brig-server and brig-test-server.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include <CLI/App.hpp>
+
+#include "protocol/session.h"
+#include "server/tools/registry.h"
+#include "server/transport/stream_transport.h"
+
+namespace brig::server {
+
+// Everything `serve` takes from its command line; defaults are brig's.
+struct ServeOptions {
+  std::string workspace;                // empty: the current directory (checked, see workspace.h)
+  std::string policy = "default";       // a shipped policy's name or a TOML file
+  std::string listen;                   // unix:///abs/path.sock; empty: stdio
+  std::string socket_mode = "0600";     // octal permission bits of the socket file
+  std::vector<std::string> allow_uids;  // users (names or numbers) allowed besides brig's own
+  std::vector<std::string> allow_gids;  // groups (names or numbers) whose members are allowed
+  std::size_t max_connections = 64;
+  std::size_t max_inflight = protocol::SessionOptions{}.max_in_flight_calls;
+  std::size_t max_line_bytes = protocol::SessionOptions{}.max_line_bytes;
+  std::size_t max_message_bytes = protocol::SessionOptions{}.max_outgoing_bytes;
+  std::size_t page_size = protocol::SessionOptions{}.page_size;
+  std::size_t send_queue_bytes = StreamLimits{}.send_queue_bytes;
+  double stall_timeout_seconds = 30;
+  std::string log_level = "info";
+};
+
+// Adds the `serve` subcommand and its options, bound to options. The caller
+// runs run_serve() when the subcommand was chosen.
+CLI::App* add_serve_command(CLI::App& app, ServeOptions& options);
+
+// Serves until EOF on stdio or SIGTERM/SIGINT/SIGHUP. Returns the exit
+// status: 0 after a clean shutdown, 1 when it could not start (the reason is
+// on stderr).
+int run_serve(const ServeOptions& options, const Registry& registry);
+
+}  // namespace brig::server

@@ -1,0 +1,85 @@
+// SessionRunner: one connection's life. Binds a Transport to a
+// protocol::Session: frames incoming bytes, feeds lines to the session,
+// performs its actions (send, run a tool, cancel one), and answers each
+// finished call in completion order.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include <asio/any_io_executor.hpp>
+#include <asio/cancellation_signal.hpp>
+
+#include "protocol/framing.h"
+#include "protocol/session.h"
+#include "server/tools/registry.h"
+#include "server/transport/transport.h"
+
+namespace brig::server {
+
+// What every session of one server shares.
+struct SessionConfig {
+  protocol::ServerInfo info;
+  std::string instructions;          // empty: none sent
+  protocol::SessionOptions options;  // limits; options.max_line_bytes also sizes the framer
+};
+
+class SessionRunner : public std::enable_shared_from_this<SessionRunner> {
+ public:
+  // registry must outlive the runner and every call it starts. on_finished
+  // runs once, after the transport has closed and the last call has returned.
+  static std::shared_ptr<SessionRunner> create(const asio::any_io_executor& executor,
+                                               std::shared_ptr<Transport> transport,
+                                               const Registry& registry,
+                                               const SessionConfig& config,
+                                               std::function<void()> on_finished);
+
+  SessionRunner(const asio::any_io_executor& executor, std::shared_ptr<Transport> transport,
+                const Registry& registry, const SessionConfig& config,
+                std::function<void()> on_finished);
+
+  // Starts reading. Call once.
+  void start();
+  // Cancels every call in flight and closes the transport after flushing what
+  // is already queued. Idempotent.
+  void shutdown();
+
+  // Tool calls whose handlers have not returned yet.
+  std::size_t running_calls() const { return calls_.size(); }
+  const Transport& transport() const { return *transport_; }
+
+ private:
+  class CallContext;
+  struct RunningCall {
+    protocol::CallId id;
+    std::string tool;
+    asio::cancellation_signal cancel;
+    bool cancelled = false;
+    bool returned = false;  // the handler's coroutine has finished
+  };
+
+  void on_bytes(std::string_view bytes);
+  void on_input_end(const std::optional<Error>& why);
+  void perform(std::vector<protocol::Action> actions);
+  void start_call(protocol::Call call);
+  void cancel_call(RunningCall& call);
+  void finish_call(std::uint64_t id);
+  void maybe_finished();
+
+  asio::any_io_executor executor_;
+  std::shared_ptr<Transport> transport_;
+  const Registry& registry_;
+  protocol::Session session_;
+  protocol::LineFramer framer_;
+  std::function<void()> on_finished_;
+  // Keyed by CallId value; unique_ptr because the cancellation signal must not move.
+  std::map<std::uint64_t, std::unique_ptr<RunningCall>> calls_;
+  bool shutting_down_ = false;
+  bool transport_closed_ = false;
+};
+
+}  // namespace brig::server

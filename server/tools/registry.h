@@ -1,0 +1,30 @@
+// Registry: the server's tool catalogue, in registration order.
+#pragma once
+
+#include <cstddef>
+#include <string_view>
+#include <vector>
+
+#include "jail/base/error.h"
+#include "server/tools/tool.h"
+
+namespace brig::server {
+
+class Registry {
+ public:
+  // Adds tool. Fails, leaving the registry unchanged, on a duplicate name, a
+  // name that is not 1–128 of [A-Za-z0-9_.-] (the MCP tool-name rule), an
+  // input schema that is not {"type": "object", ...}, or an empty handler.
+  Result<void> add(Tool tool);
+
+  // The descriptors in registration order: the session's tools/list.
+  std::vector<protocol::ToolDescriptor> list() const;
+  // The tool named name; nullptr when there is none.
+  const Tool* find(std::string_view name) const;
+  std::size_t size() const { return tools_.size(); }
+
+ private:
+  std::vector<Tool> tools_;
+};
+
+}  // namespace brig::server

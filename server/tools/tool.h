@@ -1,0 +1,51 @@
+// Tool: one entry of brig's catalogue: what the client sees (a descriptor)
+// and the coroutine that runs a call. ToolContext: what a running call may
+// use besides its arguments.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+
+#include <asio/awaitable.hpp>
+
+#include "protocol/mcp_types.h"
+#include "server/peer_credentials.h"
+
+namespace brig::server {
+
+// The services one running tool call gets. Cancellation (the client's
+// notifications/cancelled, its disconnect, or server shutdown) reaches the
+// handler through asio: every operation it co_awaits is cancelled and throws
+// asio::error::operation_aborted, so timers stop and child processes can be
+// killed in the handler's catch or scope guards. Valid until the handler's
+// coroutine returns.
+class ToolContext {
+ public:
+  virtual ~ToolContext() = default;
+
+  // Reports progress; sent only when the client asked for progress on this
+  // call (a progressToken) and progress exceeds the last value sent.
+  virtual void progress(double progress, std::optional<double> total, std::string message) = 0;
+  // Sends a log notification (logger = the tool's name) if the client asked
+  // for this level; dropped otherwise.
+  virtual void log(protocol::LogLevel level, protocol::Json data) = 0;
+  // True once the call was cancelled; for work that does not co_await.
+  virtual bool cancelled() const = 0;
+  // The client's credentials when known (Unix socket peers); empty on stdio.
+  virtual const std::optional<PeerCredentials>& peer() const = 0;
+};
+
+// Runs one validated call: the arguments already match the input schema. A
+// tool failure is a ToolResult::error(...), which the model sees; an
+// exception other than cancellation becomes a -32603 error response.
+using ToolHandler = std::function<asio::awaitable<protocol::ToolResult>(protocol::Json arguments,
+                                                                        ToolContext& ctx)>;
+
+// A tool as registered: descriptor.name is its unique name.
+struct Tool {
+  protocol::ToolDescriptor descriptor;
+  ToolHandler handler;
+};
+
+}  // namespace brig::server

@@ -1,0 +1,182 @@
+#include "server/transport/stream_transport.h"
+
+#include <utility>
+
+#include <fmt/format.h>
+#include <asio/co_spawn.hpp>
+#include <asio/detached.hpp>
+#include <asio/error.hpp>
+#include <asio/post.hpp>
+#include <asio/redirect_error.hpp>
+#include <asio/use_awaitable.hpp>
+
+namespace brig::server {
+
+StreamTransport::StreamTransport(const asio::any_io_executor& executor, StreamLimits limits,
+                                 std::string name, std::optional<PeerCredentials> peer)
+    : executor_(executor),
+      limits_(limits),
+      name_(std::move(name)),
+      peer_(std::move(peer)),
+      drain_timer_(executor),
+      stall_timer_(executor),
+      flush_timer_(executor) {}
+
+void StreamTransport::start(TransportHandlers handlers) {
+  if (state_ != State::created) return;
+  handlers_ = std::move(handlers);
+  state_ = State::open;
+  asio::co_spawn(executor_, read_loop(), asio::detached);
+  if (!queue_.empty()) start_writing();
+}
+
+void StreamTransport::send(std::string message) {
+  if (state_ != State::created && state_ != State::open) return;
+  message.push_back('\n');
+  queued_bytes_ += message.size();
+  queue_.push_back(std::move(message));
+  if (queued_bytes_ >= limits_.send_queue_bytes && !stall_armed_) arm_stall_timer();
+  if (state_ == State::open) start_writing();
+}
+
+void StreamTransport::close() {
+  if (state_ == State::closing || state_ == State::closed) return;
+  if (state_ == State::created || queue_.empty()) return finish();
+  state_ = State::closing;
+  stop_reading();
+  drain_timer_.cancel();
+  flush_timer_.expires_after(limits_.stall_timeout);
+  flush_timer_.async_wait([self = shared_from_this()](std::error_code ec) {
+    if (ec || self->state_ != State::closing) return;
+    self->fail(Error{"flush output", self->name_,
+                     fmt::format("{} bytes still unwritten after {} ms; closing anyway",
+                                 self->queued_bytes_, self->limits_.stall_timeout.count())});
+  });
+}
+
+void StreamTransport::abort() {
+  finish();
+}
+
+asio::awaitable<void> StreamTransport::read_loop() {
+  auto self = shared_from_this();
+  std::string buffer(limits_.read_chunk_bytes, '\0');
+  while (state_ == State::open) {
+    if (!co_await wait_while_full()) co_return;
+    std::error_code ec;
+    const std::size_t n = co_await read_some(asio::buffer(buffer), ec);
+    if (state_ != State::open) co_return;
+    // A read already in progress when the queue filled up is held, not
+    // handled, until the queue drains: at most one chunk waits in memory.
+    if (n > 0) {
+      if (!co_await wait_while_full()) co_return;
+      if (handlers_.on_bytes) handlers_.on_bytes(std::string_view(buffer.data(), n));
+    }
+    if (ec && state_ == State::open) {
+      if (ec == asio::error::eof) {
+        report_input_end(std::nullopt);
+      } else {
+        report_input_end(Error{"read from peer", name_, ec.message(), ec.value()});
+      }
+      co_return;
+    }
+  }
+}
+
+asio::awaitable<bool> StreamTransport::wait_while_full() {
+  while (state_ == State::open && queued_bytes_ >= limits_.send_queue_bytes) {
+    paused_ = true;
+    // Woken by the writer once the queue is below the limit, or by close;
+    // the stall timer bounds how long that may take.
+    drain_timer_.expires_at(asio::steady_timer::time_point::max());
+    std::error_code ec;
+    co_await drain_timer_.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+    paused_ = false;
+  }
+  co_return state_ == State::open;
+}
+
+void StreamTransport::arm_stall_timer() {
+  stall_armed_ = true;
+  stall_timer_.expires_after(limits_.stall_timeout);
+  stall_timer_.async_wait([self = shared_from_this()](std::error_code ec) {
+    if (ec) return;
+    self->stall_armed_ = false;
+    if (self->state_ == State::closed || self->queued_bytes_ < self->limits_.send_queue_bytes) {
+      return;
+    }
+    self->fail(Error{"write to peer", self->name_,
+                     fmt::format("the peer is not reading: {} bytes stayed queued (limit {}) for "
+                                 "{} ms",
+                                 self->queued_bytes_, self->limits_.send_queue_bytes,
+                                 self->limits_.stall_timeout.count())});
+  });
+}
+
+void StreamTransport::start_writing() {
+  if (writing_) return;
+  writing_ = true;
+  asio::co_spawn(executor_, write_loop(), asio::detached);
+}
+
+asio::awaitable<void> StreamTransport::write_loop() {
+  auto self = shared_from_this();
+  while (!queue_.empty() && (state_ == State::open || state_ == State::closing)) {
+    std::error_code ec;
+    // std::deque keeps references to elements valid across push_back.
+    co_await write_all(asio::buffer(queue_.front()), ec);
+    if (state_ == State::closed) co_return;
+    if (ec) {
+      fail(Error{"write to peer", name_, ec.message(), ec.value()});
+      co_return;
+    }
+    queued_bytes_ -= queue_.front().size();
+    queue_.pop_front();
+    if (queued_bytes_ < limits_.send_queue_bytes) {
+      if (stall_armed_) {
+        stall_armed_ = false;
+        stall_timer_.cancel();
+      }
+      if (paused_) drain_timer_.cancel();
+    }
+  }
+  writing_ = false;
+  if (state_ == State::closing) finish();
+}
+
+void StreamTransport::report_input_end(std::optional<Error> why) {
+  if (input_reported_) return;
+  input_reported_ = true;
+  if (handlers_.on_input_end) handlers_.on_input_end(std::move(why));
+}
+
+void StreamTransport::fail(Error why) {
+  if (state_ == State::closed) return;
+  // Reported only while the owner has not closed: after close() it already
+  // knows input is over.
+  if (state_ == State::open) report_input_end(std::move(why));
+  finish();
+}
+
+void StreamTransport::finish() {
+  if (state_ == State::closed) return;
+  const bool started = state_ != State::created;
+  state_ = State::closed;
+  input_reported_ = true;
+  queue_.clear();
+  queued_bytes_ = 0;
+  drain_timer_.cancel();
+  stall_timer_.cancel();
+  flush_timer_.cancel();
+  close_descriptors();
+  if (started && handlers_.on_closed) {
+    asio::post(executor_, [self = shared_from_this()] {
+      // Handlers usually hold their owner, which holds this transport: drop
+      // them once the last one has run.
+      TransportHandlers handlers = std::move(self->handlers_);
+      handlers.on_closed();
+    });
+  }
+}
+
+}  // namespace brig::server

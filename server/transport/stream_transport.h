@@ -1,0 +1,101 @@
+// StreamTransport: the Transport logic shared by every byte-stream connection
+// (pipes, terminals, Unix sockets): an outgoing queue written one message per
+// write, a read loop, and backpressure against a peer that stops reading.
+//
+// Backpressure, exactly: every message is queued (none is dropped or split),
+// but once the queued bytes reach StreamLimits::send_queue_bytes the
+// transport stops handling input (so the peer cannot ask for more work; a read
+// already under way is held unprocessed, at most one read_chunk_bytes) until
+// the queue falls below the limit again. If the queue stays at or above the
+// limit for StreamLimits::stall_timeout without a break, the peer is not
+// reading: the transport reports that through on_input_end and closes without
+// flushing. Only calls already running can add to a full queue, so it is
+// bounded by the limit plus their results. close() gives a pending flush at
+// most stall_timeout before closing anyway.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <deque>
+#include <memory>
+#include <optional>
+#include <string>
+#include <system_error>
+
+#include <asio/any_io_executor.hpp>
+#include <asio/awaitable.hpp>
+#include <asio/buffer.hpp>
+#include <asio/steady_timer.hpp>
+
+#include "server/transport/transport.h"
+
+namespace brig::server {
+
+// Per-connection output limits; the defaults are brig's.
+struct StreamLimits {
+  std::size_t send_queue_bytes = std::size_t{64} << 20;  // pause input at this many queued bytes
+  std::chrono::milliseconds stall_timeout = std::chrono::seconds(30);  // full queue → close
+  std::size_t read_chunk_bytes = std::size_t{64} << 10;                // one read request's buffer
+};
+
+class StreamTransport : public Transport, public std::enable_shared_from_this<StreamTransport> {
+ public:
+  void start(TransportHandlers handlers) override;
+  void send(std::string message) override;
+  void close() override;
+  void abort() override;
+  const std::optional<PeerCredentials>& peer() const override { return peer_; }
+  const std::string& name() const override { return name_; }
+
+  // Bytes queued for writing and not yet written (0 once closed).
+  std::size_t queued_bytes() const { return queued_bytes_; }
+  // True while input is paused because the queue is full.
+  bool input_paused() const { return paused_; }
+
+ protected:
+  StreamTransport(const asio::any_io_executor& executor, StreamLimits limits, std::string name,
+                  std::optional<PeerCredentials> peer);
+
+  // One read request; sets ec (asio::error::eof at end of input).
+  virtual asio::awaitable<std::size_t> read_some(asio::mutable_buffer buffer,
+                                                 std::error_code& ec) = 0;
+  // Writes all of buffer (as one write request where the kernel takes it); sets ec.
+  virtual asio::awaitable<void> write_all(asio::const_buffer buffer, std::error_code& ec) = 0;
+  // Ends reading: a pending read_some completes soon; writes go on.
+  virtual void stop_reading() = 0;
+  // Closes every descriptor; pending operations complete with errors.
+  virtual void close_descriptors() = 0;
+
+ private:
+  enum class State { created, open, closing, closed };
+
+  asio::awaitable<void> read_loop();
+  asio::awaitable<void> write_loop();
+  // Waits while the queue is full; true if the transport is still open afterwards.
+  asio::awaitable<bool> wait_while_full();
+  // Starts the stall deadline: the queue just reached the limit.
+  void arm_stall_timer();
+  void start_writing();
+  void report_input_end(std::optional<Error> why);
+  // Reports why (once), then closes without flushing.
+  void fail(Error why);
+  void finish();
+
+  asio::any_io_executor executor_;
+  StreamLimits limits_;
+  std::string name_;
+  std::optional<PeerCredentials> peer_;
+  TransportHandlers handlers_;
+  State state_ = State::created;
+  bool input_reported_ = false;
+  bool writing_ = false;
+  bool paused_ = false;
+  bool stall_armed_ = false;
+  std::deque<std::string> queue_;
+  std::size_t queued_bytes_ = 0;
+  asio::steady_timer drain_timer_;  // wakes a paused reader
+  asio::steady_timer stall_timer_;  // runs while the queue is at or over the limit
+  asio::steady_timer flush_timer_;  // bounds close()'s flush
+};
+
+}  // namespace brig::server

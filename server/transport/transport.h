@@ -1,0 +1,55 @@
+// Transport: a connection that carries newline-delimited JSON-RPC text, with
+// no knowledge of what the text means (framing and meaning are the session
+// runner's). Implementations: StdioTransport (a pair of fds: stdin/stdout or
+// a pipe pair in tests) and UnixConnection (one accepted socket).
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "jail/base/error.h"
+#include "server/peer_credentials.h"
+
+namespace brig::server {
+
+// What a transport reports to its owner. Every callback runs on the
+// transport's io_context; any of them may be empty.
+struct TransportHandlers {
+  // A chunk of input exactly as read: may hold part of a line or many lines.
+  std::function<void(std::string_view bytes)> on_bytes;
+  // Called once when input stops for a reason the transport saw (not after
+  // the owner's own close()/abort()): EOF (nullopt), a read or write
+  // failure, or a peer that stopped reading its output (an Error saying so).
+  std::function<void(std::optional<Error> why)> on_input_end;
+  // Called once, last, when every descriptor is closed; nothing is read or
+  // written after it.
+  std::function<void()> on_closed;
+};
+
+// A bidirectional message pipe. Single-threaded: call it only from its
+// io_context's thread.
+class Transport {
+ public:
+  virtual ~Transport() = default;
+
+  // Begins reading; callbacks start arriving. Call at most once.
+  virtual void start(TransportHandlers handlers) = 0;
+  // Queues one message (without its '\n'; the transport adds it) to be
+  // written by a single write request. Never blocks; dropped once closing.
+  virtual void send(std::string message) = 0;
+  // Stops reading, writes what is queued (for at most the stall timeout), then
+  // closes. Idempotent.
+  virtual void close() = 0;
+  // Closes now, dropping queued output. Idempotent.
+  virtual void abort() = 0;
+
+  // The peer's credentials when the kernel knows them (Unix sockets); empty
+  // for pipes and terminals.
+  virtual const std::optional<PeerCredentials>& peer() const = 0;
+  // A short name for logs: "stdio", "unix connection 3 (pid 12 uid 1000 gid 1000)".
+  virtual const std::string& name() const = 0;
+};
+
+}  // namespace brig::server

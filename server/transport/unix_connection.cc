@@ -1,0 +1,41 @@
+#include "server/transport/unix_connection.h"
+
+#include <asio/redirect_error.hpp>
+#include <asio/use_awaitable.hpp>
+#include <asio/write.hpp>
+
+namespace brig::server {
+
+std::shared_ptr<UnixConnection> UnixConnection::create(asio::local::stream_protocol::socket socket,
+                                                       StreamLimits limits, std::string name,
+                                                       PeerCredentials peer) {
+  return std::make_shared<UnixConnection>(std::move(socket), limits, std::move(name), peer);
+}
+
+UnixConnection::UnixConnection(asio::local::stream_protocol::socket socket, StreamLimits limits,
+                               std::string name, PeerCredentials peer)
+    : StreamTransport(socket.get_executor(), limits, std::move(name), peer),
+      socket_(std::move(socket)) {}
+
+asio::awaitable<std::size_t> UnixConnection::read_some(asio::mutable_buffer buffer,
+                                                       std::error_code& ec) {
+  co_return co_await socket_.async_read_some(buffer, asio::redirect_error(asio::use_awaitable, ec));
+}
+
+asio::awaitable<void> UnixConnection::write_all(asio::const_buffer buffer, std::error_code& ec) {
+  co_await asio::async_write(socket_, buffer, asio::redirect_error(asio::use_awaitable, ec));
+}
+
+// SHUT_RD wakes a pending read with end-of-file while writes go on; the
+// socket.cancel() alternative would cancel the flush too.
+void UnixConnection::stop_reading() {
+  std::error_code ignored;
+  socket_.shutdown(asio::local::stream_protocol::socket::shutdown_receive, ignored);
+}
+
+void UnixConnection::close_descriptors() {
+  std::error_code ignored;
+  socket_.close(ignored);
+}
+
+}  // namespace brig::server

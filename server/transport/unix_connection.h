@@ -1,0 +1,31 @@
+// UnixConnection: a StreamTransport over one accepted Unix stream socket.
+#pragma once
+
+#include <memory>
+
+#include <asio/local/stream_protocol.hpp>
+
+#include "server/transport/stream_transport.h"
+
+namespace brig::server {
+
+class UnixConnection final : public StreamTransport {
+ public:
+  // Takes the connected socket; peer is its SO_PEERCRED credentials.
+  static std::shared_ptr<UnixConnection> create(asio::local::stream_protocol::socket socket,
+                                                StreamLimits limits, std::string name,
+                                                PeerCredentials peer);
+
+  UnixConnection(asio::local::stream_protocol::socket socket, StreamLimits limits, std::string name,
+                 PeerCredentials peer);
+
+ private:
+  asio::awaitable<std::size_t> read_some(asio::mutable_buffer buffer, std::error_code& ec) override;
+  asio::awaitable<void> write_all(asio::const_buffer buffer, std::error_code& ec) override;
+  void stop_reading() override;
+  void close_descriptors() override;
+
+  asio::local::stream_protocol::socket socket_;
+};
+
+}  // namespace brig::server
