@@ -5,6 +5,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "server/commands/doctor.h"
 #include "server/commands/help.h"
 #include "server/commands/serve.h"
 #include "server/process_setup.h"
@@ -31,6 +32,8 @@ int server_main(int argc, char** argv, const ToolInstaller& add_tools) {
   app.require_subcommand(1);
   ServeOptions serve;
   CLI::App* serve_cmd = add_serve_command(app, serve);
+  DoctorOptions doctor;
+  CLI::App* doctor_cmd = add_doctor_command(app, doctor);
   CLI::App* help_cmd = app.add_subcommand("help", "Show help for brig or one of its commands");
   std::string help_topic;
   help_cmd->add_option("command", help_topic, "The command to explain");
@@ -55,6 +58,9 @@ int server_main(int argc, char** argv, const ToolInstaller& add_tools) {
     std::fputs(full_help(*topic).c_str(), stdout);
     return 0;
   }
+
+  // Before any tool or thread exists: the probes fork.
+  if (doctor_cmd->parsed()) return run_doctor(doctor);
 
   Registry registry;
   if (add_tools) {

@@ -1,11 +1,21 @@
 #include "server/commands/doctor.h"
 
+#include <unistd.h>
+
+#include <cerrno>
+#include <climits>
 #include <cstdio>
+#include <cstring>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "jail/layer_report.h"
+#include "server/policy/builtin.h"
+#include "server/policy/caller.h"
+#include "server/policy/loader.h"
+#include "server/policy/to_jail_spec.h"
+#include "server/workspace.h"
 
 namespace brig::server {
 namespace {
@@ -60,7 +70,55 @@ std::string text_report(const jail::KernelFeatures& kernel,
   return out;
 }
 
+// The workspace doctor plans with: the current directory when brig would
+// accept it implicitly, else the caller's home. Planning only reads paths, so
+// a directory `serve` would refuse still shows what the policy does.
+std::string planning_workspace(const std::string& cwd, const std::string& home) {
+  if (auto ws = resolve_workspace(std::nullopt, cwd, home)) return ws->path;
+  return home.empty() ? cwd : home;
+}
+
 }  // namespace
+
+int run_doctor(const DoctorOptions& options) {
+  char cwd_buf[PATH_MAX];
+  if (::getcwd(cwd_buf, sizeof cwd_buf) == nullptr) {
+    fmt::print(stderr, "brig doctor: cannot read the current directory: {}\n",
+               std::strerror(errno));
+    return 1;
+  }
+  const std::string cwd = cwd_buf;
+  policy::EnvMap env = policy::current_environment();
+  const std::string home = policy::caller_home(env);
+  const std::string workspace = planning_workspace(cwd, home);
+
+  std::vector<PlannedPolicy> planned;
+  bool default_plans = false;
+  for (const policy::BuiltinPolicy& shipped : policy::builtin_policies()) {
+    const std::string name(shipped.name);
+    auto loaded = policy::load_policy(name, policy::Expansion{home, env});
+    if (!loaded) {
+      for (const Error& e : loaded.error())
+        fmt::print(stderr, "brig doctor: policy {}: {}\n", name, e.to_string());
+      continue;
+    }
+    const policy::Context ctx = policy::caller_context(workspace, cwd, env, home);
+    auto spec = policy::to_jail_spec(loaded->policy, ctx);
+    if (!spec) {
+      fmt::print(stderr, "brig doctor: policy {}: {}\n", name, spec.error().to_string());
+      continue;
+    }
+    if (name == "default") default_plans = true;
+    planned.emplace_back(name, std::move(*spec));
+  }
+
+  const jail::KernelFeatures kernel = jail::probe_kernel_features();
+  std::fputs(doctor_report(kernel, planned, options.json).c_str(), stdout);
+  if (!default_plans) return 1;
+  const auto& def = planned.front();
+  const jail::LayerReport report = jail::predict_layers(def.second, kernel);
+  return jail::unmet_requirements(def.second, report).empty() ? 0 : 1;
+}
 
 CLI::App* add_doctor_command(CLI::App& app, DoctorOptions& options) {
   CLI::App* cmd = app.add_subcommand(

@@ -57,7 +57,8 @@ TEST(PredictLayers, OldLandlockAbiIsEnforcedButSaysWhatItLacks) {
   k.landlock_abi = 3;
   JailSpec spec;
   spec.landlock.restrict_tcp = true;
-  const LayerStatus* ll = predict_layers(spec, k).find(Layer::landlock);
+  const LayerReport report = predict_layers(spec, k);
+  const LayerStatus* ll = report.find(Layer::landlock);
   EXPECT_EQ(ll->state, LayerState::enforced);
   EXPECT_NE(ll->detail.find("TCP rules need ABI 4"), std::string::npos);
   EXPECT_NE(ll->detail.find("scoping need ABI 6"), std::string::npos);

@@ -1,0 +1,73 @@
+// `brig doctor`: probes this kernel for real and plans every shipped policy.
+#include <sys/wait.h>
+
+#include <map>
+
+#include <gtest/gtest.h>
+
+#include "tests/server/test_support.h"
+
+namespace brig::server::testing {
+namespace {
+
+struct DoctorRun {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+
+DoctorRun doctor(std::vector<std::string> extra) {
+  std::vector<std::string> args = {sibling_binary("brig"), "doctor"};
+  args.insert(args.end(), extra.begin(), extra.end());
+  Child child(args);
+  DoctorRun r;
+  r.out = child.read_stdout();
+  r.err = child.read_stderr();
+  const auto status = child.wait();
+  if (status && WIFEXITED(*status)) r.exit_code = WEXITSTATUS(*status);
+  return r;
+}
+
+// Every layer exists on this project's machines (issue 3), so the report
+// must find them, and the default policy must run: a probe that wrongly
+// reports a layer missing fails here.
+TEST(BrigDoctor, JsonReportFindsEveryLayerAndPlansEveryShippedPolicy) {
+  const DoctorRun r = doctor({"--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  const Json doc = Json::parse(r.out);
+
+  std::map<std::string, bool> available;
+  for (const Json& f : doc.at("features")) available[f.at("name")] = f.at("available");
+  ASSERT_FALSE(available.empty());
+  for (const auto& [name, ok] : available) {
+    if (name.find("namespace") != std::string::npos || name == "seccomp") {
+      EXPECT_TRUE(ok) << name << " reported unavailable: " << r.out;
+    }
+  }
+  EXPECT_GE(doc.at("landlock_abi").get<int>(), 1);
+  EXPECT_NE(doc.at("cgroup_tier").get<std::string>(), "");
+
+  std::vector<std::string> names;
+  for (const Json& p : doc.at("policies")) {
+    names.push_back(p.at("policy"));
+    EXPECT_TRUE(p.at("runs").get<bool>()) << p.dump();
+    EXPECT_TRUE(p.at("unmet_requirements").empty()) << p.dump();
+    bool seccomp_enforced = false;
+    for (const Json& l : p.at("layers"))
+      if (l.at("layer") == "seccomp") seccomp_enforced = l.at("state") == "enforced";
+    EXPECT_TRUE(seccomp_enforced) << p.dump();
+  }
+  EXPECT_EQ(names, (std::vector<std::string>{"default", "strict", "dev"}));
+}
+
+TEST(BrigDoctor, TextReportSaysWhatRunsHere) {
+  const DoctorRun r = doctor({});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("Kernel features"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("Policy default: runs here"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("Policy strict:"), std::string::npos) << r.out;
+  EXPECT_EQ(r.err, "");
+}
+
+}  // namespace
+}  // namespace brig::server::testing
