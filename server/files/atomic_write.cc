@@ -1,0 +1,212 @@
+#include "server/files/atomic_write.h"
+
+#include <fcntl.h>
+#include <limits.h>
+#include <sys/random.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdint>
+
+#include <fmt/format.h>
+
+#include "jail/base/unique_fd.h"
+#include "server/files/path.h"
+
+namespace brig::files {
+namespace {
+
+Result<void> make_parents(const std::string& dir, std::string_view what) {
+  std::size_t pos = 1;
+  while (pos <= dir.size()) {
+    std::size_t end = dir.find('/', pos);
+    if (end == std::string::npos) end = dir.size();
+    const std::string prefix = dir.substr(0, end);
+    if (::mkdir(prefix.c_str(), 0777) != 0 && errno != EEXIST) {
+      return std::unexpected(sys_error(std::string(what), prefix, errno));
+    }
+    pos = end + 1;
+  }
+  struct stat st {};
+  if (::stat(dir.c_str(), &st) != 0)
+    return std::unexpected(sys_error(std::string(what), dir, errno));
+  if (!S_ISDIR(st.st_mode)) {
+    return std::unexpected(Error{std::string(what), dir, "exists and is not a directory", ENOTDIR});
+  }
+  return {};
+}
+
+std::string random_suffix() {
+  std::uint64_t r = 0;
+  if (::getrandom(&r, sizeof r, GRND_NONBLOCK) != sizeof r) {
+    static std::uint64_t counter = 0;
+    r = (static_cast<std::uint64_t>(::getpid()) << 32) ^ ++counter ^
+        static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(&r));
+  }
+  return fmt::format("{:016x}", r);
+}
+
+// Removes the temporary file unless released (the rename took it).
+class TempFile {
+ public:
+  TempFile(int dir_fd, std::string name) : dir_fd_(dir_fd), name_(std::move(name)) {}
+  TempFile(const TempFile&) = delete;
+  TempFile& operator=(const TempFile&) = delete;
+  ~TempFile() {
+    if (!name_.empty()) ::unlinkat(dir_fd_, name_.c_str(), 0);
+  }
+  const std::string& name() const { return name_; }
+  void release() { name_.clear(); }
+
+ private:
+  int dir_fd_;
+  std::string name_;
+};
+
+Result<void> write_all(int fd, std::string_view data, std::string_view what,
+                       const std::string& path) {
+  while (!data.empty()) {
+    const ssize_t n = ::write(fd, data.data(), data.size());
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return std::unexpected(sys_error(std::string(what), path, errno));
+    }
+    data.remove_prefix(static_cast<std::size_t>(n));
+  }
+  return {};
+}
+
+}  // namespace
+
+FileStamp FileStamp::of(const struct stat& st) {
+  return FileStamp{st.st_dev, st.st_ino, st.st_size, st.st_mtim};
+}
+
+std::string_view file_type_name(mode_t mode) {
+  switch (mode & S_IFMT) {
+    case S_IFREG:
+      return "regular file";
+    case S_IFDIR:
+      return "directory";
+    case S_IFLNK:
+      return "symlink";
+    case S_IFIFO:
+      return "fifo";
+    case S_IFSOCK:
+      return "socket";
+    case S_IFCHR:
+      return "character device";
+    case S_IFBLK:
+      return "block device";
+    default:
+      return "special file";
+  }
+}
+
+Result<WriteOutcome> atomic_write(const std::string& path, std::string_view data,
+                                  const WriteOptions& options) {
+  const std::string what(options.what);
+  const std::string dir = parent_of(path);
+  const std::string name = name_of(path);
+  if (name.empty() || name == "." || name == "..") {
+    return std::unexpected(Error{what, path, "names a directory, not a file", EISDIR});
+  }
+  if (options.create_parents) BRIG_TRY_VOID(make_parents(dir, what));
+
+  // fsync needs a real descriptor, not O_PATH.
+  UniqueFd dir_fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (!dir_fd) {
+    const int err = errno;
+    Error e = sys_error(what, path, err);
+    if (err == ENOENT) {
+      e.why = fmt::format("the directory {} does not exist; pass create_parents: true to create it",
+                          dir);
+    }
+    return std::unexpected(std::move(e));
+  }
+
+  struct stat old {};
+  bool created = false;
+  if (::fstatat(dir_fd.get(), name.c_str(), &old, AT_SYMLINK_NOFOLLOW) != 0) {
+    if (errno != ENOENT) return std::unexpected(sys_error(what, path, errno));
+    created = true;
+  } else if (S_ISLNK(old.st_mode)) {
+    char target[PATH_MAX];
+    const ssize_t n = ::readlinkat(dir_fd.get(), name.c_str(), target, sizeof target - 1);
+    const std::string shown = n > 0 ? std::string(target, static_cast<std::size_t>(n)) : "?";
+    return std::unexpected(Error{
+        what, path,
+        fmt::format("is a symlink to {}; brig does not write through symlinks (renaming over one "
+                    "replaces the link): write to the target's path instead",
+                    shown),
+        ELOOP});
+  } else if (!S_ISREG(old.st_mode)) {
+    return std::unexpected(
+        Error{what, path, fmt::format("is a {}, not a regular file", file_type_name(old.st_mode)),
+              S_ISDIR(old.st_mode) ? EISDIR : EINVAL});
+  }
+  // Renaming would replace a file its mode (or a read-only mount) protects;
+  // refuse as opening it for writing would.
+  if (!created && ::faccessat(dir_fd.get(), name.c_str(), W_OK, AT_EACCESS) != 0) {
+    return std::unexpected(sys_error(what, path, errno));
+  }
+  const auto still_expected = [&]() -> Result<void> {
+    if (!options.expect) return {};
+    struct stat now {};
+    const bool same = !created &&
+                      ::fstatat(dir_fd.get(), name.c_str(), &now, AT_SYMLINK_NOFOLLOW) == 0 &&
+                      S_ISREG(now.st_mode) && FileStamp::of(now) == *options.expect;
+    if (same) return {};
+    return std::unexpected(
+        Error{what, path, "the file changed after it was read; read it again and retry", 0});
+  };
+  BRIG_TRY_VOID(still_expected());
+
+  // ".name.brig-<random>": hidden, recognisable, and within NAME_MAX.
+  const std::string stem = "." + name.substr(0, NAME_MAX - 40) + ".brig-";
+  UniqueFd fd;
+  std::string tmp_name;
+  for (int attempt = 0; attempt < 16 && !fd; ++attempt) {
+    tmp_name = stem + random_suffix();
+    fd = UniqueFd(::openat(dir_fd.get(), tmp_name.c_str(),
+                           O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW,
+                           created ? 0666 : 0600));
+    if (!fd && errno != EEXIST) return std::unexpected(sys_error(what, path, errno));
+  }
+  if (!fd) return std::unexpected(sys_error(what, path, EEXIST));
+  TempFile temp(dir_fd.get(), tmp_name);
+
+  BRIG_TRY_VOID(write_all(fd.get(), data, what, path));
+  if (!created) {
+    struct stat mine {};
+    if (::fstat(fd.get(), &mine) != 0) return std::unexpected(sys_error(what, path, errno));
+    // Owner first: chown clears set-uid/set-gid bits, which fchmod then
+    // restores. An unprivileged caller cannot give files away; the file then
+    // keeps the writer's ids, as an editor's save would.
+    if ((mine.st_uid != old.st_uid || mine.st_gid != old.st_gid) &&
+        ::fchown(fd.get(), old.st_uid, old.st_gid) != 0 && errno != EPERM && errno != EINVAL) {
+      return std::unexpected(sys_error(what, path, errno));
+    }
+    if (::fchmod(fd.get(), old.st_mode & 07777) != 0) {
+      return std::unexpected(sys_error(what, path, errno));
+    }
+  }
+  if (::fsync(fd.get()) != 0) return std::unexpected(sys_error(what, path, errno));
+  struct stat written {};
+  if (::fstat(fd.get(), &written) != 0) return std::unexpected(sys_error(what, path, errno));
+  if (::close(fd.release()) != 0) return std::unexpected(sys_error(what, path, errno));
+
+  BRIG_TRY_VOID(still_expected());
+  if (::renameat(dir_fd.get(), tmp_name.c_str(), dir_fd.get(), name.c_str()) != 0) {
+    return std::unexpected(sys_error(what, path, errno));
+  }
+  temp.release();
+  // The rename is durable once the directory is; some filesystems refuse
+  // fsync on a directory, which leaves nothing to do.
+  if (::fsync(dir_fd.get()) != 0 && errno != EINVAL && errno != EROFS) {
+    return std::unexpected(sys_error(what, path, errno));
+  }
+  return WriteOutcome{created, written.st_mode & 07777};
+}
+
+}  // namespace brig::files

@@ -1,0 +1,56 @@
+// Replacing a file's contents so that readers see the old file or the new
+// one, never a mix: a temporary file in the same directory, fsync, rename.
+#pragma once
+
+#include <sys/stat.h>
+#include <sys/types.h>
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "jail/base/error.h"
+
+namespace brig::files {
+
+// Which file a path named when it was read: a write that expects it fails if
+// the path now names another file or the file changed (size or mtime).
+struct FileStamp {
+  dev_t dev = 0;
+  ino_t ino = 0;
+  off_t size = 0;
+  timespec mtime{};
+
+  static FileStamp of(const struct stat& st);
+  friend bool operator==(const FileStamp& a, const FileStamp& b) {
+    return a.dev == b.dev && a.ino == b.ino && a.size == b.size &&
+           a.mtime.tv_sec == b.mtime.tv_sec && a.mtime.tv_nsec == b.mtime.tv_nsec;
+  }
+};
+
+struct WriteOptions {
+  bool create_parents = false;           // create missing parent directories (mode 0777 & ~umask)
+  std::optional<FileStamp> expect;       // empty: write whatever the path names now
+  std::string_view what = "write file";  // the operation named in errors
+};
+
+struct WriteOutcome {
+  bool created = false;  // the file did not exist before
+  mode_t mode = 0;       // permission bits of the file written
+};
+
+// Writes `data` to the absolute `path` atomically. An existing file keeps its
+// mode and, when the caller may set them, its owner and group; a new file
+// gets 0666 & ~umask. Refuses when the last component is a symlink (renaming
+// over it would replace the link, not its target), a directory or anything
+// but a regular file. Directory components are followed: inside the jail the
+// kernel decides what they may reach. On any failure the temporary file is
+// removed and the old contents stay.
+Result<WriteOutcome> atomic_write(const std::string& path, std::string_view data,
+                                  const WriteOptions& options = {});
+
+// "regular file", "directory", "symlink", "fifo", "socket", "character device",
+// "block device" for st_mode.
+std::string_view file_type_name(mode_t mode);
+
+}  // namespace brig::files

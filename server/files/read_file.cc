@@ -1,0 +1,373 @@
+#include "server/files/read_file.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "server/files/base64.h"
+#include "server/files/content_type.h"
+#include "server/files/file_io.h"
+#include "server/files/path.h"
+#include "server/files/utf8.h"
+
+namespace brig::files {
+namespace {
+
+using protocol::Json;
+constexpr std::string_view kWhat = "read file";
+constexpr std::string_view kBom = "\xef\xbb\xbf";
+
+// Raw bytes whose base64 form fits in max_bytes.
+std::size_t base64_capacity(std::size_t max_bytes) {
+  return max_bytes / 4 * 3;
+}
+
+// The state of one pass over a text file: which lines are kept, and how many
+// there are in all.
+class LineCollector {
+ public:
+  LineCollector(std::int64_t first, std::int64_t limit, std::size_t max_bytes)
+      : first_(first), last_(first + limit - 1), max_bytes_(max_bytes) {}
+
+  // Feeds the next bytes of the file.
+  void feed(std::string_view chunk) {
+    if (done() && !chunk.empty()) {
+      // Past the kept lines only the count matters.
+      const auto newlines = std::count(chunk.begin(), chunk.end(), '\n');
+      lines_ += newlines;
+      line_ += newlines;
+      line_open_ = chunk.back() != '\n';
+      return;
+    }
+    while (!chunk.empty()) {
+      const std::size_t nl = chunk.find('\n');
+      const std::size_t len = nl == std::string_view::npos ? chunk.size() : nl + 1;
+      take(chunk.substr(0, len), nl != std::string_view::npos);
+      chunk.remove_prefix(len);
+    }
+  }
+
+  // Call at end of file.
+  void finish() {
+    if (line_open_) {
+      ++lines_;  // a last line without '\n'
+      if (keeping() && !full_) end_line_ = line_;
+    }
+  }
+
+  std::string& text() { return text_; }
+  std::int64_t total_lines() const { return lines_; }
+  std::int64_t end_line() const { return end_line_; }
+  bool line_cut() const { return line_cut_; }
+  // No later byte can be kept: past the range, or the byte cap reached.
+  bool done() const { return full_ || line_ > last_; }
+
+ private:
+  bool keeping() const { return line_ >= first_ && line_ <= last_; }
+
+  void take(std::string_view part, bool ends_line) {
+    if (!line_open_) {
+      line_open_ = true;
+      line_start_ = text_.size();
+    }
+    if (keeping() && !full_) {
+      if (text_.size() + part.size() <= max_bytes_) {
+        text_ += part;
+      } else if (end_line_ == 0) {
+        // Not even the first line fits: keep what fits of it, cut between
+        // UTF-8 sequences, and say so.
+        const std::size_t room = max_bytes_ - text_.size();
+        text_ += part.substr(0, utf8_prefix_length(part, room));
+        line_cut_ = true;
+        full_ = true;
+        end_line_ = line_;
+      } else {
+        text_.resize(line_start_);  // whole lines only
+        full_ = true;
+      }
+    }
+    if (ends_line) {
+      if (keeping() && !full_) end_line_ = line_;
+      ++lines_;
+      ++line_;
+      line_open_ = false;
+    }
+  }
+
+  std::int64_t first_, last_;
+  std::size_t max_bytes_;
+  std::string text_;
+  std::int64_t line_ = 1;      // the line the next byte belongs to
+  std::int64_t lines_ = 0;     // complete lines seen
+  std::int64_t end_line_ = 0;  // last line kept; 0 = none
+  std::size_t line_start_ = 0;
+  bool line_open_ = false;
+  bool line_cut_ = false;
+  bool full_ = false;
+};
+
+Result<worker::OpReply> read_bytes(OpenFile& f, const std::string& path, const ContentType& type,
+                                   bool image, const worker::OpContext& ctx) {
+  const std::size_t cap = base64_capacity(ctx.max_bytes);
+  const auto size = static_cast<std::size_t>(f.st.st_size);
+  if (size > cap) {
+    return std::unexpected(Error{
+        std::string(kWhat), path,
+        fmt::format("{} of {} bytes is over the {}-byte limit for base64 content; use exec with "
+                    "tools such as head -c, dd or file to inspect it",
+                    image ? type.description : "the file", size, cap),
+        EFBIG});
+  }
+  std::string bytes = BRIG_TRY(read_up_to(f.fd.get(), cap + 1, kWhat, path));
+  if (bytes.size() > cap) {
+    return std::unexpected(Error{std::string(kWhat), path,
+                                 fmt::format("the file grew past the {}-byte limit while it was "
+                                             "read",
+                                             cap),
+                                 EFBIG});
+  }
+  Json header = {{"kind", image ? "image" : "base64"},
+                 {"path", path},
+                 {"size", bytes.size()},
+                 {"mime_type", type.mime_type}};
+  return worker::OpReply{std::move(header), std::move(bytes)};
+}
+
+Result<worker::OpReply> read_text(OpenFile& f, const std::string& path, std::string head,
+                                  std::int64_t offset, std::int64_t limit,
+                                  const worker::OpContext& ctx) {
+  LineCollector lines(offset, limit, ctx.max_bytes);
+  const bool bom = std::string_view(head).starts_with(kBom);
+  lines.feed(std::string_view(head).substr(bom ? kBom.size() : 0));
+  head.clear();
+  bool counted_all = true;
+  std::string chunk(1 << 16, '\0');
+  while (true) {
+    const ssize_t n = ::read(f.fd.get(), chunk.data(), chunk.size());
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return std::unexpected(sys_error(std::string(kWhat), path, errno));
+    }
+    if (n == 0) break;
+    lines.feed(std::string_view(chunk.data(), static_cast<std::size_t>(n)));
+    // The kept lines are done; counting the rest of a huge file must not
+    // outlive the call.
+    if (lines.done() && std::chrono::steady_clock::now() > ctx.deadline) {
+      counted_all = false;
+      break;
+    }
+  }
+  lines.finish();
+  const std::int64_t total = lines.total_lines();
+  if (offset > 1 && offset > total && counted_all) {
+    return std::unexpected(Error{std::string(kWhat), path,
+                                 fmt::format("offset {} is past the end: the file has {} line{}",
+                                             offset, total, total == 1 ? "" : "s"),
+                                 0});
+  }
+  const std::int64_t start = lines.end_line() == 0 ? 0 : offset;
+  const std::int64_t wanted_end = std::min(offset + limit - 1, total);
+  const bool truncated = lines.line_cut() || lines.end_line() < wanted_end;
+  std::string& text = lines.text();
+  Json header = {{"kind", "text"},
+                 {"path", path},
+                 {"size", f.st.st_size},
+                 {"mime_type", "text/plain"},
+                 {"start_line", start},
+                 {"end_line", lines.end_line()},
+                 {"total_lines", total},
+                 {"total_lines_exact", counted_all},
+                 {"truncated", truncated},
+                 {"line_cut", lines.line_cut()},
+                 {"bom", bom},
+                 {"invalid_utf8", count_invalid_utf8(text)}};
+  return worker::OpReply{std::move(header), std::move(text)};
+}
+
+}  // namespace
+
+Result<worker::OpReply> read_file_op(const Json& args, const worker::OpContext& ctx) {
+  const std::string path =
+      BRIG_TRY(resolve_path(ctx.workspace, args.value("path", std::string()), kWhat));
+  // Bounded so that offset + limit cannot overflow.
+  constexpr std::int64_t kMaxLine = std::int64_t{1} << 48;
+  const std::int64_t offset =
+      std::clamp(args.value("offset", std::int64_t{1}), std::int64_t{1}, kMaxLine);
+  const std::int64_t limit =
+      std::clamp(args.value("limit", kDefaultReadLines), std::int64_t{1}, kMaxLine);
+  const bool base64 = args.value("encoding", std::string("text")) == "base64";
+
+  OpenFile f = BRIG_TRY(open_regular(path, kWhat));
+  std::string head = BRIG_TRY(read_up_to(f.fd.get(), kSniffBytes, kWhat, path));
+  const ContentType type = sniff_content(head);
+  if (base64 || type.kind == ContentType::Kind::image) {
+    if (::lseek(f.fd.get(), 0, SEEK_SET) != 0) {
+      return std::unexpected(sys_error(std::string(kWhat), path, errno));
+    }
+    return read_bytes(f, path, type, /*image=*/!base64, ctx);
+  }
+  if (type.kind == ContentType::Kind::binary) {
+    return std::unexpected(Error{
+        std::string(kWhat), path,
+        fmt::format("binary file ({}, {} bytes), not shown as text; pass encoding: \"base64\" "
+                    "to get its bytes (up to {} bytes)",
+                    type.description, f.st.st_size, base64_capacity(ctx.max_bytes)),
+        0});
+  }
+  return read_text(f, path, std::move(head), offset, limit, ctx);
+}
+
+}  // namespace brig::files
+
+namespace brig::files {
+namespace {
+
+std::string plural(std::int64_t n, std::string_view word) {
+  return fmt::format("{} {}{}", n, word, n == 1 ? "" : "s");
+}
+
+}  // namespace
+
+protocol::ToolDescriptor read_file_descriptor() {
+  Json input = {
+      {"type", "object"},
+      {"properties",
+       {{"path",
+         {{"type", "string"},
+          {"description", "File to read: absolute, or relative to the workspace."}}},
+        {"offset",
+         {{"type", "integer"},
+          {"minimum", 1},
+          {"description", "First line to return (1-based). Default 1."}}},
+        {"limit",
+         {{"type", "integer"},
+          {"minimum", 1},
+          {"description",
+           fmt::format("How many lines to return. Default {}.", kDefaultReadLines)}}},
+        {"encoding",
+         {{"type", "string"},
+          {"enum", {"text", "base64"}},
+          {"description",
+           "\"text\" (default): lines of a text file; images come back as images. \"base64\": "
+           "the whole file's bytes, for binary files."}}}}},
+      {"required", {"path"}},
+      {"additionalProperties", false}};
+  Json output = {
+      {"type", "object"},
+      {"properties",
+       {{"path", {{"type", "string"}}},
+        {"kind", {{"type", "string"}, {"enum", {"text", "image", "base64"}}}},
+        {"mime_type", {{"type", "string"}}},
+        {"size", {{"type", "integer"}, {"description", "File size in bytes."}}},
+        {"content",
+         {{"type", "string"},
+          {"description",
+           "The lines (text) or the bytes in base64; absent for images, which "
+           "are sent as image content."}}},
+        {"start_line", {{"type", "integer"}, {"description", "First line returned; 0 if none."}}},
+        {"end_line", {{"type", "integer"}, {"description", "Last line returned; 0 if none."}}},
+        {"total_lines", {{"type", "integer"}}},
+        {"total_lines_exact",
+         {{"type", "boolean"},
+          {"description", "false: counting stopped at the time limit; total_lines is a minimum."}}},
+        {"truncated",
+         {{"type", "boolean"},
+          {"description", "Fewer lines than asked for were returned because of the size limit."}}},
+        {"line_cut",
+         {{"type", "boolean"},
+          {"description", "The only line returned is longer than the size limit and was cut."}}},
+        {"bom", {{"type", "boolean"}, {"description", "A UTF-8 byte order mark was removed."}}},
+        {"invalid_utf8",
+         {{"type", "integer"},
+          {"description", "Invalid UTF-8 sequences in content, each shown as U+FFFD."}}}}},
+      {"required", {"path", "kind", "mime_type", "size"}}};
+  return protocol::ToolDescriptor{
+      .name = "read_file",
+      .title = "Read file",
+      .description =
+          "Read a file from the sandbox. Text comes back by line range (offset/limit, "
+          "1-based; default the first 2000 lines) with the total line count; a result cut by the "
+          "size limit says where to continue. PNG, JPEG, GIF and WebP files come back as "
+          "images. Other binary files are refused with their type and size unless encoding is "
+          "\"base64\". Invalid UTF-8 is shown as U+FFFD. Use list_directory or find_files to find "
+          "paths; paths the sandbox policy hides do not exist here.",
+      .input_schema = std::move(input),
+      .output_schema = std::move(output),
+      .annotations = {{"readOnlyHint", true},
+                      {"destructiveHint", false},
+                      {"idempotentHint", true},
+                      {"openWorldHint", false}},
+  };
+}
+
+protocol::ToolResult format_read_file(const Json& /*args*/, worker::OpReply reply) {
+  Json& h = reply.header;
+  const std::string kind = h.value("kind", std::string("text"));
+  const std::string path = h.value("path", std::string());
+  const std::int64_t size = h.value("size", std::int64_t{0});
+  protocol::ToolResult r;
+  Json structured = h;
+  if (kind == "image") {
+    const std::string mime = h.value("mime_type", std::string());
+    r.content.push_back(
+        {{"type", "image"}, {"data", base64_encode(reply.bytes)}, {"mimeType", mime}});
+    r.content.push_back(
+        {{"type", "text"},
+         {"text", fmt::format("{}: {} image, {}", path, mime, plural(size, "byte"))}});
+    r.structured = std::move(structured);
+    return r;
+  }
+  if (kind == "base64") {
+    std::string encoded = base64_encode(reply.bytes);
+    structured["content"] = encoded;
+    r.content.push_back({{"type", "text"}, {"text", std::move(encoded)}});
+    r.content.push_back(
+        {{"type", "text"},
+         {"text", fmt::format("{}: {}, {}, base64 above", path, h.value("mime_type", std::string()),
+                              plural(size, "byte"))}});
+    r.structured = std::move(structured);
+    return r;
+  }
+
+  const std::int64_t start = h.value("start_line", std::int64_t{0});
+  const std::int64_t end = h.value("end_line", std::int64_t{0});
+  const std::int64_t total = h.value("total_lines", std::int64_t{0});
+  const bool exact = h.value("total_lines_exact", true);
+  const std::string total_text = exact ? std::to_string(total) : fmt::format("at least {}", total);
+  std::vector<std::string> notes;
+  if (total == 0) {
+    notes.push_back(fmt::format("{} is empty.", path));
+  } else if (h.value("line_cut", false)) {
+    notes.push_back(fmt::format(
+        "Line {} of {} is longer than the size limit; only its first {} are shown. Use exec "
+        "(cut -c, fold, head -c) to see the rest.",
+        start, total_text, plural(static_cast<std::int64_t>(reply.bytes.size()), "byte")));
+  } else if (start != 1 || end != total || !exact) {
+    notes.push_back(fmt::format("Lines {}-{} of {} in {}.", start, end, total_text, path));
+  }
+  if (h.value("truncated", false) && !h.value("line_cut", false)) {
+    notes.push_back(
+        fmt::format("The size limit stopped the result; continue with offset={}.", end + 1));
+  }
+  if (const auto invalid = h.value("invalid_utf8", std::int64_t{0}); invalid > 0) {
+    notes.push_back(fmt::format(
+        "{} shown as U+FFFD (the file is not valid UTF-8 there); pass encoding: \"base64\" for "
+        "the exact bytes.",
+        plural(invalid, "invalid UTF-8 sequence")));
+  }
+  structured["content"] = reply.bytes;
+  r.content.push_back({{"type", "text"}, {"text", std::move(reply.bytes)}});
+  if (!notes.empty()) {
+    std::string note;
+    for (const std::string& n : notes) note += (note.empty() ? "" : " ") + n;
+    r.content.push_back({{"type", "text"}, {"text", std::move(note)}});
+  }
+  r.structured = std::move(structured);
+  return r;
+}
+
+}  // namespace brig::files

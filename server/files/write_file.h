@@ -1,0 +1,23 @@
+// write_file: create or replace a file atomically.
+#pragma once
+
+#include "jail/base/error.h"
+#include "protocol/mcp_types.h"
+#include "server/worker/op.h"
+
+namespace brig::files {
+
+// Runs in the worker. args: path, content (the whole new text), create_parents
+// (default false). Writes through atomic_write (server/files/atomic_write.h):
+// the file is replaced whole or not at all, keeps its mode, and a symlink as
+// the last component is refused. The reply's header says path, bytes,
+// created and mode; its bytes are empty.
+Result<worker::OpReply> write_file_op(const protocol::Json& args, const worker::OpContext& ctx);
+
+// The tool's name, description, schemas and annotations.
+protocol::ToolDescriptor write_file_descriptor();
+
+// The tool result for a reply of write_file_op (server side).
+protocol::ToolResult format_write_file(const protocol::Json& args, worker::OpReply reply);
+
+}  // namespace brig::files

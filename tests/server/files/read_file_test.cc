@@ -1,0 +1,249 @@
+#include "server/files/read_file.h"
+
+#include <sys/stat.h>
+
+#include <limits>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "tests/server/files/temp_dir.h"
+
+namespace brig::files {
+namespace {
+
+using protocol::Json;
+using testing::context_for;
+using testing::TempDir;
+
+std::string numbered_lines(int n) {
+  std::string s;
+  for (int i = 1; i <= n; ++i) s += "line " + std::to_string(i) + "\n";
+  return s;
+}
+
+TEST(ReadFile, WholeSmallFileWithLineCount) {
+  TempDir dir;
+  dir.write("a.txt", "one\ntwo\nthree\n");
+  auto r = read_file_op(Json{{"path", "a.txt"}}, context_for(dir));
+  ASSERT_TRUE(r) << r.error().to_string();
+  EXPECT_EQ(r->bytes, "one\ntwo\nthree\n");
+  EXPECT_EQ(r->header["kind"], "text");
+  EXPECT_EQ(r->header["path"], dir.at("a.txt"));
+  EXPECT_EQ(r->header["start_line"], 1);
+  EXPECT_EQ(r->header["end_line"], 3);
+  EXPECT_EQ(r->header["total_lines"], 3);
+  EXPECT_EQ(r->header["truncated"], false);
+}
+
+TEST(ReadFile, LastLineWithoutNewlineCounts) {
+  TempDir dir;
+  dir.write("a.txt", "one\ntwo");
+  auto r = read_file_op(Json{{"path", dir.at("a.txt")}}, context_for(dir));
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->bytes, "one\ntwo");
+  EXPECT_EQ(r->header["total_lines"], 2);
+  EXPECT_EQ(r->header["end_line"], 2);
+}
+
+TEST(ReadFile, LineRangeByOffsetAndLimit) {
+  TempDir dir;
+  dir.write("a.txt", numbered_lines(100));
+  auto r = read_file_op(Json{{"path", "a.txt"}, {"offset", 10}, {"limit", 3}}, context_for(dir));
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->bytes, "line 10\nline 11\nline 12\n");
+  EXPECT_EQ(r->header["start_line"], 10);
+  EXPECT_EQ(r->header["end_line"], 12);
+  EXPECT_EQ(r->header["total_lines"], 100);
+  EXPECT_EQ(r->header["truncated"], false);
+
+  auto tail =
+      read_file_op(Json{{"path", "a.txt"}, {"offset", 99}, {"limit", 10}}, context_for(dir));
+  ASSERT_TRUE(tail);
+  EXPECT_EQ(tail->bytes, "line 99\nline 100\n");
+  EXPECT_EQ(tail->header["end_line"], 100);
+
+  auto huge = read_file_op(
+      Json{{"path", "a.txt"}, {"offset", 100}, {"limit", std::numeric_limits<std::int64_t>::max()}},
+      context_for(dir));
+  ASSERT_TRUE(huge);
+  EXPECT_EQ(huge->bytes, "line 100\n");
+}
+
+TEST(ReadFile, CountsEveryLineOfALargeFile) {
+  TempDir dir;
+  dir.write("big.txt", numbered_lines(100000) + "no newline at the end");
+  auto r = read_file_op(Json{{"path", "big.txt"}, {"limit", 2}}, context_for(dir));
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->bytes, "line 1\nline 2\n");
+  EXPECT_EQ(r->header["total_lines"], 100001);
+  EXPECT_EQ(r->header["total_lines_exact"], true);
+  EXPECT_EQ(r->header["truncated"], false);
+  auto last = read_file_op(Json{{"path", "big.txt"}, {"offset", 100001}}, context_for(dir));
+  ASSERT_TRUE(last);
+  EXPECT_EQ(last->bytes, "no newline at the end");
+}
+
+TEST(ReadFile, OffsetPastTheEndIsAnError) {
+  TempDir dir;
+  dir.write("a.txt", numbered_lines(5));
+  auto r = read_file_op(Json{{"path", "a.txt"}, {"offset", 6}}, context_for(dir));
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().why.find("offset 6 is past the end: the file has 5 lines"), std::string::npos)
+      << r.error().why;
+}
+
+TEST(ReadFile, ByteCapKeepsWholeLinesAndSaysWhereToContinue) {
+  TempDir dir;
+  dir.write("a.txt", numbered_lines(1000));
+  auto r = read_file_op(Json{{"path", "a.txt"}}, context_for(dir, /*max_bytes=*/100));
+  ASSERT_TRUE(r);
+  EXPECT_LE(r->bytes.size(), 100u);
+  ASSERT_FALSE(r->bytes.empty());
+  EXPECT_EQ(r->bytes.back(), '\n');
+  const std::int64_t end = r->header["end_line"];
+  EXPECT_EQ(r->bytes, numbered_lines(static_cast<int>(end)));
+  EXPECT_EQ(r->header["truncated"], true);
+  EXPECT_EQ(r->header["total_lines"], 1000);
+
+  const auto result = format_read_file(Json::object(), std::move(*r));
+  ASSERT_EQ(result.content.size(), 2u);
+  const std::string note = result.content[1]["text"];
+  EXPECT_NE(note.find("continue with offset=" + std::to_string(end + 1)), std::string::npos)
+      << note;
+}
+
+TEST(ReadFile, ALineLongerThanTheCapIsCutAtACharacterBoundary) {
+  TempDir dir;
+  std::string line;
+  for (int i = 0; i < 100; ++i) line += "\xc3\xa9";  // é, two bytes each
+  dir.write("a.txt", line + "\nnext\n");
+  auto r = read_file_op(Json{{"path", "a.txt"}}, context_for(dir, /*max_bytes=*/51));
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->bytes.size(), 50u);
+  EXPECT_EQ(r->header["line_cut"], true);
+  EXPECT_EQ(r->header["truncated"], true);
+  EXPECT_EQ(r->header["end_line"], 1);
+  EXPECT_EQ(r->header["invalid_utf8"], 0);
+}
+
+TEST(ReadFile, InvalidUtf8IsCountedAndReplacedWhenEncoded) {
+  TempDir dir;
+  dir.write("latin1.txt", "caf\xe9 ok\n");
+  auto r = read_file_op(Json{{"path", "latin1.txt"}}, context_for(dir));
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->header["invalid_utf8"], 1);
+  const auto result = format_read_file(Json::object(), std::move(*r));
+  const std::string wire = result.to_json().dump(-1, ' ', false, Json::error_handler_t::replace);
+  EXPECT_NE(wire.find("caf\xef\xbf\xbd ok"), std::string::npos) << wire;
+  EXPECT_NE(wire.find("U+FFFD"), std::string::npos);
+}
+
+TEST(ReadFile, ByteOrderMarkIsRemovedAndReported) {
+  TempDir dir;
+  dir.write("bom.txt", "\xef\xbb\xbfhello\n");
+  auto r = read_file_op(Json{{"path", "bom.txt"}}, context_for(dir));
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->bytes, "hello\n");
+  EXPECT_EQ(r->header["bom"], true);
+}
+
+TEST(ReadFile, EmptyFile) {
+  TempDir dir;
+  dir.write("empty", "");
+  auto r = read_file_op(Json{{"path", "empty"}}, context_for(dir));
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->bytes, "");
+  EXPECT_EQ(r->header["total_lines"], 0);
+  EXPECT_EQ(r->header["start_line"], 0);
+}
+
+TEST(ReadFile, PngComesBackAsImage) {
+  TempDir dir;
+  const std::string png = std::string("\x89PNG\r\n\x1a\n", 8) + std::string("\0\0\0\rIHDR", 8);
+  dir.write("pic.png", png);
+  auto r = read_file_op(Json{{"path", "pic.png"}}, context_for(dir));
+  ASSERT_TRUE(r) << r.error().to_string();
+  EXPECT_EQ(r->header["kind"], "image");
+  EXPECT_EQ(r->header["mime_type"], "image/png");
+  EXPECT_EQ(r->bytes, png);
+  const auto result = format_read_file(Json::object(), std::move(*r));
+  ASSERT_FALSE(result.content.empty());
+  EXPECT_EQ(result.content[0]["type"], "image");
+  EXPECT_EQ(result.content[0]["mimeType"], "image/png");
+  EXPECT_EQ(result.content[0]["data"], "iVBORw0KGgoAAAANSUhEUg==");
+}
+
+TEST(ReadFile, ImagesByMagicBytesNotByName) {
+  TempDir dir;
+  dir.write("photo", "\xff\xd8\xff\xe0rest");
+  dir.write("anim.bin", "GIF89a....");
+  dir.write("w", std::string("RIFF\x10\0\0\0WEBPVP8 ", 16));
+  dir.write("fake.png", "not a png\n");
+  const auto mime = [&](const char* name) {
+    auto r = read_file_op(Json{{"path", name}}, context_for(dir));
+    EXPECT_TRUE(r) << name;
+    return r ? r->header.value("mime_type", std::string()) : std::string();
+  };
+  EXPECT_EQ(mime("photo"), "image/jpeg");
+  EXPECT_EQ(mime("anim.bin"), "image/gif");
+  EXPECT_EQ(mime("w"), "image/webp");
+  EXPECT_EQ(mime("fake.png"), "text/plain");
+}
+
+TEST(ReadFile, BinaryIsRefusedWithTypeAndSize) {
+  TempDir dir;
+  dir.write("prog", std::string("\x7f"
+                                "ELF\x02\x01\x01\0\0\0",
+                                10));
+  auto r = read_file_op(Json{{"path", "prog"}}, context_for(dir));
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().why.find("ELF executable"), std::string::npos) << r.error().why;
+  EXPECT_NE(r.error().why.find("10 bytes"), std::string::npos) << r.error().why;
+  EXPECT_NE(r.error().why.find("base64"), std::string::npos);
+
+  dir.write("blob", std::string("abc\0def", 7));
+  auto nul = read_file_op(Json{{"path", "blob"}}, context_for(dir));
+  ASSERT_FALSE(nul);
+  EXPECT_NE(nul.error().why.find("NUL"), std::string::npos) << nul.error().why;
+}
+
+TEST(ReadFile, Base64OnRequest) {
+  TempDir dir;
+  dir.write("blob", std::string("abc\0def", 7));
+  auto r = read_file_op(Json{{"path", "blob"}, {"encoding", "base64"}}, context_for(dir));
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->header["kind"], "base64");
+  EXPECT_EQ(r->bytes, std::string("abc\0def", 7));
+  const auto result = format_read_file(Json::object(), std::move(*r));
+  ASSERT_TRUE(result.structured);
+  EXPECT_EQ((*result.structured)["content"], "YWJjAGRlZg==");
+}
+
+TEST(ReadFile, Base64OverTheCapIsRefused) {
+  TempDir dir;
+  dir.write("big", std::string(1000, 'x'));
+  auto r = read_file_op(Json{{"path", "big"}, {"encoding", "base64"}}, context_for(dir, 400));
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().why.find("1000 bytes"), std::string::npos) << r.error().why;
+}
+
+TEST(ReadFile, MissingFileDirectoryAndFifoAreErrors) {
+  TempDir dir;
+  auto missing = read_file_op(Json{{"path", "nope"}}, context_for(dir));
+  ASSERT_FALSE(missing);
+  EXPECT_EQ(missing.error().sys_errno, ENOENT);
+  EXPECT_EQ(missing.error().where, dir.at("nope"));
+
+  auto directory = read_file_op(Json{{"path", "."}}, context_for(dir));
+  ASSERT_FALSE(directory);
+  EXPECT_NE(directory.error().why.find("list_directory"), std::string::npos);
+
+  ASSERT_EQ(::mkfifo(dir.at("fifo").c_str(), 0600), 0);
+  auto fifo = read_file_op(Json{{"path", "fifo"}}, context_for(dir));
+  ASSERT_FALSE(fifo);
+  EXPECT_NE(fifo.error().why.find("fifo"), std::string::npos) << fifo.error().why;
+}
+
+}  // namespace
+}  // namespace brig::files

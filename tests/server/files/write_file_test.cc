@@ -1,0 +1,158 @@
+#include "server/files/write_file.h"
+
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include "server/files/atomic_write.h"
+#include "tests/server/files/temp_dir.h"
+
+namespace brig::files {
+namespace {
+
+using protocol::Json;
+using testing::context_for;
+using testing::TempDir;
+
+mode_t mode_of(const std::string& path) {
+  struct stat st {};
+  EXPECT_EQ(::lstat(path.c_str(), &st), 0) << path;
+  return st.st_mode & 07777;
+}
+
+TEST(WriteFile, CreatesANewFile) {
+  TempDir dir;
+  auto r = write_file_op(Json{{"path", "new.txt"}, {"content", "hello\n"}}, context_for(dir));
+  ASSERT_TRUE(r) << r.error().to_string();
+  EXPECT_EQ(dir.read("new.txt"), "hello\n");
+  EXPECT_EQ(r->header["created"], true);
+  EXPECT_EQ(r->header["bytes"], 6);
+  EXPECT_EQ(dir.names(), std::vector<std::string>{"new.txt"});
+}
+
+TEST(WriteFile, ReplacesAndKeepsTheMode) {
+  TempDir dir;
+  dir.write("run.sh", "old\n", 0751);
+  auto r = write_file_op(Json{{"path", "run.sh"}, {"content", "#!/bin/sh\n"}}, context_for(dir));
+  ASSERT_TRUE(r) << r.error().to_string();
+  EXPECT_EQ(dir.read("run.sh"), "#!/bin/sh\n");
+  EXPECT_EQ(mode_of(dir.at("run.sh")), 0751u);
+  EXPECT_EQ(r->header["created"], false);
+  EXPECT_EQ(r->header["mode"], "0751");
+  EXPECT_EQ(dir.names(), std::vector<std::string>{"run.sh"});
+}
+
+TEST(WriteFile, MissingParentNeedsCreateParents) {
+  TempDir dir;
+  auto r = write_file_op(Json{{"path", "a/b/c.txt"}, {"content", "x"}}, context_for(dir));
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().sys_errno, ENOENT);
+  EXPECT_NE(r.error().why.find("create_parents"), std::string::npos) << r.error().why;
+
+  auto made = write_file_op(Json{{"path", "a/b/c.txt"}, {"content", "x"}, {"create_parents", true}},
+                            context_for(dir));
+  ASSERT_TRUE(made) << made.error().to_string();
+  EXPECT_EQ(dir.read("a/b/c.txt"), "x");
+}
+
+TEST(WriteFile, RefusesASymlinkAsTheLastComponent) {
+  TempDir dir;
+  dir.write("target.txt", "keep\n");
+  ASSERT_EQ(::symlink("target.txt", dir.at("link").c_str()), 0);
+  auto r = write_file_op(Json{{"path", "link"}, {"content", "new\n"}}, context_for(dir));
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().why.find("symlink to target.txt"), std::string::npos) << r.error().why;
+  EXPECT_EQ(dir.read("target.txt"), "keep\n");
+  struct stat st {};
+  ASSERT_EQ(::lstat(dir.at("link").c_str(), &st), 0);
+  EXPECT_TRUE(S_ISLNK(st.st_mode));
+  EXPECT_EQ(dir.names(), (std::vector<std::string>{"link", "target.txt"}));
+}
+
+TEST(WriteFile, RefusesADirectory) {
+  TempDir dir;
+  ASSERT_EQ(::mkdir(dir.at("d").c_str(), 0755), 0);
+  auto r = write_file_op(Json{{"path", "d"}, {"content", "x"}}, context_for(dir));
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().sys_errno, EISDIR);
+}
+
+// A write that fails half-way (here: RLIMIT_FSIZE, which binds root too)
+// leaves the old contents and no temporary file.
+TEST(WriteFile, FailedWriteLeavesOldFileAndNoTemporary) {
+  TempDir dir;
+  dir.write("f.txt", "old\n");
+  struct rlimit saved {};
+  ASSERT_EQ(::getrlimit(RLIMIT_FSIZE, &saved), 0);
+  const auto old_handler = ::signal(SIGXFSZ, SIG_IGN);
+  struct rlimit small = saved;
+  small.rlim_cur = 16;
+  ASSERT_EQ(::setrlimit(RLIMIT_FSIZE, &small), 0);
+  auto r =
+      write_file_op(Json{{"path", "f.txt"}, {"content", std::string(100, 'x')}}, context_for(dir));
+  ::setrlimit(RLIMIT_FSIZE, &saved);
+  ::signal(SIGXFSZ, old_handler);
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().sys_errno, EFBIG);
+  EXPECT_EQ(dir.read("f.txt"), "old\n");
+  EXPECT_EQ(dir.names(), std::vector<std::string>{"f.txt"});
+}
+
+TEST(WriteFile, ReadOnlyDirectoryLeavesNothingBehind) {
+  if (testing::running_as_root()) GTEST_SKIP() << "root ignores directory permissions";
+  TempDir dir;
+  ASSERT_EQ(::mkdir(dir.at("ro").c_str(), 0755), 0);
+  dir.write("ro/f.txt", "old\n");
+  ASSERT_EQ(::chmod(dir.at("ro").c_str(), 0555), 0);
+  auto r = write_file_op(Json{{"path", "ro/f.txt"}, {"content", "new\n"}}, context_for(dir));
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().sys_errno, EACCES);
+  EXPECT_EQ(dir.read("ro/f.txt"), "old\n");
+  EXPECT_EQ(dir.names("ro"), std::vector<std::string>{"f.txt"});
+}
+
+TEST(WriteFile, RespectsAReadOnlyFileMode) {
+  if (testing::running_as_root()) GTEST_SKIP() << "root may write any file";
+  TempDir dir;
+  dir.write("ro.txt", "keep\n", 0444);
+  auto r = write_file_op(Json{{"path", "ro.txt"}, {"content", "new\n"}}, context_for(dir));
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().sys_errno, EACCES);
+  EXPECT_EQ(dir.read("ro.txt"), "keep\n");
+  EXPECT_EQ(dir.names(), std::vector<std::string>{"ro.txt"});
+}
+
+TEST(AtomicWrite, ExpectedStampMismatchFailsBeforeRename) {
+  TempDir dir;
+  dir.write("f.txt", "one\n");
+  struct stat st {};
+  ASSERT_EQ(::stat(dir.at("f.txt").c_str(), &st), 0);
+  const FileStamp stamp = FileStamp::of(st);
+  dir.write("f.txt", "changed by someone else\n");
+  WriteOptions options;
+  options.expect = stamp;
+  auto r = atomic_write(dir.at("f.txt"), "mine\n", options);
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().why.find("changed after it was read"), std::string::npos);
+  EXPECT_EQ(dir.read("f.txt"), "changed by someone else\n");
+  EXPECT_EQ(dir.names(), std::vector<std::string>{"f.txt"});
+}
+
+TEST(AtomicWrite, KeepsTheOwnerWhenAllowed) {
+  if (!testing::running_as_root()) GTEST_SKIP() << "only root can give a file to another user";
+  TempDir dir;
+  dir.write("f.txt", "x", 0640);
+  ASSERT_EQ(::chown(dir.at("f.txt").c_str(), 65534, 65534), 0);
+  ASSERT_TRUE(atomic_write(dir.at("f.txt"), "y"));
+  struct stat st {};
+  ASSERT_EQ(::stat(dir.at("f.txt").c_str(), &st), 0);
+  EXPECT_EQ(st.st_uid, 65534u);
+  EXPECT_EQ(st.st_gid, 65534u);
+  EXPECT_EQ(st.st_mode & 07777, 0640u);
+}
+
+}  // namespace
+}  // namespace brig::files
