@@ -1,0 +1,24 @@
+#include "server/worker/ops.h"
+
+#include <utility>
+
+#include "server/files/edit_file.h"
+#include "server/files/list_directory.h"
+#include "server/files/read_file.h"
+#include "server/files/write_file.h"
+
+namespace brig::worker {
+
+OpFunction find_op(std::string_view op) {
+  static constexpr std::pair<std::string_view, OpFunction> kOps[] = {
+      {"read_file", files::read_file_op},
+      {"write_file", files::write_file_op},
+      {"edit_file", files::edit_file_op},
+      {"list_directory", files::list_directory_op},
+  };
+  for (const auto& [name, fn] : kOps)
+    if (name == op) return fn;
+  return nullptr;
+}
+
+}  // namespace brig::worker

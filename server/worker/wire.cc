@@ -1,0 +1,95 @@
+#include "server/worker/wire.h"
+
+#include <utility>
+
+namespace brig::worker {
+namespace {
+
+using protocol::Json;
+
+Error malformed(std::string why) {
+  return Error{"read worker message", "", std::move(why)};
+}
+
+}  // namespace
+
+std::string encode_request(const Request& request) {
+  Json j = {{"id", request.id},
+            {"op", request.op},
+            {"args", request.args},
+            {"timeout_ms", request.timeout.count()},
+            {"max_bytes", request.max_bytes}};
+  return j.dump() + '\n';
+}
+
+Result<Request> decode_request(std::string_view line) {
+  const Json j = Json::parse(line, nullptr, /*allow_exceptions=*/false);
+  if (!j.is_object()) return std::unexpected(malformed("a request is one JSON object per line"));
+  const auto id = j.find("id");
+  const auto op = j.find("op");
+  const auto args = j.find("args");
+  const auto timeout = j.find("timeout_ms");
+  const auto max_bytes = j.find("max_bytes");
+  if (id == j.end() || !id->is_number_unsigned() || op == j.end() || !op->is_string() ||
+      args == j.end() || !args->is_object() || timeout == j.end() ||
+      !timeout->is_number_unsigned() || max_bytes == j.end() || !max_bytes->is_number_unsigned()) {
+    return std::unexpected(
+        malformed("a request needs id, op, args, timeout_ms and max_bytes of the right types"));
+  }
+  return Request{id->get<std::uint64_t>(), op->get<std::string>(), *args,
+                 std::chrono::milliseconds(timeout->get<std::int64_t>()),
+                 max_bytes->get<std::size_t>()};
+}
+
+std::string encode_reply(std::uint64_t id, const Result<OpReply>& reply) {
+  Json head = {{"id", id}, {"ok", reply.has_value()}};
+  std::string_view bytes;
+  if (reply) {
+    head["header"] = reply->header;
+    bytes = reply->bytes;
+  } else {
+    const Error& e = reply.error();
+    head["error"] = {{"what", e.what}, {"where", e.where}, {"why", e.why}, {"errno", e.sys_errno}};
+  }
+  head["bytes"] = bytes.size();
+  // Paths and error texts may hold invalid UTF-8 (file names are bytes):
+  // replace it rather than throw.
+  std::string out = head.dump(-1, ' ', false, Json::error_handler_t::replace);
+  out += '\n';
+  out.append(bytes);
+  return out;
+}
+
+Result<std::optional<ReplyReader::Reply>> ReplyReader::next() {
+  const std::size_t newline = buffer_.find('\n');
+  if (newline == std::string::npos) {
+    if (buffer_.size() > max_header_)
+      return std::unexpected(malformed("a reply header line is longer than the limit"));
+    return std::nullopt;
+  }
+  const Json head = Json::parse(std::string_view(buffer_).substr(0, newline), nullptr,
+                                /*allow_exceptions=*/false);
+  const auto id = head.is_object() ? head.find("id") : head.end();
+  if (!head.is_object() || id == head.end() || !id->is_number_unsigned() || !head.contains("ok") ||
+      !head["ok"].is_boolean() || !head.contains("bytes") || !head["bytes"].is_number_unsigned()) {
+    return std::unexpected(malformed("a reply header needs id, ok and bytes"));
+  }
+  const std::size_t size = head["bytes"].get<std::size_t>();
+  if (buffer_.size() - newline - 1 < size) return std::nullopt;
+
+  Reply reply{id->get<std::uint64_t>(), OpReply{}};
+  if (head["ok"].get<bool>()) {
+    reply.result->header = head.value("header", Json::object());
+    reply.result->bytes = buffer_.substr(newline + 1, size);
+  } else {
+    Json e = head.value("error", Json::object());
+    if (!e.is_object()) e = Json::object();
+    reply.result = std::unexpected(Error{e.value("what", std::string("worker operation")),
+                                         e.value("where", std::string()),
+                                         e.value("why", std::string()), e.value("errno", 0)});
+  }
+  buffer_.erase(0, newline + 1 + size);
+  return reply;
+}
+
+}  // namespace brig::worker

@@ -1,0 +1,62 @@
+// The worker's wire format, on the stream socket between brig-server and
+// brig-worker. A request is one JSON line:
+//   {"id": 7, "op": "read_file", "args": {...}, "timeout_ms": 30000, "max_bytes": 4194304}
+// A reply is one JSON line, then exactly `bytes` raw bytes:
+//   {"id": 7, "ok": true, "header": {...}, "bytes": 1234}\n<1234 bytes>
+//   {"id": 7, "ok": false, "error": {"what": ..., "where": ..., "why": ..., "errno": 2}, "bytes":
+//   0}\n
+// File contents travel raw (no JSON escaping, no base64) so they are escaped
+// once, on the way to the client.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "jail/base/error.h"
+#include "protocol/json_rpc.h"
+#include "server/worker/op.h"
+
+namespace brig::worker {
+
+struct Request {
+  std::uint64_t id = 0;
+  std::string op;  // "read_file", "search", …
+  protocol::Json args = protocol::Json::object();
+  std::chrono::milliseconds timeout{30000};  // becomes OpContext::deadline
+  std::size_t max_bytes = 4u << 20;          // becomes OpContext::max_bytes
+};
+
+// The request as one line, '\n' included.
+std::string encode_request(const Request& request);
+// A request line (without its '\n'). Fails on anything but the shape above.
+Result<Request> decode_request(std::string_view line);
+
+// The reply to request `id`: header line + raw bytes, or the error line.
+std::string encode_reply(std::uint64_t id, const Result<OpReply>& reply);
+
+// Reads replies from a byte stream: feed() what arrives, then take next()
+// until it says it needs more.
+class ReplyReader {
+ public:
+  struct Reply {
+    std::uint64_t id = 0;
+    Result<OpReply> result;
+  };
+
+  explicit ReplyReader(std::size_t max_header_bytes = 1u << 20) : max_header_(max_header_bytes) {}
+  void feed(std::string_view bytes) { buffer_.append(bytes); }
+  // The next complete reply; nullopt when more bytes are needed. Fails when
+  // the stream is not a reply stream (a bad header line, or one over the
+  // limit): the worker is then broken and must be replaced.
+  Result<std::optional<Reply>> next();
+
+ private:
+  std::size_t max_header_;
+  std::string buffer_;
+};
+
+}  // namespace brig::worker
