@@ -2,21 +2,31 @@
 // "key=value" or plain line per fact, so tests can compare whole outputs.
 // Each command does one thing and prints "err=<errno>" when it fails, in the
 // spirit of bubblewrap's try-syscall.
+#include <arpa/inet.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <net/if.h>
+#include <netinet/in.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
+#include <sys/ptrace.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <sys/un.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstddef>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -180,16 +190,189 @@ int alloc(int mib) {
   return done == mib ? 0 : 1;
 }
 
+// The escape attempts of tests/security: each prints "<attempt>=ok" or
+// "<attempt>=<errno name>", so a test can compare the whole output.
+int report(const char* attempt, int rc) {
+  std::cout << attempt << "=" << (rc < 0 ? strerrorname_np(errno) : "ok") << "\n";
+  return rc < 0 ? 1 : 0;
+}
+
+// Gaining capabilities the usual way: a nested user namespace (with mount and
+// network namespaces it owns) gives its creator every capability in it. Then
+// runs `rest` as a command, so that e.g. "userns mount /tmp" mounts with them.
+int dispatch(int argc, char** argv);
+int in_userns(int argc, char** argv) {
+  report("unshare", unshare(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWNET));
+  return argc > 0 ? dispatch(argc, argv) : 0;
+}
+
+// A tmpfs over `dir` with mount(2), then the new mount API's fsopen.
+int mount_tmpfs(const char* dir) {
+  int rc = report("mount", mount("tmpfs", dir, "tmpfs", 0, nullptr));
+  const int fs = static_cast<int>(syscall(SYS_fsopen, "tmpfs", 0));
+  rc |= report("fsopen", fs);
+  if (fs >= 0) close(fs);
+  return rc;
+}
+
+// Attaches to and reads the memory of a child of its own, which needs no
+// capability: only seccomp stands in the way.
+int ptrace_child() {
+  const pid_t child = fork();
+  if (child < 0) return err("fork");
+  if (child == 0) {
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    pause();
+    _exit(0);
+  }
+  int rc = report("ptrace", static_cast<int>(ptrace(PTRACE_SEIZE, child, 0, 0)));
+  static char word[8] = "secret";
+  char got[sizeof word] = {};
+  iovec local{got, sizeof got}, remote{word, sizeof word};
+  rc |= report("process_vm_readv",
+               static_cast<int>(process_vm_readv(child, &local, 1, &remote, 1, 0)));
+  kill(child, SIGKILL);
+  waitpid(child, nullptr, 0);
+  return rc;
+}
+
+int connect_tcp(int port) {
+  const int s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (s < 0) return report("socket", s);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(static_cast<uint16_t>(port));
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  const int rc = report("connect", connect(s, reinterpret_cast<sockaddr*>(&a), sizeof a));
+  close(s);
+  return rc;
+}
+
+// `name` without the leading NUL of the abstract namespace.
+int connect_abstract(const char* name) {
+  const int s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (s < 0) return report("socket", s);
+  sockaddr_un a{};
+  a.sun_family = AF_UNIX;
+  const size_t n = std::min(strlen(name), sizeof a.sun_path - 1);
+  memcpy(a.sun_path + 1, name, n);
+  const auto len = static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + 1 + n);
+  const int rc = report("connect", connect(s, reinterpret_cast<sockaddr*>(&a), len));
+  close(s);
+  return rc;
+}
+
+int raw_sockets() {
+  struct Kind {
+    const char* name;
+    int family, type, protocol;
+  };
+  int rc = 0;
+  for (const Kind& k :
+       {Kind{"raw", AF_INET, SOCK_RAW, IPPROTO_ICMP}, Kind{"packet", AF_PACKET, SOCK_RAW, 0}}) {
+    const int s = socket(k.family, k.type | SOCK_CLOEXEC, k.protocol);
+    rc |= report(k.name, s);
+    if (s >= 0) close(s);
+  }
+  return rc;
+}
+
+// Pushes a byte into the input of the terminal on fd 0, as an attacker does
+// to have the user's shell run a command once the jail ends (the terminal
+// echoes it: the test reads it back on its master side). TIOCSTI needs the
+// terminal to be the caller's controlling one, so a child makes it so.
+int tiocsti() {
+  std::cout << std::flush;
+  const pid_t child = fork();
+  if (child < 0) return err("fork");
+  if (child == 0) {
+    setsid();
+    report("ctty", ioctl(0, TIOCSCTTY, 0));
+    const char c = 'x';
+    report("tiocsti", ioctl(0, TIOCSTI, &c));
+    std::cout << std::flush;
+    _exit(0);
+  }
+  int st = 0;
+  waitpid(child, &st, 0);
+  return WIFEXITED(st) ? WEXITSTATUS(st) : 1;
+}
+
+// Tries every way to leave a setuid/setgid file in `dir`: chmod and fchmod
+// of a plain file, open(O_CREAT) and mknod with the bits. The host then
+// looks at the files' modes.
+int setuid_files(const std::string& dir) {
+  umask(0);
+  const std::string plain = dir + "/plain";
+  const int fd = open(plain.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0755);
+  if (fd < 0) return err("open plain");
+  int rc = report("chmod", chmod(plain.c_str(), 04755));
+  rc |= report("fchmod", fchmod(fd, 02755));
+  rc |= report("fchmodat", fchmodat(AT_FDCWD, plain.c_str(), 06755, 0));
+  close(fd);
+  const int made = open((dir + "/created").c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 06755);
+  rc |= report("open", made);
+  if (made >= 0) close(made);
+  rc |= report("mknod", mknod((dir + "/node").c_str(), S_IFREG | 04755, 0));
+  return rc;
+}
+
+// Writes `path` 1 MiB at a time, up to `max_mib`, and says how far it got.
+int fill(const char* path, int max_mib) {
+  const int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return err("open");
+  static char chunk[1 << 20];
+  memset(chunk, 'f', sizeof chunk);
+  int mib = 0;
+  int first_err = 0;
+  for (; mib < max_mib; ++mib) {
+    size_t off = 0;
+    while (off < sizeof chunk) {
+      const ssize_t n = write(fd, chunk + off, sizeof chunk - off);
+      if (n <= 0) {
+        first_err = n < 0 ? errno : ENOSPC;
+        break;
+      }
+      off += static_cast<size_t>(n);
+    }
+    if (first_err) break;
+  }
+  close(fd);
+  std::cout << "written=" << mib;
+  if (first_err) std::cout << " err=" << strerrorname_np(first_err);
+  std::cout << "\n";
+  return 0;
+}
+
+// Forks without end, in every process, retrying when fork fails: only a
+// limit on processes can hold it, and only a kill can end it.
+[[noreturn]] void fork_bomb() {
+  signal(SIGXFSZ, SIG_IGN);
+  for (;;) {
+    if (fork() < 0) usleep(1000);
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc < 2) {
+  return dispatch(argc - 1, argv + 1);
+}
+
+namespace {
+
+// argv[0] is the command.
+int dispatch(int argc, char** argv) {
+  if (argc < 1) {
     std::cerr << "usage: jail_probe status|env|fds|ifaces|write P|read P|ls D|pids|exit N|kill SIG|"
-                 "sleep S|fork-sleep S [marker]|forks N|alloc MiB\n";
+                 "sleep S|fork-sleep S [marker]|forks N|alloc MiB|userns CMD...|mount D|ptrace|"
+                 "signal PID SIG|connect-tcp PORT|connect-abstract NAME|raw-sockets|tiocsti|"
+                 "setuid-files D|fill P MiB|fork-bomb\n";
     return 2;
   }
-  const std::string cmd = argv[1];
-  const char* arg = argc > 2 ? argv[2] : "";
+  const std::string cmd = argv[0];
+  const char* arg = argc > 1 ? argv[1] : "";
+  const char* arg2 = argc > 2 ? argv[2] : "";
   if (cmd == "status") return status();
   if (cmd == "env") {
     for (char** e = environ; *e; ++e) std::cout << *e << "\n";
@@ -215,6 +398,19 @@ int main(int argc, char** argv) {
   if (cmd == "fork-sleep") return fork_sleep(atoi(arg));
   if (cmd == "forks") return forks(atoi(arg));
   if (cmd == "alloc") return alloc(atoi(arg));
+  if (cmd == "userns") return in_userns(argc - 1, argv + 1);
+  if (cmd == "mount") return mount_tmpfs(arg);
+  if (cmd == "ptrace") return ptrace_child();
+  if (cmd == "signal") return report("kill", kill(atoi(arg), atoi(arg2)));
+  if (cmd == "connect-tcp") return connect_tcp(atoi(arg));
+  if (cmd == "connect-abstract") return connect_abstract(arg);
+  if (cmd == "raw-sockets") return raw_sockets();
+  if (cmd == "tiocsti") return tiocsti();
+  if (cmd == "setuid-files") return setuid_files(arg);
+  if (cmd == "fill") return fill(arg, atoi(arg2));
+  if (cmd == "fork-bomb") fork_bomb();
   std::cerr << "jail_probe: unknown command " << cmd << "\n";
   return 2;
 }
+
+}  // namespace
