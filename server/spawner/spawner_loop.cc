@@ -1,0 +1,129 @@
+#include "server/spawner/spawner_loop.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <string>
+
+namespace brig::spawner {
+
+void log_line(std::string_view message) {
+  std::string line = "brig-spawner: ";
+  line.append(message);
+  line.push_back('\n');
+  [[maybe_unused]] const ssize_t n = ::write(STDERR_FILENO, line.data(), line.size());
+}
+
+SpawnerLoop::SpawnerLoop(int socket, UniqueFd dev_null)
+    : socket_(socket), dev_null_(std::move(dev_null)) {}
+
+int SpawnerLoop::run() {
+  std::vector<pollfd> fds;
+  for (;;) {
+    fds.assign(1, pollfd{socket_, POLLIN, 0});
+    for (const Live& l : live_) fds.push_back(pollfd{l.jailed.pidfd(), POLLIN, 0});
+    const int n = ::poll(fds.data(), fds.size(), poll_timeout_ms());
+    if (n < 0 && errno != EINTR) {
+      log_line(std::string("poll: ") + std::strerror(errno));
+      break;
+    }
+    if (n < 0) continue;
+    // Jails first: the fds vector still matches live_ here, and a reply sent
+    // before a new SPAWN is handled keeps the order of events.
+    const auto now = jail::Jailed::Clock::now();
+    bool socket_ok = true;
+    for (std::size_t i = live_.size(); i-- > 0;) {
+      const bool exited = (fds[i + 1].revents & (POLLIN | POLLHUP | POLLERR)) != 0;
+      const auto deadline = live_[i].jailed.deadline();
+      if (!exited && !(deadline && *deadline <= now)) continue;
+      socket_ok = report_exit(live_[i]) && socket_ok;
+      live_.erase(live_.begin() + static_cast<std::ptrdiff_t>(i));
+    }
+    if (!socket_ok) break;
+    if (fds[0].revents != 0 && !on_socket()) break;
+  }
+  // Dropping a Jailed kills its whole jail and reaps the init.
+  live_.clear();
+  return 0;
+}
+
+int SpawnerLoop::poll_timeout_ms() const {
+  std::optional<jail::Jailed::Clock::time_point> nearest;
+  for (const Live& l : live_)
+    if (auto d = l.jailed.deadline(); d && (!nearest || *d < *nearest)) nearest = d;
+  if (!nearest) return -1;
+  const auto left =
+      std::chrono::ceil<std::chrono::milliseconds>(*nearest - jail::Jailed::Clock::now()).count();
+  return static_cast<int>(std::clamp<std::int64_t>(left, 0, 24 * 3600 * 1000));
+}
+
+bool SpawnerLoop::on_socket() {
+  auto received = receive_packet(socket_, 0);
+  if (!received) {
+    // A packet we cannot even read (truncated) is skipped; a dead socket ends us.
+    log_line(received.error().to_string());
+    return received.error().sys_errno == 0;
+  }
+  if (received->eof) return false;
+  auto packet = parse_packet(received->bytes);
+  if (!packet) {
+    log_line(packet.error().to_string());
+    return true;
+  }
+  packet->fds = std::move(received->fds);
+  if (packet->type != MessageType::spawn) {
+    log_line("unexpected packet type " + std::to_string(static_cast<int>(packet->type)));
+    return true;
+  }
+  return on_spawn(*packet);
+}
+
+bool SpawnerLoop::on_spawn(const Packet& packet) {
+  auto decoded = decode_spawn_packet(packet);
+  if (!decoded) return send(spawn_failed_message(packet.id, decoded.error()), {});
+  auto& [spec, request] = *decoded;
+  for (int* fd : {&request.stdin_fd, &request.stdout_fd, &request.stderr_fd})
+    if (*fd < 0) *fd = dev_null_.get();
+  // The clone inherits this process's dumpable flag, and a non-dumpable
+  // child's /proc files belong to root: an unprivileged spawner could not
+  // write its uid_map. So the flag is up only while the jail is cloned (the
+  // jail's init clears its own right after its maps are written); root
+  // opens them either way.
+  const bool toggle_dumpable = ::geteuid() != 0;
+  if (toggle_dumpable) ::prctl(PR_SET_DUMPABLE, 1);
+  auto jailed = jail::spawn(spec, request);
+  if (toggle_dumpable) ::prctl(PR_SET_DUMPABLE, 0);
+  // The packet's stdio fds are closed by the caller once this returns: the
+  // jail's child has its own copies now.
+  if (!jailed) return send(spawn_failed_message(packet.id, jailed.error()), {});
+  // SCM_RIGHTS gives brig-server its own copy of the pidfd; this process
+  // keeps the original to wait on.
+  const bool ok = send(started_message(packet.id, jailed->pid()), {jailed->pidfd()});
+  live_.push_back(Live{packet.id, std::move(*jailed)});
+  return ok;
+}
+
+bool SpawnerLoop::report_exit(Live& live) {
+  auto outcome = jail::wait(live.jailed);
+  if (!outcome)
+    return send(
+        exited_message(live.id, jail::setup_failed_outcome("wait", outcome.error().sys_errno,
+                                                           outcome.error().to_string())),
+        {});
+  return send(exited_message(live.id, *outcome), {});
+}
+
+bool SpawnerLoop::send(std::string_view bytes, const std::vector<int>& fds) {
+  const int err = send_packet(socket_, bytes, fds, 0);
+  if (err == 0) return true;
+  if (err != EPIPE && err != ECONNRESET)
+    log_line(std::string("send to brig-server: ") + std::strerror(err));
+  return false;
+}
+
+}  // namespace brig::spawner

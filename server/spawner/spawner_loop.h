@@ -1,0 +1,49 @@
+// SpawnerLoop: the body of brig-spawner. One thread, one poll() over the
+// socket to brig-server and the pidfds of the jails it started; the timeout
+// is the nearest wall-time deadline. It only clones, reaps and reports: what
+// to run and how to confine it come whole from brig-server (messages.h).
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+#include "jail/base/unique_fd.h"
+#include "jail/launcher.h"
+#include "server/spawner/messages.h"
+
+namespace brig::spawner {
+
+class SpawnerLoop {
+ public:
+  // `socket`: the SOCK_SEQPACKET end to brig-server. `dev_null`: the stdio of
+  // a jail for which brig-server sent no fd (the spawner's own fd 0 is the
+  // socket, which a jail must never get).
+  SpawnerLoop(int socket, UniqueFd dev_null);
+
+  // Serves until brig-server closes the socket or is gone, then kills and
+  // reaps every jail. Returns the process's exit status.
+  int run();
+
+ private:
+  struct Live {
+    std::uint64_t id;
+    jail::Jailed jailed;
+  };
+  // false: the socket closed or failed, time to shut down.
+  bool on_socket();
+  bool on_spawn(const Packet& packet);
+  bool report_exit(Live& live);
+  bool send(std::string_view bytes, const std::vector<int>& fds);
+  int poll_timeout_ms() const;
+
+  int socket_;
+  UniqueFd dev_null_;
+  std::vector<Live> live_;
+};
+
+// Writes "brig-spawner: <message>\n" to stderr with one write(2): no stdio
+// buffers, no allocation beyond the line.
+void log_line(std::string_view message);
+
+}  // namespace brig::spawner

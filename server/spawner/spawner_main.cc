@@ -1,0 +1,69 @@
+// brig-spawner: clones every jail brig-server needs (DESIGN.md, "The jail").
+// brig-server starts it with posix_spawn, an empty environment, fd 0 a
+// SOCK_SEQPACKET socket to the server, fd 1 /dev/null, fd 2 the server's
+// stderr, and argv[1] the server's pid. It links only brig_jail: every jail
+// is a clone of this process, so it stays small and single-threaded, and it
+// never holds a secret.
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+#include "jail/base/unique_fd.h"
+#include "server/spawner/spawner_loop.h"
+
+namespace {
+
+using brig::spawner::log_line;
+
+bool is_seqpacket_socket(int fd) {
+  int type = 0;
+  socklen_t len = sizeof type;
+  return ::getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) == 0 && type == SOCK_SEQPACKET;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 2) {
+    log_line("started by brig-server only: brig-spawner <server pid>, fd 0 its socket");
+    return 2;
+  }
+  const pid_t server = static_cast<pid_t>(std::strtol(argv[1], nullptr, 10));
+  // Die with the server. The parent may have died before prctl took effect,
+  // so look once more: had it, we would now be some reaper's child.
+  if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) {
+    log_line(std::string("PR_SET_PDEATHSIG: ") + std::strerror(errno));
+    return 1;
+  }
+  if (::getppid() != server) {
+    log_line("brig-server (pid " + std::string(argv[1]) + ") is gone");
+    return 1;
+  }
+  // No core dumps of the process that clones jails, and no ptrace or
+  // /proc/<pid>/mem access to it for other processes of the same user.
+  if (::prctl(PR_SET_DUMPABLE, 0) != 0) {
+    log_line(std::string("PR_SET_DUMPABLE: ") + std::strerror(errno));
+    return 1;
+  }
+  if (!is_seqpacket_socket(STDIN_FILENO)) {
+    log_line("fd 0 is not a SOCK_SEQPACKET socket");
+    return 2;
+  }
+  // A jail must never inherit the socket: mark it, although the launcher
+  // closes every fd the jail is not given anyway.
+  ::fcntl(STDIN_FILENO, F_SETFD, FD_CLOEXEC);
+  brig::UniqueFd dev_null(::open("/dev/null", O_RDWR | O_CLOEXEC));
+  if (!dev_null) {
+    log_line(std::string("open /dev/null: ") + std::strerror(errno));
+    return 1;
+  }
+  brig::spawner::SpawnerLoop loop(STDIN_FILENO, std::move(dev_null));
+  return loop.run();
+}

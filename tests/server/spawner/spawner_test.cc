@@ -1,0 +1,417 @@
+// The spawner end to end: brig-spawner started from this test's bin/, jails
+// built like the launcher tests build them (tests/jail/jail_test_support),
+// results read through the asio handle.
+#include "server/spawner/spawner.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <exception>
+#include <fstream>
+#include <optional>
+#include <thread>
+
+#include <asio/bind_cancellation_slot.hpp>
+#include <asio/cancellation_signal.hpp>
+#include <asio/co_spawn.hpp>
+#include <asio/io_context.hpp>
+
+#include "jail/base/unique_fd.h"
+#include "tests/jail/jail_test_support.h"
+
+namespace brig::server {
+namespace {
+
+using jail::Outcome;
+using jail::test::base_spec;
+using jail::test::bin_dir;
+using jail::test::processes_with;
+using ::testing::HasSubstr;
+using namespace std::chrono_literals;
+
+constexpr auto kDeadline = 60s;
+
+// Runs `op` on `io` until it completes (or the deadline passes, a failure).
+template <class T>
+struct Completion {
+  bool done = false;
+  std::exception_ptr error;
+  std::optional<T> value;
+};
+
+template <class T>
+void start_op(asio::io_context& io, asio::awaitable<T> op, Completion<T>& c,
+              asio::cancellation_slot slot = {}) {
+  asio::co_spawn(io, std::move(op),
+                 asio::bind_cancellation_slot(slot, [&c](std::exception_ptr e, T v) {
+                   c.done = true;
+                   c.error = e;
+                   if (!e) c.value.emplace(std::move(v));
+                 }));
+}
+
+template <class... C>
+bool run_until(asio::io_context& io, C&... c) {
+  const auto deadline = std::chrono::steady_clock::now() + kDeadline;
+  while (!(c.done && ...) && std::chrono::steady_clock::now() < deadline) {
+    // Out of work (the spawner's read loop ended) stops an io_context.
+    if (io.stopped()) io.restart();
+    io.run_one_for(100ms);
+  }
+  return (c.done && ...);
+}
+
+template <class T>
+T run(asio::io_context& io, asio::awaitable<T> op) {
+  Completion<T> c;
+  start_op(io, std::move(op), c);
+  if (!run_until(io, c)) throw std::runtime_error("operation did not complete within 60 s");
+  if (c.error) std::rethrow_exception(c.error);
+  return std::move(*c.value);
+}
+
+jail::ExecRequest sh(const std::string& script, std::vector<std::string> args = {}) {
+  jail::ExecRequest r;
+  r.argv = {"/bin/sh", "-c", script};
+  for (auto& a : args) r.argv.push_back(std::move(a));
+  r.env = {"PATH=/usr/bin:/bin", "LANG=C"};
+  return r;
+}
+
+struct Pipe {
+  Pipe() {
+    int p[2];
+    if (::pipe2(p, O_CLOEXEC) == 0) {
+      read.reset(p[0]);
+      write.reset(p[1]);
+    }
+  }
+  UniqueFd read, write;
+};
+
+// Reads `fd` until EOF or `want` is seen, to a generous deadline.
+std::string read_until(int fd, const std::string& want = "") {
+  std::string s;
+  const auto deadline = std::chrono::steady_clock::now() + kDeadline;
+  while (std::chrono::steady_clock::now() < deadline) {
+    pollfd p{fd, POLLIN, 0};
+    if (::poll(&p, 1, 100) <= 0) continue;
+    char buf[4096];
+    const ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n <= 0) break;
+    s.append(buf, static_cast<size_t>(n));
+    if (!want.empty() && s.find(want) != std::string::npos) break;
+  }
+  return s;
+}
+
+// True once `pid` no longer runs (gone, or a zombie nobody reaped yet).
+bool process_gone(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (stat.empty()) return true;
+  const auto paren = stat.rfind(')');
+  return paren != std::string::npos && paren + 2 < stat.size() && stat[paren + 2] == 'Z';
+}
+
+template <class F>
+bool eventually(F f) {
+  const auto deadline = std::chrono::steady_clock::now() + kDeadline;
+  while (!f()) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(10ms);
+  }
+  return true;
+}
+
+class SpawnerTest : public jail::test::JailTest {
+ protected:
+  void SetUp() override {
+    JailTest::SetUp();
+    auto s = Spawner::start(io_.get_executor(), bin_dir() + "/brig-spawner");
+    ASSERT_TRUE(s) << s.error().to_string();
+    spawner_ = std::move(*s);
+    spawner_pid_ = spawner_->pid();
+    spec_ = base_spec(workspace_.path());
+  }
+  void TearDown() override {
+    spawner_.reset();
+    // Let the read loop see the closed socket before the io_context goes.
+    io_.poll();
+    // The spawner's jails' cgroups are named for the spawner.
+    EXPECT_TRUE(eventually([&] { return jail::test::our_cgroups(spawner_pid_).empty(); }));
+    JailTest::TearDown();
+  }
+
+  Result<Running> spawn(const jail::ExecRequest& r) { return spawn(spec_, r); }
+  Result<Running> spawn(const jail::JailSpec& s, const jail::ExecRequest& r) {
+    return run(io_, spawner_->spawn(s, r));
+  }
+  Result<Outcome> wait(Running& r) { return run(io_, r.wait()); }
+
+  // Spawns `script` (which must print "ready") and returns once it has.
+  Running spawn_ready(const std::string& script, std::vector<std::string> args = {}) {
+    Pipe out;
+    auto r = sh(script, std::move(args));
+    r.stdout_fd = out.write.get();
+    auto running = spawn(r);
+    if (!running) {
+      ADD_FAILURE() << running.error().to_string();
+      return Running();
+    }
+    out.write.reset();
+    EXPECT_THAT(read_until(out.read.get(), "ready"), HasSubstr("ready"));
+    return std::move(*running);
+  }
+
+  asio::io_context io_;
+  std::shared_ptr<Spawner> spawner_;
+  pid_t spawner_pid_ = -1;
+  jail::JailSpec spec_;
+};
+
+TEST_F(SpawnerTest, ExitCodesComeBack) {
+  jail::ExecRequest t;
+  t.argv = {"/bin/true"};
+  auto running = spawn(t);
+  ASSERT_TRUE(running) << running.error().to_string();
+  EXPECT_GT(running->pid(), 0);
+  auto outcome = wait(*running);
+  ASSERT_TRUE(outcome) << outcome.error().to_string();
+  EXPECT_EQ(outcome->kind, Outcome::Kind::exited) << outcome->to_string();
+  EXPECT_EQ(outcome->exit_code, 0);
+  EXPECT_GT(outcome->duration.count(), 0);
+  EXPECT_FALSE(outcome->layers.layers.empty());
+
+  auto three = spawn(sh("exit 3"));
+  ASSERT_TRUE(three) << three.error().to_string();
+  auto o3 = wait(*three);
+  ASSERT_TRUE(o3);
+  EXPECT_EQ(o3->kind, Outcome::Kind::exited) << o3->to_string();
+  EXPECT_EQ(o3->exit_code, 3);
+  EXPECT_EQ(three->signal(SIGTERM), ESRCH);
+  auto again = wait(*three);
+  ASSERT_FALSE(again);
+  EXPECT_THAT(again.error().why, HasSubstr("already waited"));
+}
+
+TEST_F(SpawnerTest, StdioReachesTheFdsPassed) {
+  Pipe in, out, err;
+  auto r = sh("read line; echo \"out:$line\"; echo err >&2; echo \"cwd:$(pwd)\"");
+  r.cwd = workspace_.path();
+  r.stdin_fd = in.read.get();
+  r.stdout_fd = out.write.get();
+  r.stderr_fd = err.write.get();
+  auto running = spawn(r);
+  ASSERT_TRUE(running) << running.error().to_string();
+  // The spawner holds its own copies: ours can go at once.
+  in.read.reset();
+  out.write.reset();
+  err.write.reset();
+  ASSERT_EQ(::write(in.write.get(), "hello\n", 6), 6);
+  in.write.reset();
+  auto outcome = wait(*running);
+  ASSERT_TRUE(outcome) << outcome.error().to_string();
+  EXPECT_EQ(outcome->exit_code, 0) << outcome->to_string();
+  EXPECT_EQ(read_until(out.read.get()), "out:hello\ncwd:" + workspace_.path() + "\n");
+  EXPECT_EQ(read_until(err.read.get()), "err\n");
+}
+
+TEST_F(SpawnerTest, NoStdioMeansDevNull) {
+  auto running =
+      spawn(sh("test -c /dev/stdin && [ \"$(cat)\" = '' ] && ! test -S /proc/self/fd/0"));
+  ASSERT_TRUE(running) << running.error().to_string();
+  auto outcome = wait(*running);
+  ASSERT_TRUE(outcome);
+  EXPECT_EQ(outcome->exit_code, 0) << outcome->to_string();
+}
+
+TEST_F(SpawnerTest, MissingBindSourceNamesTheMountStep) {
+  jail::JailSpec s = spec_;
+  jail::Mount m;
+  m.kind = jail::Mount::Kind::bind;
+  m.source = m.target = "/nonexistent-brig-spawner-test";
+  s.mounts.push_back(m);
+  jail::ExecRequest t;
+  t.argv = {"/bin/true"};
+  auto running = spawn(s, t);
+  if (!running) {
+    EXPECT_EQ(running.error().where, "mount") << running.error().to_string();
+    EXPECT_THAT(running.error().to_string(), HasSubstr("/nonexistent-brig-spawner-test"));
+    return;
+  }
+  auto outcome = wait(*running);
+  ASSERT_TRUE(outcome) << outcome.error().to_string();
+  EXPECT_EQ(outcome->kind, Outcome::Kind::setup_failed) << outcome->to_string();
+  EXPECT_EQ(outcome->setup.step, "mount");
+  EXPECT_THAT(outcome->setup.message, HasSubstr("/nonexistent-brig-spawner-test"));
+}
+
+TEST_F(SpawnerTest, InvalidSpecIsASpawnError) {
+  jail::ExecRequest empty;  // no argv
+  auto running = spawn(empty);
+  ASSERT_FALSE(running);
+  EXPECT_EQ(running.error().where, "validate") << running.error().to_string();
+  EXPECT_TRUE(spawner_->alive());
+}
+
+TEST_F(SpawnerTest, SignalEndsTheJail) {
+  Running running = spawn_ready("echo ready; exec sleep 1000");
+  EXPECT_EQ(running.signal(SIGTERM), 0);
+  auto outcome = wait(running);
+  ASSERT_TRUE(outcome) << outcome.error().to_string();
+  EXPECT_EQ(outcome->kind, Outcome::Kind::signaled) << outcome->to_string();
+  EXPECT_EQ(outcome->signal, SIGTERM);
+}
+
+TEST_F(SpawnerTest, CancellingWaitKillsTheJail) {
+  Running running = spawn_ready("echo ready; sleep 1000; exit 0", {marker()});
+  const pid_t init = running.pid();
+  ASSERT_FALSE(processes_with(marker()).empty());
+  asio::cancellation_signal cancel;
+  Completion<Result<Outcome>> waited;
+  start_op(io_, running.wait(), waited, cancel.slot());
+  io_.poll();
+  EXPECT_FALSE(waited.done);
+  cancel.emit(asio::cancellation_type::terminal);
+  ASSERT_TRUE(run_until(io_, waited));
+  ASSERT_TRUE(waited.error);
+  try {
+    std::rethrow_exception(waited.error);
+  } catch (const std::system_error& e) {
+    EXPECT_EQ(e.code(), asio::error::operation_aborted);
+  }
+  EXPECT_TRUE(eventually([&] { return process_gone(init) && processes_with(marker()).empty(); }));
+  // The spawner consumed the end and goes on serving.
+  jail::ExecRequest t;
+  t.argv = {"/bin/true"};
+  auto next = spawn(t);
+  ASSERT_TRUE(next) << next.error().to_string();
+  auto outcome = wait(*next);
+  ASSERT_TRUE(outcome);
+  EXPECT_EQ(outcome->exit_code, 0);
+}
+
+TEST_F(SpawnerTest, DroppingARunningKillsTheJail) {
+  pid_t init;
+  {
+    Running running = spawn_ready("echo ready; sleep 1000; exit 0", {marker()});
+    init = running.pid();
+  }
+  EXPECT_TRUE(eventually([&] {
+    io_.poll();
+    return process_gone(init) && processes_with(marker()).empty();
+  }));
+}
+
+TEST_F(SpawnerTest, WallTimeLimitTimesOut) {
+  jail::JailSpec s = spec_;
+  s.limits.wall_time = std::chrono::milliseconds(300);
+  auto running = spawn(s, sh("sleep 1000; exit 0", {marker()}));
+  ASSERT_TRUE(running) << running.error().to_string();
+  auto outcome = wait(*running);
+  ASSERT_TRUE(outcome) << outcome.error().to_string();
+  EXPECT_EQ(outcome->kind, Outcome::Kind::timed_out) << outcome->to_string();
+  EXPECT_GE(outcome->duration, std::chrono::milliseconds(300));
+}
+
+TEST_F(SpawnerTest, TwentyJailsInFlight) {
+  constexpr int kJails = 20;
+  std::vector<Completion<Result<Running>>> spawned(kJails);
+  for (int i = 0; i < kJails; ++i)
+    start_op(io_, spawner_->spawn(spec_, sh("sleep 0.2; exit " + std::to_string(i))), spawned[i]);
+  for (auto& s : spawned) ASSERT_TRUE(run_until(io_, s));
+  std::vector<Running> running;
+  for (auto& s : spawned) {
+    ASSERT_FALSE(s.error);
+    ASSERT_TRUE(*s.value) << s.value->error().to_string();
+    running.push_back(std::move(**s.value));
+  }
+  std::vector<Completion<Result<Outcome>>> ended(kJails);
+  for (int i = 0; i < kJails; ++i) start_op(io_, running[i].wait(), ended[i]);
+  for (auto& e : ended) ASSERT_TRUE(run_until(io_, e));
+  for (int i = 0; i < kJails; ++i) {
+    ASSERT_FALSE(ended[i].error);
+    ASSERT_TRUE(*ended[i].value) << ended[i].value->error().to_string();
+    EXPECT_EQ((*ended[i].value)->kind, Outcome::Kind::exited) << (*ended[i].value)->to_string();
+    EXPECT_EQ((*ended[i].value)->exit_code, i);
+  }
+}
+
+TEST_F(SpawnerTest, DestroyingTheSpawnerKillsItsJails) {
+  Running running = spawn_ready("echo ready; sleep 1000; exit 0", {marker()});
+  const pid_t init = running.pid();
+  Completion<Result<Outcome>> waited;
+  start_op(io_, running.wait(), waited);
+  io_.poll();
+  spawner_.reset();
+  ASSERT_TRUE(run_until(io_, waited));
+  ASSERT_FALSE(waited.error);
+  ASSERT_FALSE(*waited.value);
+  EXPECT_THAT(waited.value->error().to_string(), HasSubstr("brig-spawner"));
+  EXPECT_TRUE(process_gone(spawner_pid_));
+  EXPECT_TRUE(eventually([&] { return process_gone(init) && processes_with(marker()).empty(); }));
+}
+
+TEST_F(SpawnerTest, KilledSpawnerLeavesNoJailAndFailsWhatIsPending) {
+  Running running = spawn_ready("echo ready; sleep 1000; exit 0", {marker()});
+  const pid_t init = running.pid();
+  Completion<Result<Outcome>> waited;
+  start_op(io_, running.wait(), waited);
+  io_.poll();
+  ASSERT_EQ(::kill(spawner_pid_, SIGKILL), 0);
+  ASSERT_TRUE(run_until(io_, waited));
+  ASSERT_FALSE(waited.error);
+  ASSERT_FALSE(*waited.value);
+  EXPECT_THAT(waited.value->error().to_string(), HasSubstr("closed its socket"));
+  EXPECT_FALSE(spawner_->alive());
+  // Each init watches a pipe the spawner held: it ends its jail. This test
+  // is a child subreaper, so the orphaned init is ours to reap.
+  EXPECT_TRUE(eventually([&] {
+    io_.poll();
+    // Ours once reparented; not ours (ECHILD) while the spawner still had it.
+    const pid_t r = ::waitpid(init, nullptr, WNOHANG);
+    const bool ended = r == init || (r < 0 && errno == ECHILD && process_gone(init));
+    return ended && processes_with(marker()).empty();
+  }));
+  jail::ExecRequest t;
+  t.argv = {"/bin/true"};
+  auto after = spawn(t);
+  ASSERT_FALSE(after);
+  EXPECT_THAT(after.error().to_string(), HasSubstr("brig-spawner"));
+}
+
+TEST_F(SpawnerTest, SpawnerHasNoEnvironmentAndIsNotDumpable) {
+  ASSERT_NE(::getenv("PATH"), nullptr) << "the test needs an environment the spawner could leak";
+  const std::string proc = "/proc/" + std::to_string(spawner_pid_);
+  // A round trip first: /proc reads of a process still starting up (ASan
+  // mapping its shadow) can come back empty.
+  jail::ExecRequest t;
+  t.argv = {"/bin/true"};
+  auto running = spawn(t);
+  ASSERT_TRUE(running) << running.error().to_string();
+  ASSERT_TRUE(wait(*running));
+  std::ifstream cmdline(proc + "/cmdline");
+  std::string args((std::istreambuf_iterator<char>(cmdline)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(args, bin_dir() + "/brig-spawner" + '\0' + std::to_string(::getpid()) + '\0');
+  const int fd = ::open((proc + "/environ").c_str(), O_RDONLY | O_CLOEXEC);
+  if (::geteuid() != 0) {
+    // Non-dumpable: another process of the same user may not read it.
+    EXPECT_EQ(fd, -1);
+    EXPECT_EQ(errno, EACCES);
+    return;
+  }
+  ASSERT_GE(fd, 0) << std::strerror(errno);
+  char buf[256];
+  const ssize_t n = ::read(fd, buf, sizeof buf);
+  ::close(fd);
+  EXPECT_EQ(n, 0) << std::string(buf, n > 0 ? static_cast<size_t>(n) : 0);
+}
+
+}  // namespace
+}  // namespace brig::server
