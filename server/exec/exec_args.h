@@ -1,0 +1,71 @@
+// ExecArgs: the `exec` tool's arguments, checked and with defaults applied,
+// and the plan that turns them into one jail: the JailSpec (the policy's,
+// with the call's timeout) and the ExecRequest (argv, environment, cwd).
+// Pure: no I/O; the jail itself checks what only the kernel can (whether the
+// cwd exists, symlinks).
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "jail/base/error.h"
+#include "jail/spec.h"
+#include "protocol/json_rpc.h"
+#include "server/policy/context.h"
+#include "server/policy/policy.h"
+
+namespace brig::exec {
+
+// A `command` string runs as `/bin/sh -c COMMAND`: policies name no shell,
+// and /bin/sh is the one every image and every jail has.
+inline constexpr const char* kShell = "/bin/sh";
+
+inline constexpr std::size_t kDefaultMaxOutput = 32 * 1024;
+inline constexpr std::size_t kMaxMaxOutput = 1024 * 1024;  // within a Spool's kept tail
+inline constexpr std::chrono::milliseconds kDefaultYieldAfter{20'000};
+inline constexpr std::chrono::milliseconds kMaxYieldAfter{300'000};
+
+struct ExecArgs {
+  std::vector<std::string> argv;  // what runs: argv, or kShell -c command
+  std::string display;            // the command as the caller wrote it, for job lists
+  std::optional<std::string> cwd;
+  std::vector<std::pair<std::string, std::string>> env;  // added over the policy's
+  std::optional<std::string> stdin_text;
+  bool stdin_open = false;
+  std::optional<std::chrono::milliseconds> timeout;
+  std::size_t max_output = kDefaultMaxOutput;
+  std::chrono::milliseconds yield_after = kDefaultYieldAfter;
+};
+
+// args (already valid against the tool's input schema) as ExecArgs; fails
+// with a message for the model (both or neither of command and argv, a bad
+// environment name, ...).
+Result<ExecArgs> parse_exec_args(const protocol::Json& args);
+
+// `cwd` made absolute (relative to the workspace) and normalized, checked to
+// lie in the jail's view: under a mount of spec and not under a path the
+// policy hides. Fails with what the jail does see.
+Result<std::string> resolve_cwd(const std::string& cwd, const std::string& workspace,
+                                const jail::JailSpec& spec);
+
+// Variables every exec gets, because a jailed command has no terminal and
+// no one to answer a prompt: editors and pagers that return at once.
+std::vector<std::pair<std::string, std::string>> non_interactive_env();
+
+struct ExecPlan {
+  jail::JailSpec spec;
+  jail::ExecRequest request;  // stdio fds left at -1 for the launcher
+};
+
+// The jail for args: `base` (the policy's spec) with wall_time lowered to the
+// call's timeout; the environment of the policy, then non_interactive_env()
+// (except where the policy's environment.set names the variable), then
+// args.env.
+Result<ExecPlan> plan_exec(const policy::Policy& policy, const policy::Context& ctx,
+                           const jail::JailSpec& base, const ExecArgs& args);
+
+}  // namespace brig::exec

@@ -1,0 +1,68 @@
+// JobTable: the jobs of one server, by id, each owned by the uid that
+// started it. A caller sees only its own jobs (a Unix-socket peer's uid; on
+// stdio, brig's own). Finished jobs stay readable for `retention`, then are
+// dropped; the server kills every job when it shuts down.
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "jail/base/error.h"
+#include "server/exec/job.h"
+#include "server/exec/spool.h"
+#include "server/peer_credentials.h"
+
+namespace brig::exec {
+
+struct JobLimits {
+  std::chrono::milliseconds retention{10 * 60 * 1000};  // a finished job stays this long
+  std::size_t max_running_per_owner = 16;               // jails running at once
+  std::size_t max_finished_per_owner = 64;              // the oldest finished go first
+  SpoolLimits spool;                                    // per stream of each job
+};
+
+// The uid jobs of this caller belong to: the peer's, or brig's own on stdio.
+uid_t owner_of(const std::optional<server::PeerCredentials>& peer);
+
+class JobTable {
+ public:
+  explicit JobTable(JobLimits limits = {});
+  ~JobTable();  // kills every job still running
+  JobTable(const JobTable&) = delete;
+  JobTable& operator=(const JobTable&) = delete;
+
+  const JobLimits& limits() const { return limits_; }
+
+  // A fresh id ("job-1", "job-2", ...): never reused within this server.
+  std::string next_id();
+  // Fails when owner already runs max_running_per_owner jobs.
+  Result<void> check_capacity(uid_t owner);
+  void add(std::shared_ptr<Job> job);
+  // owner's job `id`; nullptr when there is none (or it is another uid's).
+  std::shared_ptr<Job> find(uid_t owner, std::string_view id);
+  // owner's jobs, oldest first.
+  std::vector<std::shared_ptr<Job>> list(uid_t owner);
+  void remove(std::string_view id);
+  // Kills every running job (server shutdown); they stay listed until dropped.
+  void kill_all();
+  std::size_t size() const { return jobs_.size(); }
+
+ private:
+  // Drops finished jobs past their retention, and the oldest finished ones
+  // beyond max_finished_per_owner.
+  void sweep();
+
+  JobLimits limits_;
+  std::uint64_t next_ = 1;
+  std::map<std::uint64_t, std::shared_ptr<Job>> jobs_;  // by the number in the id: start order
+};
+
+}  // namespace brig::exec

@@ -1,0 +1,123 @@
+#include "server/exec/launch.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cerrno>
+
+#include <asio/this_coro.hpp>
+
+namespace brig::exec {
+namespace {
+
+struct Pipe {
+  UniqueFd read;
+  UniqueFd write;
+};
+
+Result<Pipe> make_pipe(const char* what) {
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC) != 0) return std::unexpected(sys_error("create a pipe", what, errno));
+  return Pipe{UniqueFd(fds[0]), UniqueFd(fds[1])};
+}
+
+// A memfd holding text, positioned at its start: the command reads it and
+// then EOF, and brig never blocks on a command that does not read.
+Result<UniqueFd> stdin_memfd(const std::string& text) {
+  UniqueFd fd(::memfd_create("brig-exec-stdin", MFD_CLOEXEC));
+  if (!fd) return std::unexpected(sys_error("create the stdin buffer", "", errno));
+  std::size_t done = 0;
+  while (done < text.size()) {
+    const ssize_t w = ::write(fd.get(), text.data() + done, text.size() - done);
+    if (w < 0 && errno == EINTR) continue;
+    if (w < 0) return std::unexpected(sys_error("write the stdin buffer", "", errno));
+    done += static_cast<std::size_t>(w);
+  }
+  if (::lseek(fd.get(), 0, SEEK_SET) != 0) {
+    return std::unexpected(sys_error("rewind the stdin buffer", "", errno));
+  }
+  return fd;
+}
+
+asio::awaitable<jail::Outcome> wait_running(std::shared_ptr<server::Running> running) {
+  auto outcome = co_await running->wait();
+  if (!outcome) {
+    co_return jail::setup_failed_outcome("wait", outcome.error().sys_errno,
+                                         outcome.error().to_string());
+  }
+  co_return std::move(*outcome);
+}
+
+}  // namespace
+
+Process process_of(server::Running running) {
+  auto shared = std::make_shared<server::Running>(std::move(running));
+  Process p;
+  p.pid = shared->pid();
+  p.signal = [shared](int sig) { return shared->signal(sig); };
+  p.wait = [shared] { return wait_running(shared); };
+  return p;
+}
+
+asio::awaitable<Result<std::shared_ptr<Job>>> launch_job(const server::Sandbox& sandbox,
+                                                         JobTable& table, const ExecArgs& args,
+                                                         uid_t owner) {
+  if (!sandbox.spawner || !sandbox.spawner->alive()) {
+    co_return std::unexpected(Error{"start the command", "", "brig's jail spawner is not running"});
+  }
+  if (auto room = table.check_capacity(owner); !room) co_return std::unexpected(room.error());
+  auto plan = plan_exec(sandbox.policy, sandbox.context, sandbox.spec, args);
+  if (!plan) co_return std::unexpected(plan.error());
+
+  auto out = make_pipe("stdout");
+  if (!out) co_return std::unexpected(out.error());
+  auto err = make_pipe("stderr");
+  if (!err) co_return std::unexpected(err.error());
+  UniqueFd stdin_read, stdin_write;
+  if (args.stdin_open) {
+    auto in = make_pipe("stdin");
+    if (!in) co_return std::unexpected(in.error());
+    stdin_read = std::move(in->read);
+    stdin_write = std::move(in->write);  // args.stdin_text goes in once the job runs
+  } else if (args.stdin_text) {
+    auto fd = stdin_memfd(*args.stdin_text);
+    if (!fd) co_return std::unexpected(fd.error());
+    stdin_read = std::move(*fd);
+  } else {
+    stdin_read.reset(::open("/dev/null", O_RDONLY | O_CLOEXEC));
+    if (!stdin_read) co_return std::unexpected(sys_error("open", "/dev/null", errno));
+  }
+
+  const std::string id = table.next_id();
+  auto out_spool = Spool::create(id + "-stdout", table.limits().spool);
+  if (!out_spool) co_return std::unexpected(out_spool.error());
+  auto err_spool = Spool::create(id + "-stderr", table.limits().spool);
+  if (!err_spool) co_return std::unexpected(err_spool.error());
+
+  plan->request.stdin_fd = stdin_read.get();
+  plan->request.stdout_fd = out->write.get();
+  plan->request.stderr_fd = err->write.get();
+  auto running = co_await sandbox.spawner->spawn(plan->spec, plan->request);
+  if (!running) co_return std::unexpected(running.error());
+  // The spawner holds its own copies: ours would keep the pipes from
+  // reporting EOF when the command ends.
+  stdin_read.reset();
+  out->write.reset();
+  err->write.reset();
+
+  auto job =
+      std::make_shared<Job>(id, owner, args.display, std::move(*out_spool), std::move(*err_spool));
+  job->start(co_await asio::this_coro::executor, process_of(std::move(*running)),
+             std::move(out->read), std::move(err->read), std::move(stdin_write));
+  if (args.stdin_open && args.stdin_text && !args.stdin_text->empty()) {
+    if (auto w = job->write_stdin(*args.stdin_text, false); !w) {
+      job->kill();
+      co_return std::unexpected(w.error());
+    }
+  }
+  table.add(job);
+  co_return job;
+}
+
+}  // namespace brig::exec

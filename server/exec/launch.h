@@ -1,0 +1,30 @@
+// launch_job(): one exec from checked arguments to a running Job — the plan,
+// the jail's stdio (pipes for stdout and stderr; stdin from /dev/null, a
+// memfd holding the `stdin` text, or a pipe when stdin_open), the spawn, and
+// the Job that follows it, added to the table.
+#pragma once
+
+#include <sys/types.h>
+
+#include <memory>
+
+#include <asio/awaitable.hpp>
+
+#include "jail/base/error.h"
+#include "server/exec/exec_args.h"
+#include "server/exec/job.h"
+#include "server/exec/job_table.h"
+#include "server/tools/sandbox.h"
+
+namespace brig::exec {
+
+// Fails (with a message for the model) when args do not fit the policy, the
+// owner runs too many jobs, or the spawner refused the jail.
+asio::awaitable<Result<std::shared_ptr<Job>>> launch_job(const server::Sandbox& sandbox,
+                                                         JobTable& table, const ExecArgs& args,
+                                                         uid_t owner);
+
+// A Process over a jail the spawner started.
+Process process_of(server::Running running);
+
+}  // namespace brig::exec
