@@ -12,6 +12,7 @@
 
 #include <chrono>
 #include <exception>
+#include <filesystem>
 #include <fstream>
 #include <optional>
 #include <thread>
@@ -384,6 +385,76 @@ TEST_F(SpawnerTest, KilledSpawnerLeavesNoJailAndFailsWhatIsPending) {
   auto after = spawn(t);
   ASSERT_FALSE(after);
   EXPECT_THAT(after.error().to_string(), HasSubstr("brig-spawner"));
+}
+
+TEST_F(SpawnerTest, CancellingSpawnKillsTheJailOnceStarted) {
+  asio::cancellation_signal cancel;
+  Completion<Result<Running>> spawned;
+  start_op(io_, spawner_->spawn(spec_, sh("sleep 1000; exit 0", {marker()})), spawned,
+           cancel.slot());
+  // The request is sent on the first step; cancel before the reply is read.
+  io_.poll();
+  ASSERT_FALSE(spawned.done);
+  cancel.emit(asio::cancellation_type::terminal);
+  ASSERT_TRUE(run_until(io_, spawned));
+  EXPECT_TRUE(spawned.error);
+  // The read loop kills the jail when its pidfd comes and drops its end.
+  EXPECT_TRUE(eventually([&] {
+    io_.run_for(10ms);
+    return processes_with(marker()).empty();
+  }));
+  jail::ExecRequest t;
+  t.argv = {"/bin/true"};
+  auto next = spawn(t);
+  ASSERT_TRUE(next) << next.error().to_string();
+  EXPECT_TRUE(wait(*next));
+}
+
+int open_fds() {
+  int n = 0;
+  for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator("/proc/self/fd")) ++n;
+  return n;
+}
+
+TEST_F(SpawnerTest, NoFdLeaksIntoTheJailOrStaysInTheServer) {
+  const int before = open_fds();
+  Pipe out;
+  auto r = jail::test::probe_request({"fds"});
+  r.stdout_fd = out.write.get();
+  {
+    auto running = spawn(r);
+    ASSERT_TRUE(running) << running.error().to_string();
+    out.write.reset();
+    auto outcome = wait(*running);
+    ASSERT_TRUE(outcome);
+    EXPECT_EQ(outcome->exit_code, 0) << outcome->to_string();
+  }
+  // The launcher's own status and watch fds are gone by exec; only stdio.
+  EXPECT_EQ(read_until(out.read.get()), "fd=0\nfd=1\nfd=2\n");
+  out.read.reset();
+  for (int i = 0; i < 5; ++i) {
+    jail::ExecRequest t;
+    t.argv = {"/bin/true"};
+    auto running = spawn(t);
+    ASSERT_TRUE(running);
+    ASSERT_TRUE(wait(*running));
+  }
+  // Every pidfd that came with a STARTED was closed with its Running.
+  EXPECT_EQ(open_fds(), before);
+}
+
+TEST(SpawnerStartTest, AMissingProgramIsAnError) {
+  asio::io_context io;
+  auto s = Spawner::start(io.get_executor(), bin_dir() + "/no-such-brig-spawner");
+  ASSERT_FALSE(s);
+  EXPECT_THAT(s.error().to_string(), HasSubstr("no-such-brig-spawner"));
+  EXPECT_EQ(s.error().sys_errno, ENOENT);
+}
+
+TEST(SpawnerStartTest, FindsTheProgramNextToThisOne) {
+  auto path = Spawner::find_program();
+  ASSERT_TRUE(path) << path.error().to_string();
+  EXPECT_EQ(*path, bin_dir() + "/brig-spawner");
 }
 
 TEST_F(SpawnerTest, SpawnerHasNoEnvironmentAndIsNotDumpable) {
