@@ -1,0 +1,412 @@
+// The exec and job tools end to end: a real brig-spawner, jails planned from
+// the shipped default policy on a temporary workspace, the tool handlers
+// driven through the Registry with a recording ToolContext.
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <numeric>
+
+#include <fmt/format.h>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "protocol/json_rpc.h"
+#include "protocol/text.h"
+#include "server/policy/caller.h"
+#include "server/policy/loader.h"
+#include "server/policy/to_jail_spec.h"
+#include "server/tools/exec_tools.h"
+#include "tests/server/exec/exec_test_support.h"
+#include "tests/server/test_support.h"
+
+namespace brig::exec {
+namespace {
+
+using protocol::Json;
+using protocol::ToolResult;
+using testing::Call;
+using testing::FakeContext;
+using ::testing::HasSubstr;
+using testing::kDeadline;
+using ::testing::Not;
+using testing::run_until;
+
+// A host variable the default policy does not pass: it must stay out.
+constexpr const char* kHostOnly = "BRIG_EXEC_TEST_HOST_ONLY";
+
+class ExecToolTest : public ::testing::Test {
+ protected:
+  explicit ExecToolTest(JobLimits limits = {}) : jobs_(limits) {}
+
+  void SetUp() override {
+    ::setenv(kHostOnly, "leaked", 1);
+    policy::EnvMap env = policy::current_environment();
+    const std::string home = policy::caller_home(env);
+    auto loaded = policy::load_policy("default", policy::Expansion{home, env});
+    ASSERT_TRUE(loaded) << loaded.error().front().to_string();
+    sandbox_.policy = loaded->policy;
+    sandbox_.policy_name = "default";
+    sandbox_.context = policy::caller_context(ws_.path(), ws_.path(), env, home);
+    auto spec = policy::to_jail_spec(sandbox_.policy, sandbox_.context);
+    ASSERT_TRUE(spec) << spec.error().to_string();
+    sandbox_.spec = *spec;
+    sandbox_.env = policy::jail_environment(sandbox_.policy, sandbox_.context);
+    auto spawner =
+        server::Spawner::start(io_.get_executor(), server::testing::sibling_binary("brig-spawner"));
+    ASSERT_TRUE(spawner) << spawner.error().to_string();
+    sandbox_.spawner = *spawner;
+    ASSERT_TRUE(server::register_exec_tools(registry_, sandbox_, jobs_));
+  }
+
+  void TearDown() override {
+    jobs_.kill_all();
+    EXPECT_TRUE(run_until(io_, [&] {
+      for (const auto& job : jobs_.list(::geteuid())) {
+        if (!job->finished()) return false;
+      }
+      return true;
+    })) << "a job outlived kill_all";
+    ::unsetenv(kHostOnly);
+  }
+
+  const server::Tool& tool(std::string_view name) { return *registry_.find(name); }
+
+  // Runs one call to its end.
+  ToolResult call(std::string_view name, Json args, FakeContext& ctx) {
+    Call c;
+    testing::start_call(io_, tool(name), std::move(args), ctx, c);
+    EXPECT_TRUE(run_until(io_, [&] { return c.done; })) << name << " did not return in time";
+    if (c.error) std::rethrow_exception(c.error);
+    return c.result.value_or(ToolResult::error("no result"));
+  }
+  ToolResult call(std::string_view name, Json args) {
+    FakeContext ctx;
+    return call(name, std::move(args), ctx);
+  }
+  ToolResult exec(Json args) { return call("exec", std::move(args)); }
+
+  std::shared_ptr<Job> only_job() {
+    auto list = jobs_.list(::geteuid());
+    return list.size() == 1 ? list.front() : nullptr;
+  }
+
+  asio::io_context io_;
+  server::testing::TempDir ws_;
+  server::Sandbox sandbox_;
+  JobTable jobs_;
+  server::Registry registry_;
+};
+
+std::string text_of(const ToolResult& r) {
+  std::string out;
+  for (const Json& block : r.content) out += block.value("text", std::string());
+  return out;
+}
+
+TEST_F(ExecToolTest, RegistersExecThenJob) {
+  ASSERT_EQ(registry_.size(), 2u);
+  EXPECT_EQ(registry_.list()[0].name, "exec");
+  EXPECT_EQ(registry_.list()[1].name, "job");
+  EXPECT_EQ(registry_.list()[0].input_schema["additionalProperties"], false);
+  EXPECT_EQ(registry_.list()[1].input_schema["additionalProperties"], false);
+}
+
+TEST_F(ExecToolTest, EchoesStdoutAndStderr) {
+  ToolResult r = exec({{"command", "echo out; echo err >&2"}});
+  EXPECT_FALSE(r.is_error) << text_of(r);
+  const Json& s = *r.structured;
+  EXPECT_EQ(s["status"], "exited");
+  EXPECT_EQ(s["exit_code"], 0);
+  EXPECT_EQ(s["timed_out"], false);
+  EXPECT_EQ(s["stdout"], "out\n");
+  EXPECT_EQ(s["stderr"], "err\n");
+  EXPECT_EQ(s["stdout_dropped"], 0);
+  EXPECT_FALSE(s.contains("job"));  // nothing left to read: the job is gone
+  EXPECT_EQ(jobs_.size(), 0u);
+  EXPECT_THAT(text_of(r), HasSubstr("exit code 0"));
+  EXPECT_THAT(text_of(r), HasSubstr("--- stdout ---\nout\n"));
+}
+
+TEST_F(ExecToolTest, ArgvRunsWithoutAShell) {
+  ToolResult r = exec({{"argv", {"/bin/echo", "$HOME", "a  b"}}});
+  EXPECT_FALSE(r.is_error) << text_of(r);
+  EXPECT_EQ((*r.structured)["stdout"], "$HOME a  b\n");
+}
+
+TEST_F(ExecToolTest, NonZeroExitIsAnErrorWithItsOutput) {
+  ToolResult r = exec({{"command", "echo partial; echo why it failed >&2; exit 3"}});
+  EXPECT_TRUE(r.is_error);
+  EXPECT_EQ((*r.structured)["exit_code"], 3);
+  EXPECT_EQ((*r.structured)["stderr"], "why it failed\n");
+  EXPECT_THAT(text_of(r), HasSubstr("exit code 3"));
+  EXPECT_THAT(text_of(r), HasSubstr("why it failed"));
+}
+
+TEST_F(ExecToolTest, AMissingProgramCannotStart) {
+  ToolResult r = exec({{"argv", {"brig-no-such-program"}}});
+  EXPECT_TRUE(r.is_error);
+  EXPECT_EQ((*r.structured)["status"], "failed_to_start");
+  EXPECT_EQ((*r.structured)["exit_code"], 127);
+  EXPECT_THAT(text_of(r), HasSubstr("brig-no-such-program"));
+}
+
+TEST_F(ExecToolTest, AFloodIsCutToHeadAndTailAndTheReplyStaysSmall) {
+  constexpr std::uint64_t kFlood = 50ull << 20;
+  FakeContext ctx;
+  ToolResult r = call("exec",
+                      {{"command", fmt::format("echo BEGIN; head -c {} /dev/zero | tr '\\0' x; "
+                                               "echo; echo END",
+                                               kFlood)},
+                       {"max_output", 4096}},
+                      ctx);
+  ASSERT_FALSE(r.is_error) << protocol::clip(text_of(r), 2000);
+  const Json& s = *r.structured;
+  const std::uint64_t total = kFlood + 6 + 1 + 4;
+  EXPECT_EQ(s["stdout_bytes"], total);
+  EXPECT_EQ(s["stdout_dropped"], total - 4096);
+  const std::string out = s["stdout"];
+  EXPECT_TRUE(out.starts_with("BEGIN\nxxx")) << out.substr(0, 50);
+  EXPECT_TRUE(out.ends_with("xxx\nEND\n"));
+  EXPECT_THAT(out, HasSubstr(fmt::format("{} bytes left out here", total - 4096)));
+  EXPECT_LT(protocol::encode(r.to_json()).size(), 64u * 1024);
+  // Streaming stopped at its budget, and said so once.
+  const std::size_t streamed = std::accumulate(
+      ctx.progress_.begin(), ctx.progress_.end(), std::size_t{0},
+      [](std::size_t n, const FakeContext::Progress& p) { return n + p.message.size(); });
+  EXPECT_LE(streamed, 256u * 1024 + 1024);
+  ASSERT_FALSE(ctx.progress_.empty());
+  EXPECT_THAT(ctx.progress_.back().message, HasSubstr("streaming stopped"));
+  // The cut output stays readable: the job is kept for it.
+  ASSERT_TRUE(s.contains("job"));
+  ToolResult page =
+      call("job", {{"action", "read"}, {"id", s["job"]}, {"offset", 1 << 20}, {"limit", 10}});
+  ASSERT_FALSE(page.is_error) << text_of(page);
+  EXPECT_EQ((*page.structured)["data"], "xxxxxxxxxx");
+  EXPECT_EQ((*page.structured)["next_offset"], (1 << 20) + 10);
+  EXPECT_EQ((*page.structured)["eof"], false);
+}
+
+TEST_F(ExecToolTest, InvalidUtf8BecomesValidJson) {
+  ToolResult r = exec({{"command", "printf 'ok \\377\\376 \\303'; printf '\\351t\\351' >&2"}});
+  ASSERT_FALSE(r.is_error) << text_of(r);
+  // nlohmann's dump throws on invalid UTF-8: the repaired strings must not.
+  std::string wire;
+  ASSERT_NO_THROW(wire = r.to_json().dump());
+  EXPECT_EQ((*r.structured)["stdout"], "ok \xEF\xBF\xBD\xEF\xBF\xBD \xEF\xBF\xBD");
+  EXPECT_EQ((*r.structured)["stderr"], "\xEF\xBF\xBDt\xEF\xBF\xBD");
+  EXPECT_TRUE(Json::accept(wire));
+}
+
+TEST_F(ExecToolTest, ATimeoutKillsTheJailAndSaysSo) {
+  ToolResult r = exec({{"command", "echo started; exec sleep 120"}, {"timeout", 1}});
+  EXPECT_TRUE(r.is_error);
+  EXPECT_EQ((*r.structured)["timed_out"], true);
+  EXPECT_EQ((*r.structured)["status"], "timed_out");
+  EXPECT_EQ((*r.structured)["stdout"], "started\n");
+  EXPECT_THAT(text_of(r), HasSubstr("timed out"));
+  EXPECT_LT((*r.structured)["duration_ms"].get<std::int64_t>(), 60'000);
+}
+
+TEST_F(ExecToolTest, CancellingTheCallLeavesNoProcess) {
+  const std::string marker = fmt::format("brig-exec-cancel-{}", ::getpid());
+  FakeContext ctx;
+  Call c;
+  testing::start_call(io_, tool("exec"), {{"command", "echo ready; sleep 300; : " + marker}}, ctx,
+                      c);
+  std::shared_ptr<Job> job;
+  ASSERT_TRUE(run_until(io_, [&] {
+    job = only_job();
+    return job && job->spool(Stream::out).size() > 0;
+  }));
+  const pid_t init = job->pid();
+  EXPECT_FALSE(testing::processes_with(marker).empty());
+  testing::cancel_call(ctx, c);
+  ASSERT_TRUE(run_until(io_, [&] { return c.done; }));
+  ASSERT_TRUE(c.error);  // a cancelled handler ends with operation_aborted
+  EXPECT_TRUE(run_until(io_, [&] { return testing::process_gone(init); }))
+      << "the jail's init " << init << " is still running";
+  EXPECT_TRUE(run_until(io_, [&] { return testing::processes_with(marker).empty(); }));
+  EXPECT_EQ(jobs_.size(), 0u);
+  EXPECT_TRUE(run_until(io_, [&] { return job->finished(); }));
+  EXPECT_TRUE(job->kill_requested());
+}
+
+TEST_F(ExecToolTest, ALongCommandYieldsAJobToWaitForAndRead) {
+  const std::string go = ws_.file("go");
+  ToolResult r = exec({{"command",
+                        "echo first; while [ ! -e go ]; do sleep 0.05; done; "
+                        "echo second; exit 5"},
+                       {"yield_after", 0.2}});
+  ASSERT_FALSE(r.is_error) << text_of(r);
+  const Json& s = *r.structured;
+  EXPECT_EQ(s["status"], "running");
+  ASSERT_TRUE(s.contains("job"));
+  const std::string id = s["job"];
+  EXPECT_THAT(text_of(r), HasSubstr("still running"));
+  std::string seen = s["stdout"];
+
+  ToolResult listed = call("job", {{"action", "list"}});
+  ASSERT_EQ((*listed.structured)["jobs"].size(), 1u);
+  EXPECT_EQ((*listed.structured)["jobs"][0]["id"], id);
+  EXPECT_EQ((*listed.structured)["jobs"][0]["status"], "running");
+
+  std::ofstream(go) << "";
+  ToolResult waited = call("job", {{"action", "wait"}, {"id", id}, {"seconds", 60}});
+  EXPECT_TRUE(waited.is_error);  // exit 5
+  EXPECT_EQ((*waited.structured)["exit_code"], 5);
+  seen += (*waited.structured)["stdout"].get<std::string>();
+  EXPECT_EQ(seen, "first\nsecond\n");  // each byte shown once across the two results
+
+  ToolResult page = call("job", {{"action", "read"}, {"id", id}, {"offset", 6}, {"limit", 3}});
+  EXPECT_EQ((*page.structured)["data"], "sec");
+  EXPECT_EQ((*page.structured)["next_offset"], 9);
+  ToolResult rest = call("job", {{"action", "read"}, {"id", id}, {"offset", 9}});
+  EXPECT_EQ((*rest.structured)["data"], "ond\n");
+  EXPECT_EQ((*rest.structured)["eof"], true);
+}
+
+TEST_F(ExecToolTest, JobKillEndsTheWholeJail) {
+  ToolResult r = exec({{"command", "exec sleep 300"}, {"yield_after", 0}});
+  ASSERT_EQ((*r.structured)["status"], "running") << text_of(r);
+  const std::string id = (*r.structured)["job"];
+  const pid_t init = only_job()->pid();
+  ToolResult killed = call("job", {{"action", "kill"}, {"id", id}});
+  EXPECT_TRUE(killed.is_error);
+  EXPECT_EQ((*killed.structured)["status"], "signaled");
+  EXPECT_EQ((*killed.structured)["signal"], "SIGKILL");
+  EXPECT_THAT(text_of(killed), HasSubstr("on request"));
+  EXPECT_TRUE(run_until(io_, [&] { return testing::process_gone(init); }));
+  ToolResult again = call("job", {{"action", "signal"}, {"id", id}, {"signal", "TERM"}});
+  EXPECT_TRUE(again.is_error);
+  EXPECT_THAT(text_of(again), HasSubstr("already finished"));
+}
+
+TEST_F(ExecToolTest, JobSignalReachesTheCommand) {
+  ToolResult r = exec({{"command",
+                        "trap 'echo got TERM; exit 7' TERM; echo ready; "
+                        "while :; do sleep 0.05; done"},
+                       {"yield_after", 0}});
+  const std::string id = (*r.structured)["job"];
+  std::shared_ptr<Job> job = only_job();
+  ASSERT_TRUE(run_until(io_, [&] { return job->spool(Stream::out).size() >= 6; }));
+  ToolResult sent = call("job", {{"action", "signal"}, {"id", id}, {"signal", "sigterm"}});
+  EXPECT_FALSE(sent.is_error) << text_of(sent);
+  ToolResult waited = call("job", {{"action", "wait"}, {"id", id}, {"seconds", 60}});
+  EXPECT_EQ((*waited.structured)["exit_code"], 7) << text_of(waited);
+  EXPECT_THAT((*waited.structured)["stdout"].get<std::string>(), HasSubstr("got TERM"));
+}
+
+TEST_F(ExecToolTest, AnotherUsersJobsAreInvisible) {
+  ToolResult r = exec({{"command", "exec sleep 300"}, {"yield_after", 0}});
+  const std::string id = (*r.structured)["job"];
+  FakeContext stranger(server::PeerCredentials{.pid = 1, .uid = ::geteuid() + 4242, .gid = 0});
+  ToolResult listed = call("job", {{"action", "list"}}, stranger);
+  EXPECT_TRUE((*listed.structured)["jobs"].empty());
+  for (const char* action : {"read", "wait", "kill", "signal", "write"}) {
+    ToolResult denied = call("job", {{"action", action}, {"id", id}, {"signal", "KILL"}}, stranger);
+    EXPECT_TRUE(denied.is_error) << action;
+    EXPECT_THAT(text_of(denied), HasSubstr("no job")) << action;
+  }
+  EXPECT_FALSE(only_job()->finished());
+  FakeContext owner(server::PeerCredentials{.pid = 1, .uid = ::geteuid(), .gid = 0});
+  EXPECT_EQ((*call("job", {{"action", "list"}}, owner).structured)["jobs"].size(), 1u);
+}
+
+TEST_F(ExecToolTest, EnvironmentIsTheAllowlistPlusTheCallsEnv) {
+  ToolResult r = exec({{"argv", {"env"}}, {"env", {{"ADDED_BY_CALL", "yes"}}}});
+  ASSERT_FALSE(r.is_error) << text_of(r);
+  const std::string out = (*r.structured)["stdout"];
+  EXPECT_THAT(out, Not(HasSubstr(kHostOnly)));
+  EXPECT_THAT(out, HasSubstr("ADDED_BY_CALL=yes\n"));
+  EXPECT_THAT(out, HasSubstr("GIT_EDITOR=true\n"));
+  EXPECT_THAT(out, HasSubstr("PAGER=cat\n"));
+  EXPECT_THAT(out, HasSubstr("TERM=dumb\n"));
+  EXPECT_THAT(out, HasSubstr("PATH="));
+}
+
+TEST_F(ExecToolTest, StdinIsEmptyUnlessGiven) {
+  ToolResult none = exec({{"command", "cat; echo done"}});
+  EXPECT_EQ((*none.structured)["stdout"], "done\n");
+  ToolResult given = exec({{"argv", {"cat"}}, {"stdin", "fed in\n"}});
+  EXPECT_EQ((*given.structured)["stdout"], "fed in\n");
+  ToolResult tty = exec({{"command", "[ -t 0 ] || echo no tty"}});
+  EXPECT_EQ((*tty.structured)["stdout"], "no tty\n");
+}
+
+TEST_F(ExecToolTest, OpenStdinTakesJobWrites) {
+  ToolResult r = exec({{"command", "read a; read b; echo \"got $a $b\"; cat"},
+                       {"stdin", "one\n"},
+                       {"stdin_open", true},
+                       {"yield_after", 0}});
+  ASSERT_EQ((*r.structured)["status"], "running") << text_of(r);
+  const std::string id = (*r.structured)["job"];
+  ToolResult w =
+      call("job", {{"action", "write"}, {"id", id}, {"input", "two\nrest"}, {"eof", true}});
+  EXPECT_FALSE(w.is_error) << text_of(w);
+  ToolResult waited = call("job", {{"action", "wait"}, {"id", id}, {"seconds", 60}});
+  EXPECT_EQ((*waited.structured)["exit_code"], 0) << text_of(waited);
+  EXPECT_EQ((*waited.structured)["stdout"], "got one two\nrest");
+  ToolResult closed = call("job", {{"action", "write"}, {"id", id}, {"input", "more"}});
+  EXPECT_TRUE(closed.is_error);
+}
+
+TEST_F(ExecToolTest, CwdIsInTheWorkspaceOrRefused) {
+  ASSERT_EQ(::mkdir(ws_.file("sub").c_str(), 0755), 0);
+  ToolResult r = exec({{"command", "pwd"}, {"cwd", "sub"}});
+  EXPECT_EQ((*r.structured)["stdout"], ws_.file("sub") + "\n");
+  ToolResult tmp = exec({{"command", "pwd"}, {"cwd", "/tmp"}});
+  EXPECT_EQ((*tmp.structured)["stdout"], "/tmp\n");
+  ToolResult outside = exec({{"command", "pwd"}, {"cwd", "/srv/brig-nowhere"}});
+  EXPECT_TRUE(outside.is_error);
+  EXPECT_THAT(text_of(outside), HasSubstr("does not contain it"));
+  EXPECT_EQ(jobs_.size(), 0u);
+}
+
+TEST_F(ExecToolTest, ArgumentMistakesAreToolErrors) {
+  EXPECT_THAT(text_of(exec({{"command", "true"}, {"argv", {"true"}}})),
+              HasSubstr("exactly one of command"));
+  EXPECT_TRUE(call("job", {{"action", "read"}}).is_error);
+  EXPECT_THAT(text_of(call("job", {{"action", "read"}, {"id", "job-999"}})), HasSubstr("no job"));
+}
+
+TEST_F(ExecToolTest, ProgressStreamsTheOutputInOrder) {
+  FakeContext ctx;
+  ToolResult r =
+      call("exec", {{"command", "for i in $(seq 1 40); do echo line $i; sleep 0.01; done"}}, ctx);
+  ASSERT_FALSE(r.is_error) << text_of(r);
+  std::string streamed;
+  double last = 0;
+  for (const auto& p : ctx.progress_) {
+    EXPECT_GT(p.progress, last);
+    last = p.progress;
+    streamed += p.message;
+  }
+  EXPECT_EQ(streamed, (*r.structured)["stdout"].get<std::string>());
+  // Coalesced: 40 lines 10 ms apart make fewer notifications than lines.
+  EXPECT_LT(ctx.progress_.size(), 40u);
+  EXPECT_FALSE(ctx.progress_.empty());
+}
+
+class ExecRetentionTest : public ExecToolTest {
+ protected:
+  ExecRetentionTest() : ExecToolTest(short_retention()) {}
+  static JobLimits short_retention() {
+    JobLimits limits;
+    limits.retention = std::chrono::milliseconds(1);
+    return limits;
+  }
+};
+
+TEST_F(ExecRetentionTest, AFinishedJobIsDroppedAfterItsRetention) {
+  ToolResult r = exec({{"command", "exec sleep 0.3"}, {"yield_after", 0}});
+  const std::string id = (*r.structured)["job"];
+  std::shared_ptr<Job> job = only_job();
+  ASSERT_TRUE(run_until(io_, [&] { return job->finished(); }));
+  EXPECT_TRUE(run_until(io_, [&] { return jobs_.list(::geteuid()).empty(); }));
+  EXPECT_THAT(text_of(call("job", {{"action", "read"}, {"id", id}})), HasSubstr("no job"));
+}
+
+}  // namespace
+}  // namespace brig::exec
