@@ -169,6 +169,12 @@ Result<std::shared_ptr<Spawner>> Spawner::start(asio::any_io_executor executor,
   if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0)
     return std::unexpected(sys_error("create the spawner socket", "socketpair", errno));
   UniqueFd ours(sv[0]), theirs(sv[1]);
+  // dup2 onto itself would keep close-on-exec: the child's end must not be
+  // fd 0 already (nor 1 or 2, which the file actions below replace).
+  if (theirs.get() <= STDERR_FILENO) {
+    theirs.reset(::fcntl(theirs.get(), F_DUPFD_CLOEXEC, STDERR_FILENO + 1));
+    if (!theirs) return std::unexpected(sys_error("create the spawner socket", "dup", errno));
+  }
 
   posix_spawn_file_actions_t actions;
   posix_spawnattr_t attr;

@@ -6,7 +6,8 @@
 // fds and the init's pidfd ride along as SCM_RIGHTS (messages.h).
 //
 // Single-threaded use: a Spawner and its Runnings belong to one io_context
-// run by one thread.
+// run by one thread, and go before it does (they hold its timers and
+// descriptors).
 #pragma once
 
 #include <sys/types.h>

@@ -9,6 +9,7 @@
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -26,6 +27,22 @@ bool is_seqpacket_socket(int fd) {
   int type = 0;
   socklen_t len = sizeof type;
   return ::getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) == 0 && type == SOCK_SEQPACKET;
+}
+
+// glibc's posix_spawn cannot reset the signals it keeps for itself (32 and
+// 33: thread cancellation, setxid): where brig-server had handlers for them,
+// the spawner starts with them ignored, every jail would inherit that
+// through exec, and the launcher's sigaction() cannot touch them either. The
+// raw system call can; this single-threaded process never needs them.
+void reset_libc_internal_signals() {
+  struct KernelSigaction {
+    void (*handler)(int);
+    unsigned long flags;
+    void (*restorer)();
+    unsigned long mask;
+  } dfl{SIG_DFL, 0, nullptr, 0};
+  for (int sig = 32; sig < SIGRTMIN; ++sig)
+    ::syscall(SYS_rt_sigaction, sig, &dfl, nullptr, sizeof dfl.mask);
 }
 
 }  // namespace
@@ -59,6 +76,11 @@ int main(int argc, char** argv) {
   // A jail must never inherit the socket: mark it, although the launcher
   // closes every fd the jail is not given anyway.
   ::fcntl(STDIN_FILENO, F_SETFD, FD_CLOEXEC);
+  reset_libc_internal_signals();
+  // Like brig itself: a jail's child that dies before the launcher writes
+  // its go byte must make that write fail with EPIPE, not kill the spawner
+  // and every jail with it. The jail's command gets default dispositions back.
+  ::signal(SIGPIPE, SIG_IGN);
   brig::UniqueFd dev_null(::open("/dev/null", O_RDWR | O_CLOEXEC));
   if (!dev_null) {
     log_line(std::string("open /dev/null: ") + std::strerror(errno));

@@ -232,6 +232,18 @@ TEST_F(SpawnerTest, NoStdioMeansDevNull) {
   EXPECT_EQ(outcome->exit_code, 0) << outcome->to_string();
 }
 
+TEST_F(SpawnerTest, TheCommandStartsWithNoSignalIgnoredOrBlocked) {
+  // brig-spawner ignores SIGPIPE; none of that may reach the command.
+  Pipe out;
+  auto r = sh("exec grep -E '^Sig(Ign|Blk)' /proc/self/status");
+  r.stdout_fd = out.write.get();
+  auto running = spawn(r);
+  ASSERT_TRUE(running) << running.error().to_string();
+  out.write.reset();
+  ASSERT_TRUE(wait(*running));
+  EXPECT_EQ(read_until(out.read.get()), "SigBlk:\t0000000000000000\nSigIgn:\t0000000000000000\n");
+}
+
 TEST_F(SpawnerTest, MissingBindSourceNamesTheMountStep) {
   jail::JailSpec s = spec_;
   jail::Mount m;
