@@ -1,0 +1,423 @@
+// brig-jail-bench: `brig run -- /bin/true` against bubblewrap doing the same
+// (user, mount, pid, ipc, uts, net and cgroup namespaces; the mounts of the
+// JailSpec brig plans for the default policy; brig's own seccomp programs),
+// alternating A B A B in one run; then brig's setup split as far as it can be
+// seen from outside the launcher, and the PSS of brig's and bwrap's own
+// processes while a command runs. Not a test: it passes or fails nothing.
+// Run tests/bench/run_jail_bench.sh.
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "jail/launcher.h"
+#include "jail/steps/seccomp.h"
+#include "server/policy/caller.h"
+#include "server/policy/loader.h"
+#include "server/policy/to_jail_spec.h"
+
+extern char** environ;
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+namespace policy = brig::policy;
+namespace jail = brig::jail;
+
+struct Options {
+  std::string brig;
+  std::string bwrap = "/usr/bin/bwrap";
+  std::string workspace;  // empty: a temporary directory
+  int runs = 200;
+  int warmup = 10;
+};
+
+[[noreturn]] void die(const std::string& why) {
+  std::fprintf(stderr, "brig-jail-bench: %s\n", why.c_str());
+  std::exit(1);
+}
+
+double ms_since(Clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+}
+
+struct Stats {
+  double median = 0, p10 = 0, p90 = 0;
+};
+
+Stats stats(std::vector<double> v) {
+  if (v.empty()) return {};
+  std::sort(v.begin(), v.end());
+  return {v[v.size() / 2], v[v.size() / 10], v[v.size() * 9 / 10]};
+}
+
+// A command to start with posix_spawn: argv, a working directory, and fds
+// to hand on as 3, 4, … (each rewound before every start).
+struct Command {
+  std::vector<std::string> argv;
+  std::string cwd;
+  std::vector<int> pass_fds;
+  bool quiet = true;  // stdout and stderr to /dev/null
+};
+
+pid_t start(const Command& c) {
+  for (int fd : c.pass_fds) ::lseek(fd, 0, SEEK_SET);
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+  if (c.quiet) {
+    posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+    posix_spawn_file_actions_adddup2(&fa, 1, 2);
+  }
+  for (size_t i = 0; i < c.pass_fds.size(); ++i)
+    posix_spawn_file_actions_adddup2(&fa, c.pass_fds[i], 3 + static_cast<int>(i));
+  if (!c.cwd.empty()) posix_spawn_file_actions_addchdir_np(&fa, c.cwd.c_str());
+  std::vector<char*> argv;
+  for (const auto& a : c.argv) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  pid_t pid = -1;
+  const int rc = posix_spawn(&pid, argv[0], &fa, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&fa);
+  if (rc != 0) die(c.argv[0] + ": " + std::strerror(rc));
+  return pid;
+}
+
+int finish(pid_t pid) {
+  int st = 0;
+  ::waitpid(pid, &st, 0);
+  return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+// Wall time of one start-to-exit, checking the exit status.
+double time_one(const Command& c, int expect = 0) {
+  const auto t0 = Clock::now();
+  const int status = finish(start(c));
+  const double ms = ms_since(t0);
+  if (status != expect)
+    die(c.argv[0] + " exited " + std::to_string(status) + " (expected " + std::to_string(expect) +
+        "); run it by hand to see why");
+  return ms;
+}
+
+// The default policy's jail for this caller in `workspace`, as `brig run` plans it.
+struct Planned {
+  jail::JailSpec spec;
+  jail::ExecRequest request;
+};
+
+Planned plan_default(const std::string& workspace, std::vector<std::string> argv) {
+  policy::EnvMap env = policy::current_environment();
+  const std::string home = policy::caller_home(env);
+  auto loaded = policy::load_policy("default", policy::Expansion{home, env});
+  if (!loaded) die("loading the default policy: " + loaded.error().front().to_string());
+  const policy::Context ctx = policy::caller_context(workspace, workspace, env, home);
+  auto spec = policy::to_jail_spec(loaded->policy, ctx);
+  if (!spec) die("planning the default policy: " + spec.error().to_string());
+  return {std::move(*spec), policy::exec_request(loaded->policy, ctx, std::move(argv))};
+}
+
+bool is_dir(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+// bwrap arguments for the same jail: every namespace brig makes, the mount
+// plan of `spec` one for one, brig's environment, hostname and seccomp
+// programs (as fds 3 and 4). What bwrap cannot do is listed by the caller.
+std::vector<std::string> bwrap_args(const std::string& bwrap, const Planned& p,
+                                    std::vector<std::string> command) {
+  std::vector<std::string> a = {
+      bwrap,           "--unshare-user",   "--unshare-ipc",     "--unshare-pid", "--unshare-uts",
+      "--unshare-net", "--unshare-cgroup", "--die-with-parent", "--cap-drop",    "ALL",
+      "--hostname",    p.spec.hostname};
+  for (const jail::Mount& m : p.spec.mounts) {
+    switch (m.kind) {
+      case jail::Mount::Kind::bind:
+        a.insert(a.end(), {m.writable ? (m.optional ? "--bind-try" : "--bind")
+                                      : (m.optional ? "--ro-bind-try" : "--ro-bind"),
+                           m.source, m.target});
+        break;
+      case jail::Mount::Kind::tmpfs: {
+        char mode[8];
+        std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(m.mode));
+        a.insert(a.end(), {"--perms", mode});
+        if (m.size_bytes) a.insert(a.end(), {"--size", std::to_string(m.size_bytes)});
+        a.insert(a.end(), {"--tmpfs", m.target});
+        if (!m.writable) a.insert(a.end(), {"--remount-ro", m.target});
+        break;
+      }
+      case jail::Mount::Kind::proc:
+        a.insert(a.end(), {"--proc", m.target});
+        break;
+      case jail::Mount::Kind::dev:
+        a.insert(a.end(), {"--dev", m.target});
+        break;
+      case jail::Mount::Kind::mask:
+        if (::access(m.target.c_str(), F_OK) != 0) break;  // brig skips these too
+        if (is_dir(m.target))
+          a.insert(a.end(), {"--tmpfs", m.target, "--remount-ro", m.target});
+        else
+          a.insert(a.end(), {"--ro-bind", "/dev/null", m.target});
+        break;
+    }
+  }
+  a.push_back("--clearenv");
+  for (const std::string& kv : p.request.env) {
+    const size_t eq = kv.find('=');
+    a.insert(a.end(), {"--setenv", kv.substr(0, eq), kv.substr(eq + 1)});
+  }
+  a.insert(a.end(), {"--chdir", p.request.cwd.empty() ? "/" : p.request.cwd});
+  a.insert(a.end(), {"--add-seccomp-fd", "3", "--add-seccomp-fd", "4", "--"});
+  a.insert(a.end(), command.begin(), command.end());
+  return a;
+}
+
+// brig's two compiled seccomp programs in memfds at fds >= 10, for bwrap.
+std::vector<int> seccomp_fds() {
+  auto prepared = jail::seccomp::prepare(jail::SeccompSpec{});
+  if (!prepared) die("seccomp: " + prepared.error().to_string());
+  std::vector<int> fds;
+  for (const auto* program : {&prepared->syscalls, &prepared->arguments}) {
+    const int memfd = ::memfd_create("brig-seccomp", MFD_CLOEXEC);
+    const size_t bytes = program->size() * sizeof(sock_filter);
+    if (memfd < 0 || ::write(memfd, program->data(), bytes) != static_cast<ssize_t>(bytes))
+      die("writing the seccomp program");
+    fds.push_back(::fcntl(memfd, F_DUPFD_CLOEXEC, 10));
+    ::close(memfd);
+  }
+  return fds;
+}
+
+// Pss and Rss (KiB) of one process; nullopt when unreadable.
+struct Memory {
+  long pss_kib = 0, rss_kib = 0;
+};
+std::optional<Memory> memory_of(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/smaps_rollup");
+  Memory m;
+  bool any = false;
+  for (std::string line; std::getline(in, line);) {
+    if (line.starts_with("Pss:")) m.pss_kib = std::atol(line.c_str() + 4), any = true;
+    if (line.starts_with("Rss:")) m.rss_kib = std::atol(line.c_str() + 4);
+  }
+  if (!any) return std::nullopt;
+  return m;
+}
+
+std::vector<pid_t> children_of(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/task/" + std::to_string(pid) + "/children");
+  std::vector<pid_t> out;
+  pid_t c;
+  while (in >> c) out.push_back(c);
+  return out;
+}
+
+std::string comm_of(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/comm");
+  std::string c;
+  std::getline(in, c);
+  return c;
+}
+
+// Starts `c` (which runs `sleep 2` in its jail), waits until the sleep runs,
+// and sums the memory of every process of the tree but the sleep itself.
+struct TreeMemory {
+  long pss_kib = 0, rss_kib = 0;
+  int processes = 0;
+  std::string unreadable;  // processes whose smaps_rollup could not be read
+};
+TreeMemory memory_while_running(const Command& c) {
+  const pid_t root = start(c);
+  TreeMemory total;
+  std::vector<pid_t> tree;
+  const auto deadline = Clock::now() + std::chrono::seconds(10);
+  for (bool found = false; !found && Clock::now() < deadline;) {
+    tree.clear();
+    std::vector<pid_t> todo = {root};
+    while (!todo.empty()) {
+      const pid_t p = todo.back();
+      todo.pop_back();
+      if (comm_of(p) == "sleep") {
+        found = true;
+        continue;
+      }
+      tree.push_back(p);
+      for (pid_t child : children_of(p)) todo.push_back(child);
+    }
+    if (!found) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  for (pid_t p : tree) {
+    if (auto m = memory_of(p)) {
+      total.pss_kib += m->pss_kib;
+      total.rss_kib += m->rss_kib;
+      ++total.processes;
+    } else {
+      total.unreadable += (total.unreadable.empty() ? "" : ", ") + comm_of(p) + " (" +
+                          std::to_string(p) + "): " + std::strerror(errno);
+    }
+  }
+  finish(root);
+  return total;
+}
+
+void print_row(const char* name, const Stats& s, int n) {
+  std::printf("  %-48s median %6.2f ms   p10 %6.2f   p90 %6.2f   (%d runs)\n", name, s.median,
+              s.p10, s.p90, n);
+}
+
+Options parse(int argc, char** argv) {
+  Options o;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    auto value = [&]() -> std::string {
+      if (i + 1 >= argc) die(a + " needs a value");
+      return argv[++i];
+    };
+    if (a == "--brig")
+      o.brig = value();
+    else if (a == "--bwrap")
+      o.bwrap = value();
+    else if (a == "--workspace")
+      o.workspace = value();
+    else if (a == "--runs")
+      o.runs = std::max(10, std::atoi(value().c_str()));
+    else if (a == "--help" || a == "-h") {
+      std::printf(
+          "usage: brig-jail-bench --brig PATH [--bwrap PATH] [--workspace DIR] [--runs N]\n");
+      std::exit(0);
+    } else {
+      die("unknown option " + a + " (see --help)");
+    }
+  }
+  if (o.brig.empty()) die("--brig PATH is required");
+  return o;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options o = parse(argc, argv);
+  std::string made;
+  if (o.workspace.empty()) {
+    char tmpl[] = "/tmp/brig-jail-bench.XXXXXX";
+    if (!::mkdtemp(tmpl)) die("mkdtemp");
+    o.workspace = made = tmpl;
+  }
+  o.workspace = std::filesystem::canonical(o.workspace).string();
+
+  const Planned planned = plan_default(o.workspace, {"/bin/true"});
+  const std::vector<int> bpf = seccomp_fds();
+  const Command brig{{o.brig, "run", "--", "/bin/true"}, o.workspace, {}};
+  const Command bwrap{bwrap_args(o.bwrap, planned, {"/bin/true"}), o.workspace, bpf};
+  const Command bare{{"/bin/true"}, o.workspace, {}};
+
+  std::printf("brig-jail-bench: uid %d, workspace %s, kernel ", static_cast<int>(::getuid()),
+              o.workspace.c_str());
+  std::fflush(stdout);
+  time_one(Command{{"/usr/bin/uname", "-r"}, "", {}, false});
+
+  // The isolation both give, seen from inside: same namespaces, no
+  // capabilities, no_new_privs, brig's two seccomp filters.
+  const std::vector<std::string> show = {"/bin/grep", "-hE", "^(CapEff|NoNewPrivs|Seccomp_filters)",
+                                         "/proc/self/status"};
+  std::printf("\ninside brig's jail:\n");
+  std::fflush(stdout);
+  Command brig_show{{o.brig, "run", "--"}, o.workspace, {}, false};
+  brig_show.argv.insert(brig_show.argv.end(), show.begin(), show.end());
+  time_one(brig_show);
+  std::printf("inside bwrap's jail:\n");
+  std::fflush(stdout);
+  time_one(Command{bwrap_args(o.bwrap, planned, show), o.workspace, bpf, false});
+
+  // A B A B: both see the same machine load, caches and page-cache state.
+  for (int i = 0; i < o.warmup; ++i) {
+    time_one(brig);
+    time_one(bwrap);
+  }
+  std::vector<double> a, b, c;
+  for (int i = 0; i < o.runs; ++i) {
+    a.push_back(time_one(brig));
+    b.push_back(time_one(bwrap));
+    c.push_back(time_one(bare));
+  }
+  const Stats sa = stats(a), sb = stats(b), sc = stats(c);
+  std::printf("\nstart to exit of /bin/true, alternating brig / bwrap / bare:\n");
+  print_row("brig run -- /bin/true (default policy)", sa, o.runs);
+  print_row("bwrap, same namespaces, mounts and seccomp", sb, o.runs);
+  print_row("bare posix_spawn of /bin/true", sc, o.runs);
+  std::printf("  ratio brig / bwrap: %.2f (target <= 0.70: %s)\n", sa.median / sb.median,
+              sa.median / sb.median <= 0.70 ? "met" : "NOT met");
+
+  // The split. The launcher has no per-step timers, so the steps are timed
+  // from outside it: brig's start-up by a `brig run` that stops after
+  // parsing its command line, and the rest in this process with brig's own
+  // libraries, the calls `brig run` makes, in its order.
+  std::vector<double> startup, plan_ms, spawn_ms, jail_ms;
+  std::string layers;
+  for (int i = 0; i < o.runs; ++i) {
+    startup.push_back(time_one(Command{{o.brig, "run"}, o.workspace, {}}, 2));
+    auto t0 = Clock::now();
+    Planned p = plan_default(o.workspace, {"/bin/true"});
+    plan_ms.push_back(ms_since(t0));
+    t0 = Clock::now();
+    p.request.stdout_fd = p.request.stderr_fd = -1;
+    auto jailed = jail::spawn(p.spec, p.request);
+    if (!jailed) die("spawn: " + jailed.error().to_string());
+    spawn_ms.push_back(ms_since(t0));
+    t0 = Clock::now();
+    auto outcome = jail::wait(*jailed);
+    if (!outcome || outcome->exit_status() != 0)
+      die("jail: " + (outcome ? outcome->to_string() : outcome.error().to_string()));
+    jail_ms.push_back(ms_since(t0));
+    layers = outcome->layers.to_string();
+    std::replace(layers.begin(), layers.end(), '\n', ';');
+  }
+  std::printf(
+      "\nbrig's setup by step (medians; the launcher has no per-step timers: start-up is a\n"
+      "`brig run` that exits after parsing its arguments, the rest is timed in this process\n"
+      "around the library calls `brig run` makes; the steps inside the child are one number):\n");
+  print_row("process start + command line", stats(startup), o.runs);
+  print_row("load default policy + plan the JailSpec", stats(plan_ms), o.runs);
+  print_row("spawn: validate, prepare, cgroups, clone3, maps", stats(spawn_ms), o.runs);
+  print_row("child: mounts..seccomp, execve, exit, reap", stats(jail_ms), o.runs);
+
+  std::printf("\nwhat brig enforced in these jails: %s\n", layers.c_str());
+  std::printf(
+      "what differs: bwrap has no Landlock and no resource limits (brig: rlimits, and cgroups\n"
+      "  where it can make them); as root brig also makes /proc/sys & co. read-only and masks\n"
+      "  /proc/kcore & co., which the bwrap command does not. Namespaces, mounts and seccomp\n"
+      "  are equal: the same mount plan, and brig's own two BPF programs (--add-seccomp-fd).\n");
+
+  const Command brig_sleep{{o.brig, "run", "--", "sleep", "2"}, o.workspace, {}};
+  const Command bwrap_sleep{bwrap_args(o.bwrap, planned, {"sleep", "2"}), o.workspace, bpf};
+  const TreeMemory mb = memory_while_running(brig_sleep);
+  const TreeMemory mw = memory_while_running(bwrap_sleep);
+  std::printf("\nmemory of the runner's own processes while `sleep 2` runs (sleep excluded):\n");
+  std::printf("  brig:  PSS %ld KiB (%.2f MiB; target <= 1 MiB: %s), RSS %ld KiB, %d process(es)\n",
+              mb.pss_kib, mb.pss_kib / 1024.0, mb.pss_kib <= 1024 ? "met" : "NOT met", mb.rss_kib,
+              mb.processes);
+  if (!mb.unreadable.empty()) std::printf("         unreadable: %s\n", mb.unreadable.c_str());
+  std::printf("  bwrap: PSS %ld KiB (%.2f MiB), RSS %ld KiB, %d process(es)\n", mw.pss_kib,
+              mw.pss_kib / 1024.0, mw.rss_kib, mw.processes);
+  if (!mw.unreadable.empty()) std::printf("         unreadable: %s\n", mw.unreadable.c_str());
+
+  if (!made.empty()) ::rmdir(made.c_str());
+  return 0;
+}
