@@ -25,7 +25,10 @@ namespace brig::exec {
 inline constexpr const char* kShell = "/bin/sh";
 
 inline constexpr std::size_t kDefaultMaxOutput = 32 * 1024;
-inline constexpr std::size_t kMaxMaxOutput = 1024 * 1024;  // within a Spool's kept tail
+// A reply holds each stream twice (text and structuredContent), and JSON
+// escapes a control byte to 6: 4 x 256 KiB x 6 stays under the 10 MiB that
+// clients accept. Also well within a Spool's kept tail.
+inline constexpr std::size_t kMaxMaxOutput = 256 * 1024;
 inline constexpr std::chrono::milliseconds kDefaultYieldAfter{20'000};
 inline constexpr std::chrono::milliseconds kMaxYieldAfter{300'000};
 

@@ -17,8 +17,7 @@ Result<Spool> Spool::create(const std::string& name, SpoolLimits limits) {
 }
 
 Spool::Spool(UniqueFd fd, SpoolLimits limits) : fd_(std::move(fd)), limits_(limits) {
-  // The ring's whole size up front: appends never reallocate it.
-  ring_.resize(std::max<std::size_t>(limits_.tail_bytes, 1));
+  limits_.tail_bytes = std::max<std::size_t>(limits_.tail_bytes, 1);
 }
 
 std::uint64_t Spool::head_end() const {
@@ -44,8 +43,13 @@ Result<void> Spool::append(std::string_view bytes) {
       done += static_cast<std::size_t>(w);
     }
   }
-  // Only the last ring_.size() bytes of a large append can survive in the ring.
-  const std::size_t cap = ring_.size();
+  // The ring grows with the stream until it is full, so that the many short
+  // outputs never pay for a full one; while it grows, offset o is at ring_[o].
+  const std::size_t cap = limits_.tail_bytes;
+  if (ring_.size() < cap) {
+    ring_.resize(static_cast<std::size_t>(std::min<std::uint64_t>(cap, size_ + bytes.size())));
+  }
+  // Only the last cap bytes of a large append can survive in the ring.
   std::string_view keep = bytes.size() > cap ? bytes.substr(bytes.size() - cap) : bytes;
   std::uint64_t at = size_ + (bytes.size() - keep.size());
   while (!keep.empty()) {
@@ -90,7 +94,7 @@ Result<std::string> Spool::read(std::uint64_t offset, std::size_t max_bytes) con
     at = end;
   }
   if (at < want_end && at >= tail_begin()) {
-    const std::size_t cap = ring_.size();
+    const std::size_t cap = limits_.tail_bytes;
     while (at < want_end) {
       const std::size_t pos = static_cast<std::size_t>(at % cap);
       const std::size_t n =

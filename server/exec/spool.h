@@ -48,7 +48,7 @@ class Spool {
   UniqueFd fd_;
   SpoolLimits limits_;
   std::uint64_t size_ = 0;
-  std::string ring_;  // byte at offset o sits at ring_[o % tail_bytes]
+  std::string ring_;  // byte at offset o sits at ring_[o % tail_bytes]; grows to tail_bytes
 };
 
 }  // namespace brig::exec

@@ -13,7 +13,9 @@
 #include <gtest/gtest.h>
 
 #include "protocol/json_rpc.h"
+#include "protocol/schema_check.h"
 #include "protocol/text.h"
+#include "server/exec/exec_args.h"
 #include "server/policy/caller.h"
 #include "server/policy/loader.h"
 #include "server/policy/to_jail_spec.h"
@@ -79,7 +81,14 @@ class ExecToolTest : public ::testing::Test {
     testing::start_call(io_, tool(name), std::move(args), ctx, c);
     EXPECT_TRUE(run_until(io_, [&] { return c.done; })) << name << " did not return in time";
     if (c.error) std::rethrow_exception(c.error);
-    return c.result.value_or(ToolResult::error("no result"));
+    ToolResult r = c.result.value_or(ToolResult::error("no result"));
+    if (r.structured) {
+      EXPECT_EQ(protocol::check_schema(*r.structured, *tool(name).descriptor.output_schema,
+                                       "structuredContent"),
+                std::nullopt)
+          << r.structured->dump();
+    }
+    return r;
   }
   ToolResult call(std::string_view name, Json args) {
     FakeContext ctx;
@@ -186,6 +195,16 @@ TEST_F(ExecToolTest, AFloodIsCutToHeadAndTailAndTheReplyStaysSmall) {
   EXPECT_EQ((*page.structured)["data"], "xxxxxxxxxx");
   EXPECT_EQ((*page.structured)["next_offset"], (1 << 20) + 10);
   EXPECT_EQ((*page.structured)["eof"], false);
+}
+
+TEST_F(ExecToolTest, TheLargestReplyStaysUnderTheClientsLimit) {
+  // Control bytes are what JSON escaping makes longest (\u0001, 6 bytes each).
+  const std::string fill = fmt::format("head -c {} /dev/zero | tr '\\0' '\\1'", kMaxMaxOutput * 2);
+  ToolResult r = exec({{"command", fill + "; " + fill + " >&2"}, {"max_output", kMaxMaxOutput}});
+  ASSERT_FALSE(r.is_error) << protocol::clip(text_of(r), 2000);
+  EXPECT_EQ((*r.structured)["stdout_dropped"], kMaxMaxOutput);
+  EXPECT_EQ((*r.structured)["stderr_dropped"], kMaxMaxOutput);
+  EXPECT_LT(protocol::encode(r.to_json()).size(), 10u << 20);
 }
 
 TEST_F(ExecToolTest, InvalidUtf8BecomesValidJson) {
@@ -387,6 +406,29 @@ TEST_F(ExecToolTest, ProgressStreamsTheOutputInOrder) {
   // Coalesced: 40 lines 10 ms apart make fewer notifications than lines.
   EXPECT_LT(ctx.progress_.size(), 40u);
   EXPECT_FALSE(ctx.progress_.empty());
+}
+
+class ExecCapacityTest : public ExecToolTest {
+ protected:
+  ExecCapacityTest() : ExecToolTest(one_running()) {}
+  static JobLimits one_running() {
+    JobLimits limits;
+    limits.max_running_per_owner = 1;
+    return limits;
+  }
+};
+
+TEST_F(ExecCapacityTest, AnOwnerRunsABoundedNumberOfJobs) {
+  ToolResult first = exec({{"command", "exec sleep 300"}, {"yield_after", 0}});
+  ASSERT_EQ((*first.structured)["status"], "running");
+  ToolResult second = exec({{"command", "true"}});
+  EXPECT_TRUE(second.is_error);
+  EXPECT_THAT(text_of(second), HasSubstr("already running"));
+  // Another uid has its own allowance.
+  FakeContext other(server::PeerCredentials{.pid = 1, .uid = ::geteuid() + 4242, .gid = 0});
+  EXPECT_FALSE(call("exec", {{"command", "true"}}, other).is_error);
+  call("job", {{"action", "kill"}, {"id", (*first.structured)["job"]}});
+  EXPECT_FALSE(exec({{"command", "true"}}).is_error);
 }
 
 class ExecRetentionTest : public ExecToolTest {
