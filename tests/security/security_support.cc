@@ -12,6 +12,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <string_view>
 #include <thread>
 
@@ -34,8 +35,12 @@ std::string slurp(int fd) {
   return s;
 }
 
-// Mount points of this (the host's) mount namespace under `dir`.
-std::vector<std::string> host_mounts_under(const std::string& dir) {
+// The host mount points a jail's setup could leave behind if its mounts
+// propagated out of its mount namespace: the scratch tmpfs brig mounts over
+// one of /tmp, /mnt, /run, /var/tmp before pivot_root, and anything at or
+// under `dirs` (the test's workspace and home). One entry per mount, so
+// stacked mounts count.
+std::vector<std::string> watched_mounts(const std::vector<std::string>& dirs) {
   std::vector<std::string> out;
   std::ifstream in("/proc/self/mountinfo");
   std::string line;
@@ -45,8 +50,12 @@ std::vector<std::string> host_mounts_under(const std::string& dir) {
     for (int field = 0; field < 4 && at != std::string::npos; ++field) at = line.find(' ', at + 1);
     if (at == std::string::npos) continue;
     const std::string point = line.substr(at + 1, line.find(' ', at + 1) - at - 1);
-    if (point == dir || point.starts_with(dir + "/")) out.push_back(point);
+    bool watched = point == "/tmp" || point == "/mnt" || point == "/run" || point == "/var/tmp";
+    for (const std::string& dir : dirs)
+      watched = watched || point == dir || point.starts_with(dir + "/");
+    if (watched) out.push_back(point);
   }
+  std::sort(out.begin(), out.end());
   return out;
 }
 
@@ -60,6 +69,7 @@ void SecurityTest::SetUp() {
   std::filesystem::copy_file(jail::test::bin_dir() + "/jail_probe", probe_path(), ec);
   ASSERT_FALSE(ec) << "copying jail_probe into the workspace: " << ec.message();
   ASSERT_EQ(::chmod(probe_path().c_str(), 0755), 0);
+  mounts_before_ = watched_mounts({workspace(), home()});
 }
 
 void SecurityTest::TearDown() {
@@ -69,8 +79,11 @@ void SecurityTest::TearDown() {
     std::vector<std::string> left;
     for (pid_t pid : brig_pids_)
       for (auto& g : jail::test::our_cgroups(pid)) left.push_back("cgroup " + g);
-    for (const std::string& dir : {workspace(), home()})
-      for (auto& m : host_mounts_under(dir)) left.push_back("mount " + m);
+    const std::vector<std::string> now = watched_mounts({workspace(), home()});
+    std::vector<std::string> added;
+    std::set_difference(now.begin(), now.end(), mounts_before_.begin(), mounts_before_.end(),
+                        std::back_inserter(added));
+    for (auto& m : added) left.push_back("mount " + m);
     return left;
   };
   std::vector<std::string> left = leftovers();

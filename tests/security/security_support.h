@@ -67,7 +67,8 @@ class SecurityTest : public jail::test::JailTest {
  private:
   TempDir home_;
   TempDir policies_;
-  std::vector<pid_t> brig_pids_;  // launchers whose cgroups TearDown checks
+  std::vector<pid_t> brig_pids_;            // launchers whose cgroups TearDown checks
+  std::vector<std::string> mounts_before_;  // watched host mounts at SetUp
 };
 
 // `spec` with `layer` switched off and no longer required: the positive
