@@ -29,7 +29,7 @@ constexpr int kPids = 16;
 
 class ContainmentTest : public SecurityTest {
  protected:
-  // default with small limits; `extra` is appended (TOML sections).
+  // A policy file: default with `filesystem` and `limits` (TOML lines) over it.
   std::string limited(const std::string& name, const std::string& limits,
                       const std::string& filesystem = "tmp_size = \"8MiB\"\n") {
     return policy_file(
