@@ -1,0 +1,67 @@
+// The globs a tool call names: find_files' pattern and search's include and
+// exclude filters. Matching is git's wildmatch (see wildmatch.h) plus brace
+// alternatives, on paths relative to the searched directory.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "jail/base/error.h"
+
+namespace brig::search {
+
+// How many alternatives `{a,b}` braces may expand to; a pattern that
+// expands to more is refused rather than matched slowly.
+inline constexpr std::size_t kMaxGlobAlternatives = 256;
+
+// Every pattern `pattern` stands for once its {a,b,...} groups (nested or
+// not) are expanded; braces inside [...], escaped ones (\{) and a '}'
+// that closes nothing are plain bytes. Fails for an unclosed '{' or too
+// many alternatives.
+Result<std::vector<std::string>> expand_braces(std::string_view pattern);
+
+// One compiled glob.
+//   - A pattern without '/' matches the last component of a path at any
+//     depth ("*.cc" matches "a/b/x.cc"), as in .gitignore and ripgrep -g.
+//   - Otherwise it matches the whole relative path: '*', '?' and [...] stay
+//     within one component, "**" spans any number of them
+//     ("src/**/*.cc", "src/{a,b}/*"). A leading "/" or "./" is dropped.
+//   - A trailing '/' means everything under that directory ("build/" is
+//     "build/**").
+class Glob {
+ public:
+  static Result<Glob> compile(std::string_view pattern);
+
+  // Whether the path (relative, '/'-separated, no leading "./") matches.
+  bool matches(std::string_view path) const;
+  // False only when no path below directory `dir` can match, so a walk may
+  // skip it. (Over-approximates: true does not promise a match.)
+  bool may_match_below(std::string_view dir) const;
+
+  const std::string& pattern() const { return pattern_; }
+
+ private:
+  struct Alternative {
+    std::string pattern;
+    bool basename = false;   // no '/': matched against the last component
+    std::string fixed_dirs;  // leading components without wildcards, "a/b"
+  };
+  std::string pattern_;
+  std::vector<Alternative> alternatives_;
+};
+
+// A list of globs; matches when any one does.
+class GlobSet {
+ public:
+  static Result<GlobSet> compile(const std::vector<std::string>& patterns);
+  bool empty() const { return globs_.empty(); }
+  bool matches(std::string_view path) const;
+  bool may_match_below(std::string_view dir) const;
+
+ private:
+  std::vector<Glob> globs_;
+};
+
+}  // namespace brig::search

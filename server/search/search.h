@@ -1,0 +1,49 @@
+// search: lines that match a regex or a fixed string under a directory,
+// as matching lines with context, file names, or per-file counts.
+#pragma once
+
+#include <cstdint>
+
+#include "jail/base/error.h"
+#include "protocol/mcp_types.h"
+#include "server/worker/op.h"
+
+namespace brig::search {
+
+inline constexpr std::int64_t kDefaultSearchResults = 100;
+inline constexpr std::int64_t kMaxSearchResults = 10000;
+inline constexpr std::int64_t kDefaultMaxLineLength = 500;
+inline constexpr std::int64_t kMinMaxLineLength = 40;
+inline constexpr std::int64_t kMaxMaxLineLength = 100000;
+inline constexpr std::int64_t kMaxContextLines = 50;
+// Larger files are skipped (and counted): each file is read whole into memory.
+inline constexpr std::size_t kMaxSearchFileBytes = 64u << 20;
+
+// Runs in the worker. args (validated against the descriptor's schema):
+// pattern; path (a directory or one file; default the workspace);
+// fixed_strings, case_insensitive, smart_case; include and exclude (glob
+// arrays, see glob.h); context_before, context_after; output_mode
+// ("content" default, "files", "count"); max_results (matching lines in
+// content mode, files otherwise); offset (results to skip, for paging);
+// max_line_length; hidden (default false); gitignore (default true: honour
+// .gitignore, .ignore and .git/info/exclude).
+//
+// Files are searched in path order, each read whole (binary files, by
+// content sniffing or a NUL byte, are skipped and counted). The header
+// holds the files with their lines (line number, match or context, where a
+// long line was cut), what was skipped by reason, and whether and where the
+// results continue (next_offset) when max_results, the reply size
+// (ctx.max_bytes) or the deadline stopped them. The bytes are the reported
+// lines' text, in header order, each followed by '\n'.
+Result<worker::OpReply> search_op(const protocol::Json& args, const worker::OpContext& ctx);
+
+// The tool's name, description, schemas and annotations.
+protocol::ToolDescriptor search_descriptor();
+
+// The tool result for a reply of search_op (server side): ripgrep-like text
+// ("path" heading, "12:text" matches, "13-text" context, "--" between
+// groups) and a summary that always says what was skipped; structuredContent
+// as the output schema says, with each line's text.
+protocol::ToolResult format_search(const protocol::Json& args, worker::OpReply reply);
+
+}  // namespace brig::search

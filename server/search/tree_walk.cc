@@ -1,0 +1,289 @@
+#include "server/search/tree_walk.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "jail/base/unique_fd.h"
+#include "server/files/file_io.h"
+#include "server/files/path.h"
+
+namespace brig::search {
+namespace {
+
+// Ignore files larger than this are read only this far.
+constexpr std::size_t kMaxIgnoreFileBytes = 1 << 20;
+
+struct DirEntry {
+  std::string name;
+  unsigned char type;  // DT_*
+};
+
+// The entries of an open directory, sorted by name, without "." and "..".
+Result<std::vector<DirEntry>> read_dir(int dir_fd) {
+  const int fd = ::openat(dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return std::unexpected(sys_error("read directory", "", errno));
+  DIR* dir = ::fdopendir(fd);
+  if (dir == nullptr) {
+    const int err = errno;
+    ::close(fd);
+    return std::unexpected(sys_error("read directory", "", err));
+  }
+  std::vector<DirEntry> out;
+  errno = 0;
+  while (const dirent* d = ::readdir(dir)) {
+    const char* n = d->d_name;
+    if (!(n[0] == '.' && (n[1] == '\0' || (n[1] == '.' && n[2] == '\0'))))
+      out.push_back(DirEntry{n, d->d_type});
+    errno = 0;
+  }
+  const int err = errno;
+  ::closedir(dir);
+  if (err != 0) return std::unexpected(sys_error("read directory", "", err));
+  std::sort(out.begin(), out.end(),
+            [](const DirEntry& a, const DirEntry& b) { return a.name < b.name; });
+  return out;
+}
+
+// The rules in dir_fd/name; empty when it is missing or unreadable (git
+// ignores an unreadable ignore file too).
+IgnoreFile load_ignore_file(int dir_fd, const char* name) {
+  UniqueFd fd(::openat(dir_fd, name, O_RDONLY | O_CLOEXEC | O_NONBLOCK));
+  if (!fd) return {};
+  struct stat st {};
+  if (::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode)) return {};
+  auto text = files::read_up_to(fd.get(), kMaxIgnoreFileBytes, "read ignore file", name);
+  if (!text) return {};
+  return IgnoreFile::parse(*text);
+}
+
+bool exists_at(int dir_fd, const char* name) {
+  struct stat st {};
+  return ::fstatat(dir_fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0;
+}
+
+}  // namespace
+
+void SkipCounts::add_unreadable(std::string_view path, std::string_view why) {
+  ++unreadable;
+  if (unreadable_examples.size() < kMaxExamples)
+    unreadable_examples.push_back(fmt::format("{}: {}", path, why));
+}
+
+protocol::Json SkipCounts::to_json() const {
+  protocol::Json j = {{"ignored", ignored},  {"hidden", hidden},       {"symlinks", symlinks},
+                      {"binary", binary},    {"too_large", too_large}, {"unreadable", unreadable},
+                      {"filtered", filtered}};
+  if (!unreadable_examples.empty()) j["unreadable_examples"] = unreadable_examples;
+  return j;
+}
+
+// The ignore files of one directory on the way from the top ancestor to the
+// current one.
+struct TreeWalker::Level {
+  std::string prefix;  // the directory relative to the top ancestor, "" or "a/b/"
+  bool has_git = false;
+  IgnoreFile gitignore;
+  IgnoreFile dot_ignore;
+  IgnoreFile exclude;  // .git/info/exclude; only where has_git
+};
+
+TreeWalker::TreeWalker(WalkOptions options) : options_(std::move(options)) {}
+TreeWalker::~TreeWalker() = default;
+
+bool TreeWalker::ignore_enabled() const {
+  return options_.gitignore || options_.git_exclude || options_.dot_ignore;
+}
+
+bool TreeWalker::past_deadline() {
+  // The clock is cheap but not free; entries come by the hundred thousand.
+  if ((++deadline_tick_ & 15) != 0) return false;
+  if (std::chrono::steady_clock::now() < options_.deadline) return false;
+  timed_out_ = true;
+  return true;
+}
+
+void TreeWalker::push_level(int dir_fd, std::string prefix, bool has_git, bool has_gitignore,
+                            bool has_ignore) {
+  auto level = std::make_unique<Level>();
+  level->prefix = std::move(prefix);
+  level->has_git = has_git;
+  if (has_gitignore && options_.gitignore)
+    level->gitignore = load_ignore_file(dir_fd, ".gitignore");
+  if (has_ignore && options_.dot_ignore) level->dot_ignore = load_ignore_file(dir_fd, ".ignore");
+  if (has_git && options_.git_exclude)
+    level->exclude = load_ignore_file(dir_fd, ".git/info/exclude");
+  if (has_git) ++git_levels_;
+  levels_.push_back(std::move(level));
+}
+
+void TreeWalker::load_ancestors(const std::string& root) {
+  const auto holds_git = [](const std::string& dir) {
+    UniqueFd probe(::open(dir.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+    return probe && exists_at(probe.get(), ".git");
+  };
+  // Climb to the repository root, if there is one; else the ignore files up
+  // to the limit apply (.ignore works outside repositories), when the walked
+  // directory lies under it.
+  std::vector<std::string> dirs;  // ancestors of root, nearest first
+  bool repo = holds_git(root);
+  std::size_t limit_at = root == options_.ancestors_up_to ? 0 : std::string::npos;
+  for (std::string dir = root; !repo && dir != "/";) {
+    dir = files::parent_of(dir);
+    dirs.push_back(dir);
+    if (dir == options_.ancestors_up_to) limit_at = dirs.size();
+    repo = holds_git(dir);
+  }
+  if (!repo) dirs.resize(limit_at == std::string::npos ? 0 : limit_at);
+
+  const std::string top = dirs.empty() ? root : dirs.back();
+  const auto below_top = [&](const std::string& d) {
+    return d.size() > top.size() ? d.substr(top == "/" ? 1 : top.size() + 1) : std::string();
+  };
+  // Topmost first; the walked directory's own level is pushed by walk_dir.
+  for (auto d = dirs.rbegin(); d != dirs.rend(); ++d) {
+    UniqueFd fd(::open(d->c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    if (!fd) continue;
+    std::string prefix = below_top(*d);
+    if (!prefix.empty()) prefix += '/';
+    push_level(fd.get(), std::move(prefix), exists_at(fd.get(), ".git"),
+               exists_at(fd.get(), ".gitignore"), exists_at(fd.get(), ".ignore"));
+  }
+  path_ = below_top(root);
+  root_offset_ = path_.empty() ? 0 : path_.size() + 1;
+}
+
+IgnoreVerdict TreeWalker::decide(std::string_view path, bool is_dir) const {
+  if (options_.dot_ignore) {
+    for (auto l = levels_.rbegin(); l != levels_.rend(); ++l) {
+      if ((*l)->dot_ignore.empty()) continue;
+      const IgnoreVerdict v = (*l)->dot_ignore.match(path.substr((*l)->prefix.size()), is_dir);
+      if (v != IgnoreVerdict::none) return v;
+    }
+  }
+  // .gitignore counts only inside a repository, as in ripgrep and git.
+  if (git_levels_ == 0) return IgnoreVerdict::none;
+  if (options_.gitignore) {
+    for (auto l = levels_.rbegin(); l != levels_.rend(); ++l) {
+      if (!(*l)->gitignore.empty()) {
+        const IgnoreVerdict v = (*l)->gitignore.match(path.substr((*l)->prefix.size()), is_dir);
+        if (v != IgnoreVerdict::none) return v;
+      }
+      if ((*l)->has_git) break;
+    }
+  }
+  if (options_.git_exclude) {
+    for (auto l = levels_.rbegin(); l != levels_.rend(); ++l) {
+      if (!(*l)->has_git) continue;
+      return (*l)->exclude.match(path.substr((*l)->prefix.size()), is_dir);
+    }
+  }
+  return IgnoreVerdict::none;
+}
+
+Result<void> TreeWalker::walk(const std::string& root, WalkVisitor& visitor) {
+  UniqueFd fd(::open(root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (!fd) return std::unexpected(sys_error("walk directory", root, errno));
+  if (ignore_enabled()) load_ancestors(root);
+  walk_dir(fd.get(), 0, visitor);
+  return {};
+}
+
+void TreeWalker::walk_dir(int dir_fd, std::size_t depth, WalkVisitor& visitor) {
+  const std::string_view rel_dir =
+      std::string_view(path_).substr(std::min(root_offset_, path_.size()));
+  auto entries = read_dir(dir_fd);
+  if (!entries) {
+    skipped_.add_unreadable(rel_dir.empty() ? "." : rel_dir, entries.error().why);
+    return;
+  }
+  struct stat dir_st {};
+  if (::fstat(dir_fd, &dir_st) == 0) {
+    const DirId id{static_cast<unsigned long>(dir_st.st_dev),
+                   static_cast<unsigned long>(dir_st.st_ino)};
+    for (const DirId& a : ancestors_) {
+      if (a.dev == id.dev && a.ino == id.ino) {
+        skipped_.add_unreadable(rel_dir, "the directory is its own ancestor (a mount loop)");
+        return;
+      }
+    }
+    ancestors_.push_back(id);
+  }
+  const bool ignoring = ignore_enabled();
+  if (ignoring) {
+    bool has_git = false, has_gitignore = false, has_ignore = false;
+    for (const DirEntry& e : *entries) {
+      if (e.name == ".git") has_git = true;
+      if (e.name == ".gitignore") has_gitignore = true;
+      if (e.name == ".ignore") has_ignore = true;
+    }
+    std::string prefix = path_.empty() ? "" : path_ + "/";
+    push_level(dir_fd, std::move(prefix), has_git, has_gitignore, has_ignore);
+  }
+
+  const std::size_t base = path_.size();
+  for (const DirEntry& e : *entries) {
+    if (past_deadline() || stopped_) break;
+    if (e.name == ".git") continue;
+    unsigned char type = e.type;
+    if (type == DT_UNKNOWN) {
+      struct stat st {};
+      if (::fstatat(dir_fd, e.name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
+      type = S_ISDIR(st.st_mode)   ? DT_DIR
+             : S_ISREG(st.st_mode) ? DT_REG
+             : S_ISLNK(st.st_mode) ? DT_LNK
+                                   : DT_UNKNOWN;
+    }
+    if (type != DT_DIR && type != DT_REG && type != DT_LNK) continue;  // fifos, devices, sockets
+    path_.resize(base);
+    if (!path_.empty()) path_ += '/';
+    path_ += e.name;
+    const bool is_dir = type == DT_DIR;
+    const IgnoreVerdict verdict = ignoring ? decide(path_, is_dir) : IgnoreVerdict::none;
+    if (verdict == IgnoreVerdict::ignore) {
+      ++skipped_.ignored;
+      continue;
+    }
+    if (verdict == IgnoreVerdict::none && !options_.hidden && e.name[0] == '.') {
+      ++skipped_.hidden;
+      continue;
+    }
+    const std::string_view rel = std::string_view(path_).substr(root_offset_);
+    if (is_dir) {
+      if (!visitor.enter(rel)) continue;
+      if (depth + 1 > kMaxWalkDepth) {
+        skipped_.add_unreadable(rel, fmt::format("deeper than {} levels", kMaxWalkDepth));
+        continue;
+      }
+      UniqueFd child(
+          ::openat(dir_fd, e.name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+      if (!child) {
+        // ELOOP/ENOTDIR: replaced by a symlink or file since it was listed.
+        skipped_.add_unreadable(rel, std::strerror(errno));
+        continue;
+      }
+      walk_dir(child.get(), depth + 1, visitor);
+      continue;
+    }
+    const WalkEntry entry{dir_fd, e.name, rel, type == DT_LNK};
+    if (!visitor.visit(entry)) {
+      stopped_ = true;
+      break;
+    }
+  }
+  path_.resize(base);
+  if (ignoring) {
+    if (levels_.back()->has_git) --git_levels_;
+    levels_.pop_back();
+  }
+  if (!ancestors_.empty()) ancestors_.pop_back();
+}
+
+}  // namespace brig::search

@@ -1,0 +1,141 @@
+#include "server/search/find_files.h"
+
+#include <sys/stat.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include "protocol/schema_check.h"
+#include "tests/server/files/temp_dir.h"
+
+namespace brig::search {
+namespace {
+
+using files::testing::context_for;
+using files::testing::TempDir;
+using protocol::Json;
+using Strings = std::vector<std::string>;
+
+class FindFiles : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    for (const char* d : {"src", "src/a", "src/b", "src/c", "build", ".git", ".github"})
+      ASSERT_EQ(::mkdir(dir_.at(d).c_str(), 0755), 0);
+    dir_.write(".gitignore", "build/\n");
+    dir_.write("top.cpp", "");
+    dir_.write("src/main.cpp", "");
+    dir_.write("src/a/x.cpp", "");
+    dir_.write("src/a/x.h", "");
+    dir_.write("src/b/y.cpp", "");
+    dir_.write("src/c/z.cpp", "");
+    dir_.write("build/gen.cpp", "");
+    dir_.write(".github/ci.cpp", "");
+    dir_.write(".git/hook.cpp", "");
+  }
+
+  Json run(const Json& args, std::size_t max_bytes = 1 << 20) {
+    auto r = find_files_op(args, context_for(dir_, max_bytes));
+    EXPECT_TRUE(r) << (r ? "" : r.error().to_string());
+    if (!r) return Json();
+    const protocol::ToolResult t = format_find_files(args, std::move(*r));
+    const auto problem =
+        protocol::check_schema(*t.structured, *find_files_descriptor().output_schema, "s");
+    EXPECT_FALSE(problem) << problem.value_or("");
+    text_ = t.content[0]["text"].get<std::string>();
+    return *t.structured;
+  }
+
+  static Strings paths(const Json& h) {
+    Strings out;
+    for (const Json& f : h["files"]) out.push_back(f["path"]);
+    return out;
+  }
+
+  TempDir dir_;
+  std::string text_;
+};
+
+TEST_F(FindFiles, GlobsSortedByPath) {
+  EXPECT_EQ(paths(run({{"pattern", "**/*.cpp"}})),
+            (Strings{"src/a/x.cpp", "src/b/y.cpp", "src/c/z.cpp", "src/main.cpp", "top.cpp"}));
+  EXPECT_EQ(paths(run({{"pattern", "src/{a,b}/*"}})),
+            (Strings{"src/a/x.cpp", "src/a/x.h", "src/b/y.cpp"}));
+  EXPECT_EQ(paths(run({{"pattern", "*.h"}})), (Strings{"src/a/x.h"}));
+  EXPECT_EQ(paths(run({{"pattern", "*.cpp"}, {"path", "src/a"}})), (Strings{"x.cpp"}));
+}
+
+TEST_F(FindFiles, HiddenAndIgnoreSwitchesAreCounted) {
+  const Json h = run({{"pattern", "*.cpp"}});
+  EXPECT_EQ(h["skipped"]["ignored"], 1);
+  EXPECT_EQ(h["skipped"]["hidden"], 2);  // .github and .gitignore
+  EXPECT_NE(text_.find("1 ignored"), std::string::npos) << text_;
+  const Json all = run({{"pattern", "*.cpp"}, {"hidden", true}, {"gitignore", false}});
+  EXPECT_EQ(paths(all), (Strings{".github/ci.cpp", "build/gen.cpp", "src/a/x.cpp", "src/b/y.cpp",
+                                 "src/c/z.cpp", "src/main.cpp", "top.cpp"}));
+}
+
+TEST_F(FindFiles, LimitCountsWhatWasLeftOutAndPages) {
+  const Json h = run({{"pattern", "*.cpp"}, {"limit", 2}});
+  EXPECT_EQ(paths(h), (Strings{"src/a/x.cpp", "src/b/y.cpp"}));
+  EXPECT_EQ(h["total"], 5);
+  EXPECT_EQ(h["omitted"], 3);
+  EXPECT_EQ(h["next_offset"], 2);
+  EXPECT_NE(text_.find("offset=2"), std::string::npos) << text_;
+  const Json next = run({{"pattern", "*.cpp"}, {"limit", 2}, {"offset", 4}});
+  EXPECT_EQ(paths(next), (Strings{"top.cpp"}));
+  EXPECT_FALSE(next.contains("next_offset"));
+}
+
+TEST_F(FindFiles, SortByModificationTimeNewestFirst) {
+  const auto touch = [&](const char* rel, time_t when) {
+    const struct timeval tv[2] = {{when, 0}, {when, 0}};
+    ASSERT_EQ(::utimes(dir_.at(rel).c_str(), tv), 0);
+  };
+  touch("src/a/x.cpp", 1000);
+  touch("src/b/y.cpp", 3000);
+  touch("src/c/z.cpp", 2000);
+  const Json h = run({{"pattern", "src/*/*.cpp"}, {"sort", "modified"}});
+  EXPECT_EQ(paths(h), (Strings{"src/b/y.cpp", "src/c/z.cpp", "src/a/x.cpp"}));
+  EXPECT_EQ(h["files"][0]["modified"], "1970-01-01T00:50:00Z");
+}
+
+TEST_F(FindFiles, SymlinkLoopsDoNotHang) {
+  ASSERT_EQ(::symlink("..", dir_.at("src/a/up").c_str()), 0);
+  ASSERT_EQ(::symlink("loop", dir_.at("src/loop").c_str()), 0);
+  ASSERT_EQ(::symlink("main.cpp", dir_.at("src/alias.cpp").c_str()), 0);
+  const Json h = run({{"pattern", "**"}});
+  const Strings p = paths(h);
+  EXPECT_NE(std::find(p.begin(), p.end(), "src/a/up"), p.end());
+  EXPECT_NE(std::find(p.begin(), p.end(), "src/loop"), p.end());
+  for (const Json& f : h["files"]) {
+    if (f["path"] == "src/alias.cpp") {
+      EXPECT_EQ(f.value("symlink", false), true);
+    }
+    if (f["path"] == "src/main.cpp") {
+      EXPECT_FALSE(f.contains("symlink"));
+    }
+  }
+  EXPECT_EQ(h["total"], 9);
+}
+
+TEST_F(FindFiles, Errors) {
+  EXPECT_FALSE(find_files_op({{"pattern", "*"}, {"path", "top.cpp"}}, context_for(dir_)));
+  EXPECT_FALSE(find_files_op({{"pattern", "*"}, {"path", "nope"}}, context_for(dir_)));
+  auto bad = find_files_op({{"pattern", "src/{a"}}, context_for(dir_));
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.error().why.find("never closed"), std::string::npos);
+}
+
+TEST_F(FindFiles, DeadlineStopsTheWalk) {
+  worker::OpContext ctx = context_for(dir_);
+  ctx.deadline = std::chrono::steady_clock::now() - std::chrono::seconds(1);
+  for (int i = 0; i < 40; ++i) dir_.write("f" + std::to_string(i) + ".cpp", "");
+  auto r = find_files_op({{"pattern", "*.cpp"}}, ctx);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->header["timed_out"], true);
+  EXPECT_EQ(r->header["truncated"], true);
+}
+
+}  // namespace
+}  // namespace brig::search

@@ -1,0 +1,78 @@
+#include "server/search/glob.h"
+
+#include <gtest/gtest.h>
+
+namespace brig::search {
+namespace {
+
+using Strings = std::vector<std::string>;
+
+TEST(Braces, ExpandNestedAndKeepEscapesAndClasses) {
+  EXPECT_EQ(*expand_braces("src/{a,b}/*"), (Strings{"src/a/*", "src/b/*"}));
+  EXPECT_EQ(*expand_braces("*.{c,h{,pp}}"), (Strings{"*.c", "*.h", "*.hpp"}));
+  EXPECT_EQ(*expand_braces("{a,b}{1,2}"), (Strings{"a1", "a2", "b1", "b2"}));
+  EXPECT_EQ(*expand_braces("x\\{a,b}"), (Strings{"x\\{a,b}"}));
+  EXPECT_EQ(*expand_braces("[{]x"), (Strings{"[{]x"}));
+  EXPECT_EQ(*expand_braces("plain"), (Strings{"plain"}));
+}
+
+TEST(Braces, ErrorsNameTheProblem) {
+  auto open = expand_braces("src/{a,b");
+  ASSERT_FALSE(open);
+  EXPECT_NE(open.error().why.find("never closed"), std::string::npos);
+  EXPECT_EQ(*expand_braces("a}b"), (Strings{"a}b"}));
+  // 2^9 = 512 alternatives is over the cap.
+  auto many = expand_braces("{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}");
+  ASSERT_FALSE(many);
+  EXPECT_NE(many.error().why.find("alternatives"), std::string::npos);
+}
+
+TEST(Glob, NameGlobsMatchAtAnyDepth) {
+  const Glob g = *Glob::compile("*.cpp");
+  EXPECT_TRUE(g.matches("a.cpp"));
+  EXPECT_TRUE(g.matches("src/deep/b.cpp"));
+  EXPECT_FALSE(g.matches("src/b.cpp.orig"));
+  EXPECT_TRUE(g.may_match_below("anything"));
+}
+
+TEST(Glob, PathGlobs) {
+  const Glob all = *Glob::compile("**/*.cpp");
+  EXPECT_TRUE(all.matches("a.cpp"));
+  EXPECT_TRUE(all.matches("x/y/a.cpp"));
+  const Glob alt = *Glob::compile("src/{a,b}/*");
+  EXPECT_TRUE(alt.matches("src/a/x.h"));
+  EXPECT_TRUE(alt.matches("src/b/y"));
+  EXPECT_FALSE(alt.matches("src/c/x.h"));
+  EXPECT_FALSE(alt.matches("src/a/deeper/x.h"));  // '*' stays in one component
+  EXPECT_TRUE(alt.may_match_below("src"));
+  EXPECT_TRUE(alt.may_match_below("src/a"));
+  EXPECT_FALSE(alt.may_match_below("lib"));
+  EXPECT_FALSE(alt.may_match_below("srcx"));
+  const Glob q = *Glob::compile("file?.[ch]");
+  EXPECT_TRUE(q.matches("dir/file1.c"));
+  EXPECT_FALSE(q.matches("dir/file10.c"));
+}
+
+TEST(Glob, AnchorsAndTrailingSlash) {
+  const Glob anchored = *Glob::compile("/top.txt");
+  EXPECT_TRUE(anchored.matches("top.txt"));
+  EXPECT_FALSE(anchored.matches("sub/top.txt"));
+  EXPECT_TRUE(Glob::compile("./src/*.c")->matches("src/x.c"));
+  const Glob dir = *Glob::compile("build/");
+  EXPECT_TRUE(dir.matches("build/a/b.o"));
+  EXPECT_FALSE(dir.matches("build"));
+  EXPECT_FALSE(Glob::compile(""));
+  EXPECT_FALSE(Glob::compile("/"));
+}
+
+TEST(GlobSet, AnyMatches) {
+  const GlobSet s = *GlobSet::compile({"*.c", "docs/**"});
+  EXPECT_TRUE(s.matches("x/y.c"));
+  EXPECT_TRUE(s.matches("docs/a/b.md"));
+  EXPECT_FALSE(s.matches("x/y.h"));
+  EXPECT_TRUE(GlobSet::compile({})->empty());
+  EXPECT_FALSE(GlobSet::compile({"ok", "{bad"}));
+}
+
+}  // namespace
+}  // namespace brig::search

@@ -1,0 +1,268 @@
+#include "server/search/search.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include "protocol/schema_check.h"
+#include "tests/server/files/temp_dir.h"
+
+namespace brig::search {
+namespace {
+
+using files::testing::context_for;
+using files::testing::TempDir;
+using protocol::Json;
+
+class Search : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_EQ(::mkdir(dir_.at("src").c_str(), 0755), 0);
+    ASSERT_EQ(::mkdir(dir_.at("build").c_str(), 0755), 0);
+    ASSERT_EQ(::mkdir(dir_.at(".git").c_str(), 0755), 0);
+    ASSERT_EQ(::mkdir(dir_.at(".cache").c_str(), 0755), 0);
+    dir_.write(".gitignore", "build/\n*.log\n");
+    dir_.write(".git/HEAD", "needle in git\n");
+    dir_.write(".cache/c.txt", "needle hidden\n");
+    dir_.write("build/out.c", "needle ignored\n");
+    dir_.write("run.log", "needle ignored too\n");
+    dir_.write("src/a.c", "one\nneedle two\nthree\nfour\nNeedle five\nsix\n");
+    dir_.write("src/b.h", "needle\n");
+    dir_.write("notes.txt", "nothing here\n");
+    dir_.write("blob.bin", std::string("needle\0\1\2", 9));
+  }
+
+  // Runs the op and the formatter; checks the result against the schema.
+  Json run(Json args, std::size_t max_bytes = 1 << 20) {
+    auto r = search_op(args, context_for(dir_, max_bytes));
+    EXPECT_TRUE(r) << (r ? "" : r.error().to_string());
+    if (!r) return Json();
+    const protocol::ToolResult t = format_search(args, std::move(*r));
+    const auto problem =
+        protocol::check_schema(*t.structured, *search_descriptor().output_schema, "structured");
+    EXPECT_FALSE(problem) << problem.value_or("");
+    text_ = t.content[0]["text"].get<std::string>();
+    return *t.structured;
+  }
+
+  static std::vector<std::string> paths(const Json& h) {
+    std::vector<std::string> out;
+    for (const Json& f : h["files"]) out.push_back(f["path"]);
+    return out;
+  }
+
+  TempDir dir_;
+  std::string text_;
+};
+
+TEST_F(Search, ContentModeGroupsLinesByFileAndSaysWhatWasSkipped) {
+  const Json h = run({{"pattern", "needle"}});
+  EXPECT_EQ(paths(h), (std::vector<std::string>{"src/a.c", "src/b.h"}));
+  EXPECT_EQ(h["results"], 2);
+  const Json& line = h["files"][0]["lines"][0];
+  EXPECT_EQ(line["line"], 2);
+  EXPECT_EQ(line["text"], "needle two");
+  EXPECT_EQ(line["match"], true);
+  EXPECT_EQ(h["skipped"]["ignored"], 2);  // build/ and run.log
+  EXPECT_EQ(h["skipped"]["hidden"], 2);   // .cache and .gitignore (.git is never counted)
+  EXPECT_EQ(h["skipped"]["binary"], 1);
+  EXPECT_EQ(h["truncated"], false);
+  EXPECT_NE(text_.find("src/a.c\n2:needle two\n"), std::string::npos) << text_;
+  EXPECT_NE(text_.find("2 ignored"), std::string::npos) << text_;
+  EXPECT_NE(text_.find("1 binary"), std::string::npos) << text_;
+}
+
+TEST_F(Search, NoMatchStillReportsSkips) {
+  const Json h = run({{"pattern", "absent"}});
+  EXPECT_EQ(h["results"], 0);
+  EXPECT_NE(text_.find("No matches for absent"), std::string::npos) << text_;
+  EXPECT_NE(text_.find("Skipped:"), std::string::npos) << text_;
+}
+
+TEST_F(Search, SwitchesBringIgnoredAndHiddenBack) {
+  const Json h = run({{"pattern", "needle"}, {"gitignore", false}, {"hidden", true}});
+  EXPECT_EQ(paths(h), (std::vector<std::string>{".cache/c.txt", "build/out.c", "run.log", "src/a.c",
+                                                "src/b.h"}));
+  EXPECT_EQ(h["skipped"]["ignored"], 0);
+  EXPECT_EQ(h["skipped"]["hidden"], 0);
+}
+
+TEST_F(Search, FilesAndCountModes) {
+  const Json files =
+      run({{"pattern", "needle"}, {"output_mode", "files"}, {"case_insensitive", true}});
+  EXPECT_EQ(paths(files), (std::vector<std::string>{"src/a.c", "src/b.h"}));
+  EXPECT_FALSE(files["files"][0].contains("lines"));
+  EXPECT_EQ(text_.substr(0, 16), "src/a.c\nsrc/b.h\n");
+  const Json count =
+      run({{"pattern", "needle"}, {"output_mode", "count"}, {"case_insensitive", true}});
+  EXPECT_EQ(count["files"][0]["count"], 2);
+  EXPECT_EQ(count["files"][1]["count"], 1);
+  EXPECT_NE(text_.find("src/a.c:2\n"), std::string::npos);
+}
+
+TEST_F(Search, SmartCase) {
+  EXPECT_EQ(run({{"pattern", "needle"}, {"smart_case", true}, {"path", "src/a.c"}})["results"], 2);
+  EXPECT_EQ(run({{"pattern", "Needle"}, {"smart_case", true}, {"path", "src/a.c"}})["results"], 1);
+}
+
+TEST_F(Search, ContextLinesAndSeparators) {
+  const Json h = run({{"pattern", "(?i)needle"},
+                      {"path", "src/a.c"},
+                      {"context_before", 1},
+                      {"context_after", 1}});
+  ASSERT_EQ(h["files"].size(), 1u);
+  std::vector<std::pair<int, bool>> lines;
+  for (const Json& l : h["files"][0]["lines"]) lines.emplace_back(l["line"], l["match"]);
+  EXPECT_EQ(lines, (std::vector<std::pair<int, bool>>{
+                       {1, false}, {2, true}, {3, false}, {4, false}, {5, true}, {6, false}}));
+  EXPECT_NE(text_.find("a.c\n1-one\n2:needle two\n3-three\n4-four\n5:Needle five\n6-six\n"),
+            std::string::npos)
+      << text_;
+  const Json gap = run({{"pattern", "(?i)needle"}, {"path", "src/a.c"}, {"context_after", 1}});
+  EXPECT_NE(text_.find("3-three\n--\n5:Needle five"), std::string::npos) << text_;
+}
+
+TEST_F(Search, IncludeAndExcludeGlobs) {
+  EXPECT_EQ(paths(run({{"pattern", "needle"}, {"include", {"*.h"}}})),
+            (std::vector<std::string>{"src/b.h"}));
+  const Json h = run({{"pattern", "needle"}, {"exclude", {"src/a.*"}}});
+  EXPECT_EQ(paths(h), (std::vector<std::string>{"src/b.h"}));
+  EXPECT_GE(h["skipped"]["filtered"], 1);
+  EXPECT_EQ(paths(run({{"pattern", "needle"}, {"exclude", {"src"}}})), std::vector<std::string>{});
+}
+
+TEST_F(Search, MaxResultsPagesWithOffset) {
+  std::string many;
+  for (int i = 1; i <= 25; ++i) many += "hit " + std::to_string(i) + "\n";
+  dir_.write("many.txt", many);
+  std::vector<int> seen;
+  std::size_t offset = 0;
+  for (int page = 0; page < 10; ++page) {
+    const Json h =
+        run({{"pattern", "hit"}, {"path", "many.txt"}, {"max_results", 10}, {"offset", offset}});
+    for (const Json& l : h["files"][0]["lines"]) seen.push_back(l["line"]);
+    if (!h.contains("next_offset")) {
+      EXPECT_EQ(h["truncated"], false);
+      break;
+    }
+    EXPECT_EQ(h["stopped_by"], "max_results");
+    EXPECT_NE(text_.find("offset="), std::string::npos);
+    offset = h["next_offset"];
+  }
+  std::vector<int> want;
+  for (int i = 1; i <= 25; ++i) want.push_back(i);
+  EXPECT_EQ(seen, want);
+}
+
+TEST_F(Search, RepliesStayUnderMaxBytesAndPageBySize) {
+  std::string big;
+  for (int i = 0; i < 2000; ++i) big += "match " + std::string(100, 'x') + "\n";
+  dir_.write("big.txt", big);
+  const std::size_t max_bytes = 64 << 10;
+  std::size_t total = 0;
+  std::size_t offset = 0;
+  for (int page = 0; page < 100; ++page) {
+    auto r = search_op(
+        {{"pattern", "match"}, {"path", "big.txt"}, {"max_results", 10000}, {"offset", offset}},
+        context_for(dir_, max_bytes));
+    ASSERT_TRUE(r);
+    const protocol::ToolResult t = format_search({}, std::move(*r));
+    EXPECT_LT(t.to_json().dump().size(), max_bytes);
+    const Json& h = *t.structured;
+    total += h["results"].get<std::size_t>();
+    if (!h.contains("next_offset")) break;
+    EXPECT_EQ(h["stopped_by"], "size");
+    offset = h["next_offset"];
+  }
+  EXPECT_EQ(total, 2000u);
+}
+
+TEST_F(Search, LongLinesAreCutAroundTheMatch) {
+  dir_.write("long.txt", std::string(5000, 'a') + "NEEDLE" + std::string(5000, 'b') + "\n");
+  const Json h = run({{"pattern", "NEEDLE"}, {"path", "long.txt"}, {"max_line_length", 100}});
+  const Json& l = h["files"][0]["lines"][0];
+  EXPECT_EQ(l["cut"], true);
+  EXPECT_EQ(l["length"], 10006);
+  const std::string shown = l["text"];
+  EXPECT_EQ(shown.size(), 100u);
+  EXPECT_NE(shown.find("NEEDLE"), std::string::npos);
+  EXPECT_NE(text_.find("…a"), std::string::npos);
+}
+
+TEST_F(Search, InvalidUtf8StaysValidJson) {
+  dir_.write("latin1.txt", "caf\xe9 needle\n");
+  auto r = search_op({{"pattern", "needle"}, {"path", "latin1.txt"}}, context_for(dir_));
+  ASSERT_TRUE(r);
+  const protocol::ToolResult t = format_search({}, std::move(*r));
+  EXPECT_EQ((*t.structured)["invalid_utf8"], 1);
+  const std::string wire = t.to_json().dump(-1, ' ', false, Json::error_handler_t::replace);
+  EXPECT_NE(wire.find("caf\xef\xbf\xbd needle"), std::string::npos);
+  EXPECT_TRUE(Json::accept(wire));
+}
+
+TEST_F(Search, BinaryFoundPastTheSniffedHeadIsSkipped) {
+  std::string late(20000, 'x');
+  late += "\nneedle\n";
+  late += '\0';
+  dir_.write("late.bin", late);
+  const Json h = run({{"pattern", "needle"}, {"include", {"late.bin"}}});
+  EXPECT_EQ(h["results"], 0);
+  EXPECT_EQ(h["skipped"]["binary"], 1);
+}
+
+TEST_F(Search, BadRegexIsAClearError) {
+  auto r = search_op({{"pattern", "foo(bar"}}, context_for(dir_));
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().why.find("missing ): foo(bar"), std::string::npos) << r.error().why;
+  EXPECT_NE(r.error().why.find("fixed_strings"), std::string::npos);
+  auto g = search_op({{"pattern", "x"}, {"include", {"{a,b"}}}, context_for(dir_));
+  ASSERT_FALSE(g);
+  EXPECT_NE(g.error().why.find("never closed"), std::string::npos);
+  EXPECT_FALSE(search_op({{"pattern", "x"}, {"path", "missing"}}, context_for(dir_)));
+}
+
+TEST_F(Search, DeadlineCutsShortAndSaysSo) {
+  worker::OpContext ctx = context_for(dir_);
+  ctx.deadline = std::chrono::steady_clock::now() - std::chrono::seconds(1);
+  for (int i = 0; i < 40; ++i) dir_.write("f" + std::to_string(i) + ".txt", "needle\n");
+  auto r = search_op({{"pattern", "needle"}}, ctx);
+  ASSERT_TRUE(r);
+  const protocol::ToolResult t = format_search({}, std::move(*r));
+  const Json& h = *t.structured;
+  EXPECT_EQ(h["timed_out"], true);
+  EXPECT_EQ(h["truncated"], true);
+  EXPECT_EQ(h["stopped_by"], "deadline");
+  EXPECT_TRUE(h.contains("next_offset"));
+  EXPECT_NE(t.content[0]["text"].get<std::string>().find("time limit"), std::string::npos);
+}
+
+TEST_F(Search, SymlinksAreCountedNotFollowed) {
+  ASSERT_EQ(::symlink("src/b.h", dir_.at("link.h").c_str()), 0);
+  ASSERT_EQ(::symlink(".", dir_.at("src/loop").c_str()), 0);
+  const Json h = run({{"pattern", "needle"}});
+  EXPECT_EQ(paths(h), (std::vector<std::string>{"src/a.c", "src/b.h"}));
+  EXPECT_EQ(h["skipped"]["symlinks"], 2);
+}
+
+TEST_F(Search, UnreadableFilesAreCountedWithTheReason) {
+  if (files::testing::running_as_root()) GTEST_SKIP() << "root reads every file";
+  dir_.write("secret.txt", "needle\n", 0000);
+  const Json h = run({{"pattern", "needle"}});
+  EXPECT_EQ(h["skipped"]["unreadable"], 1);
+  EXPECT_NE(h["skipped"]["unreadable_examples"][0].get<std::string>().find("secret.txt"),
+            std::string::npos);
+}
+
+TEST(SearchDescriptor, PlainSchemas) {
+  const protocol::ToolDescriptor d = search_descriptor();
+  EXPECT_EQ(d.name, "search");
+  EXPECT_EQ(d.input_schema["additionalProperties"], false);
+  EXPECT_EQ(d.input_schema["properties"]["include"]["items"]["type"], "string");
+  EXPECT_EQ(d.output_schema->at("properties")["files"]["items"]["properties"]["lines"]["type"],
+            "array");
+  EXPECT_EQ(d.annotations["readOnlyHint"], true);
+}
+
+}  // namespace
+}  // namespace brig::search
