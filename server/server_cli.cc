@@ -62,14 +62,7 @@ int server_main(int argc, char** argv, const ToolInstaller& add_tools) {
   // Before any tool or thread exists: the probes fork.
   if (doctor_cmd->parsed()) return run_doctor(doctor);
 
-  Registry registry;
-  if (add_tools) {
-    if (auto added = add_tools(registry); !added) {
-      std::fprintf(stderr, "%s: %s\n", app.get_name().c_str(), added.error().to_string().c_str());
-      return 1;
-    }
-  }
-  if (serve_cmd->parsed()) return run_serve(serve, registry);
+  if (serve_cmd->parsed()) return run_serve(serve, add_tools);
   return 2;
 }
 

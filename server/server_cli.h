@@ -2,15 +2,9 @@
 // tools): `serve`, `--version`, `help`.
 #pragma once
 
-#include <functional>
-
-#include "jail/base/error.h"
-#include "server/tools/registry.h"
+#include "server/commands/serve.h"
 
 namespace brig::server {
-
-// Registers extra tools after the shipped ones; empty: none.
-using ToolInstaller = std::function<Result<void>(Registry&)>;
 
 // Parses argv and runs the chosen subcommand. The program calls itself by
 // argv[0]'s base name ("brig" when the brig front end forwarded to it).

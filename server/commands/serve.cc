@@ -15,11 +15,15 @@
 #include <CLI/CLI.hpp>
 #include <asio/io_context.hpp>
 
+#include "server/audit_log.h"
 #include "server/banner.h"
 #include "server/logging.h"
 #include "server/process_setup.h"
 #include "server/self_exe.h"
 #include "server/server.h"
+#include "server/tools/exec_tools.h"
+#include "server/tools/file_tools.h"
+#include "server/tools/sandbox.h"
 #include "server/transport/stdio_transport.h"
 #include "server/workspace.h"
 
@@ -180,10 +184,15 @@ CLI::App* add_serve_command(CLI::App& app, ServeOptions& o) {
       ->option_text("LEVEL")
       ->check(
           CLI::IsMember(std::vector<std::string>(kLogLevelNames.begin(), kLogLevelNames.end())));
+  cmd->add_option("--audit-log", o.audit_log,
+                  "Append one JSON line per tool call to this file (created 0600): time, client, "
+                  "tool, arguments (long strings cut, env values never), outcome, exit code, "
+                  "bytes, duration, and the error text that names a policy denial")
+      ->option_text("FILE");
   return cmd;
 }
 
-int run_serve(const ServeOptions& o, const Registry& registry) {
+int run_serve(const ServeOptions& o, const ToolInstaller& extra_tools) {
   init_logging(o.log_level);
 
   std::optional<std::string> socket_path;
@@ -203,6 +212,43 @@ int run_serve(const ServeOptions& o, const Registry& registry) {
   if (!workspace) return fail(workspace.error());
   if (workspace->warning) spdlog::warn("{}", *workspace->warning);
 
+  // The io_context first: everything below holds sockets on it.
+  asio::io_context io(1);
+  auto sandbox = plan_sandbox(o.policy, workspace->path, current_directory());
+  if (!sandbox) return fail(sandbox.error());
+  // Before anything else is read (the LLM proxy's keys, one day): the
+  // spawner must not inherit a secret.
+  auto spawner_path = find_sibling({"brig-spawner", "../libexec/brig/brig-spawner"});
+  if (!spawner_path) return fail(spawner_path.error());
+  auto spawner = Spawner::start(io.get_executor(), *spawner_path);
+  if (!spawner) return fail(spawner.error());
+  sandbox->spawner = std::move(*spawner);
+  auto worker_path = find_sibling({"brig-worker", "../libexec/brig/brig-worker"});
+  if (!worker_path) return fail(worker_path.error());
+  WorkerPool workers(io.get_executor(), *sandbox, *worker_path);
+
+  exec::JobTable jobs;  // declared before the registry: its tools hold it
+
+  Registry registry;
+  if (auto added = register_exec_tools(registry, *sandbox, jobs); !added)
+    return fail(added.error());
+  // An operation's reply leaves room in the message for its JSON escaping
+  // and the result's other fields.
+  const FileToolLimits file_limits{.timeout = std::chrono::seconds(30),
+                                   .max_bytes = o.max_message_bytes / 2};
+  if (auto added = register_file_tools(registry, *sandbox, workers, file_limits); !added)
+    return fail(added.error());
+  if (extra_tools) {
+    if (auto added = extra_tools(registry); !added) return fail(added.error());
+  }
+  std::unique_ptr<AuditLog> audit;
+  if (!o.audit_log.empty()) {
+    auto opened = AuditLog::open(o.audit_log);
+    if (!opened) return fail(opened.error());
+    audit = std::move(*opened);
+    registry.wrap_all([&audit](Tool tool) { return audit->wrap(std::move(tool)); });
+  }
+
   ServerConfig config;
   config.session.info = protocol::ServerInfo{"brig", BRIG_VERSION};
   config.session.instructions = instructions_for(*workspace, o.policy);
@@ -216,7 +262,6 @@ int run_serve(const ServeOptions& o, const Registry& registry) {
   config.max_connections = o.max_connections;
   config.allow = *allow;
 
-  asio::io_context io(1);
   Server server(io, registry, config);
   ServingSummary summary{.version = BRIG_VERSION,
                          .workspace = workspace->path,

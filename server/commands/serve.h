@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -30,15 +31,20 @@ struct ServeOptions {
   std::size_t send_queue_bytes = StreamLimits{}.send_queue_bytes;
   double stall_timeout_seconds = 30;
   std::string log_level = "info";
+  std::string audit_log;  // a file for one JSON line per tool call; empty: no audit log
 };
 
 // Adds the `serve` subcommand and its options, bound to options. The caller
 // runs run_serve() when the subcommand was chosen.
 CLI::App* add_serve_command(CLI::App& app, ServeOptions& options);
 
-// Serves until EOF on stdio or SIGTERM/SIGINT/SIGHUP. Returns the exit
-// status: 0 after a clean shutdown, 1 when it could not start (the reason is
-// on stderr).
-int run_serve(const ServeOptions& options, const Registry& registry);
+// Registers extra tools after the shipped ones (brig-test-server's); empty: none.
+using ToolInstaller = std::function<Result<void>(Registry&)>;
+
+// Plans the policy's jail, starts the spawner and the file workers, registers
+// the shipped tools and then extra_tools, and serves until EOF on stdio or
+// SIGTERM/SIGINT/SIGHUP. Returns the exit status: 0 after a clean shutdown,
+// 1 when it could not start (the reason is on stderr).
+int run_serve(const ServeOptions& options, const ToolInstaller& extra_tools = {});
 
 }  // namespace brig::server

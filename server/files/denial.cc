@@ -141,7 +141,9 @@ std::optional<std::string> explain_denial(const DenialContext& ctx, std::string_
             : "");
   }
 
-  if (in_workspace || rw != nullptr || ro != nullptr || jail_own) return std::nullopt;
+  if (in_workspace || rw != nullptr || ro != nullptr) return std::nullopt;
+  // The private home is mounted over the home's path wherever it lies, even
+  // under /tmp, so it explains a missing file before /tmp does.
   if (in_home) {
     return fmt::format(
         "{} is in your home, which policy {} replaces with a private, empty directory in the "
@@ -149,6 +151,14 @@ std::optional<std::string> explain_denial(const DenialContext& ctx, std::string_
         "filesystem.read_write.",
         path, name);
   }
+  if (is_within(path, "/tmp") && !is_within(ctx.workspace, path)) {
+    return fmt::format(
+        "{} is in /tmp, which is private to each jail: host files there are not visible "
+        "(policy {}). To share it, add it (or a directory containing it) to "
+        "filesystem.read_only or filesystem.read_write, or use a workspace that contains it.",
+        path, name);
+  }
+  if (jail_own) return std::nullopt;
   // Ancestors of bound paths exist in the jail as empty directories.
   const auto is_ancestor = [&](const std::string& bound) { return is_within(bound, path); };
   if (is_ancestor(ctx.workspace)) return std::nullopt;

@@ -51,4 +51,8 @@ const Tool* Registry::find(std::string_view name) const {
   return nullptr;
 }
 
+void Registry::wrap_all(const std::function<Tool(Tool)>& wrap) {
+  for (Tool& tool : tools_) tool = wrap(std::move(tool));
+}
+
 }  // namespace brig::server

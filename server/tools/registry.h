@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <string_view>
 #include <vector>
 
@@ -22,6 +23,9 @@ class Registry {
   // The tool named name; nullptr when there is none.
   const Tool* find(std::string_view name) const;
   std::size_t size() const { return tools_.size(); }
+  // Replaces each tool by wrap(tool), in place; wrap must keep the name
+  // (e.g. a handler that also writes the audit log).
+  void wrap_all(const std::function<Tool(Tool)>& wrap);
 
  private:
   std::vector<Tool> tools_;

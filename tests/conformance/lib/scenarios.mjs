@@ -3,7 +3,7 @@
 // hides the small API differences between SDK 1.x and client 2.x.
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { makeTempDir, removeDir, startSocketServer, sleep } from './brig_server.mjs';
 
@@ -187,6 +187,42 @@ export function runScenarios(adapter) {
           seen.map((p) => [p.progress, p.total, p.message]),
           expected.slice(0, seen.length)
         );
+      });
+
+      it('writes, reads, edits and lists workspace files through the jail; failures are isError results', async () => {
+        const call = (name, args) => adapter.callTool(conn.client, { name, arguments: args });
+        const text = (result) => result.content.map((c) => c.text ?? '').join('');
+
+        const written = await call('write_file', { path: 'conf/a.txt', content: 'alpha\nbeta\n', create_parents: true });
+        assert.ok(!written.isError, text(written));
+        assert.equal(readFileSync(path.join(dir, 'conf', 'a.txt'), 'utf8'), 'alpha\nbeta\n');
+
+        const read = await call('read_file', { path: 'conf/a.txt' });
+        assert.ok(!read.isError, text(read));
+        assert.equal(read.structuredContent.content, 'alpha\nbeta\n');
+
+        const edited = await call('edit_file', { path: 'conf/a.txt', edits: [{ old_text: 'beta', new_text: 'gamma' }] });
+        assert.ok(!edited.isError, text(edited));
+        assert.match(text(edited), /-beta\n\+gamma/);
+        assert.equal(readFileSync(path.join(dir, 'conf', 'a.txt'), 'utf8'), 'alpha\ngamma\n');
+
+        const listed = await call('list_directory', { path: 'conf' });
+        assert.ok(!listed.isError, text(listed));
+        assert.deepEqual(listed.structuredContent.entries.map((e) => e.path), ['a.txt']);
+
+        const missing = await call('read_file', { path: 'conf/none.txt' });
+        assert.equal(missing.isError, true);
+        assert.match(text(missing), /none\.txt/);
+
+        writeFileSync(path.join(dir, 'twice.txt'), 'x x\n');
+        const ambiguous = await call('edit_file', { path: 'twice.txt', edits: [{ old_text: 'x', new_text: 'y' }] });
+        assert.equal(ambiguous.isError, true);
+        assert.equal(readFileSync(path.join(dir, 'twice.txt'), 'utf8'), 'x x\n');
+
+        const denied = await call('write_file', { path: '/usr/brig-conformance', content: 'x' });
+        assert.equal(denied.isError, true);
+        assert.match(text(denied), /read_only/);
+        assert.ok(!existsSync('/usr/brig-conformance'));
       });
 
       it('sees -32601 for an unknown method', async () => {

@@ -1,0 +1,156 @@
+#include "server/audit_log.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <exception>
+#include <utility>
+
+#include <fmt/chrono.h>
+#include <fmt/format.h>
+#include <spdlog/logger.h>
+#include <spdlog/sinks/basic_file_sink.h>
+#include <asio/error.hpp>
+
+namespace brig::server {
+namespace {
+
+using protocol::Json;
+
+// A copy of `value` whose long strings are cut, and whose `env` object (at
+// any depth) keeps its names but not its values.
+Json redacted(const Json& value, std::size_t max_string) {
+  if (value.is_string()) {
+    const std::string& s = value.get_ref<const std::string&>();
+    if (s.size() <= max_string) return value;
+    return fmt::format("{}… ({} bytes cut)", s.substr(0, max_string), s.size() - max_string);
+  }
+  if (value.is_array()) {
+    Json out = Json::array();
+    for (const Json& v : value) out.push_back(redacted(v, max_string));
+    return out;
+  }
+  if (!value.is_object()) return value;
+  Json out = Json::object();
+  for (const auto& [key, v] : value.items()) {
+    if (key == "env" && v.is_object()) {
+      Json names = Json::object();
+      for (const auto& [name, ignored] : v.items()) names[name] = "(not logged)";
+      out[key] = std::move(names);
+    } else {
+      out[key] = redacted(v, max_string);
+    }
+  }
+  return out;
+}
+
+std::string_view outcome_name(AuditRecord::Outcome o) {
+  switch (o) {
+    case AuditRecord::Outcome::ok:
+      return "ok";
+    case AuditRecord::Outcome::error:
+      return "error";
+    case AuditRecord::Outcome::cancelled:
+      return "cancelled";
+    case AuditRecord::Outcome::failed:
+      return "failed";
+  }
+  return "failed";
+}
+
+}  // namespace
+
+std::string audit_line(const AuditRecord& r, std::size_t max_string) {
+  Json line = {
+      {"time", fmt::format("{:%Y-%m-%dT%H:%M:%S}Z",
+                           std::chrono::floor<std::chrono::milliseconds>(r.started))},
+      {"client", r.client
+                     ? Json{{"pid", r.client->pid}, {"uid", r.client->uid}, {"gid", r.client->gid}}
+                     : Json("stdio")},
+      {"tool", r.tool},
+      {"arguments", redacted(r.arguments, max_string)},
+      {"outcome", outcome_name(r.outcome)},
+      {"duration_ms", std::chrono::duration<double, std::milli>(r.duration).count()},
+  };
+  if (r.result) {
+    const Json result = r.result->to_json();
+    line["bytes"] = result.dump(-1, ' ', false, Json::error_handler_t::replace).size();
+    if (r.result->structured) {
+      for (const char* key : {"exit_code", "signal", "timed_out"})
+        if (r.result->structured->contains(key)) line[key] = r.result->structured->at(key);
+    }
+    if (r.result->is_error) {
+      std::string text;
+      for (const Json& c : r.result->content)
+        if (c.value("type", "") == "text") text += c.value("text", "");
+      line["error"] = redacted(Json(text), 4 * max_string);
+    }
+  }
+  if (!r.failure.empty()) line["error"] = r.failure;
+  return line.dump(-1, ' ', false, Json::error_handler_t::replace);
+}
+
+Result<std::unique_ptr<AuditLog>> AuditLog::open(const std::string& path) {
+  // Created 0600 before spdlog opens it: arguments may be private.
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+  if (fd < 0) return std::unexpected(sys_error("open the audit log", path, errno));
+  ::close(fd);
+  try {
+    auto sink = std::make_shared<spdlog::sinks::basic_file_sink_st>(path, /*truncate=*/false);
+    auto logger = std::make_shared<spdlog::logger>("audit", std::move(sink));
+    logger->set_pattern("%v");
+    logger->flush_on(spdlog::level::trace);
+    return std::unique_ptr<AuditLog>(new AuditLog(std::move(logger)));
+  } catch (const std::exception& e) {
+    return std::unexpected(Error{"open the audit log", path, e.what()});
+  }
+}
+
+AuditLog::AuditLog(std::shared_ptr<spdlog::logger> logger) : logger_(std::move(logger)) {}
+AuditLog::~AuditLog() = default;
+
+void AuditLog::write(const AuditRecord& record) {
+  logger_->info(audit_line(record));
+}
+
+Tool AuditLog::wrap(Tool tool) {
+  ToolHandler inner = std::move(tool.handler);
+  std::string name = tool.descriptor.name;
+  tool.handler = [this, inner = std::move(inner), name](
+                     Json arguments, ToolContext& ctx) -> asio::awaitable<protocol::ToolResult> {
+    AuditRecord record;
+    record.started = std::chrono::system_clock::now();
+    record.client = ctx.peer();
+    record.tool = name;
+    record.arguments = arguments;
+    const auto start = std::chrono::steady_clock::now();
+    std::exception_ptr thrown;
+    try {
+      protocol::ToolResult result = co_await inner(std::move(arguments), ctx);
+      record.outcome = ctx.cancelled()   ? AuditRecord::Outcome::cancelled
+                       : result.is_error ? AuditRecord::Outcome::error
+                                         : AuditRecord::Outcome::ok;
+      record.result = result;
+      record.duration = std::chrono::steady_clock::now() - start;
+      write(record);
+      co_return result;
+    } catch (const std::system_error& e) {
+      record.outcome = e.code() == asio::error::operation_aborted ? AuditRecord::Outcome::cancelled
+                                                                  : AuditRecord::Outcome::failed;
+      record.failure = record.outcome == AuditRecord::Outcome::failed ? e.what() : "";
+      thrown = std::current_exception();
+    } catch (const std::exception& e) {
+      record.outcome = AuditRecord::Outcome::failed;
+      record.failure = e.what();
+      thrown = std::current_exception();
+    }
+    record.duration = std::chrono::steady_clock::now() - start;
+    write(record);
+    std::rethrow_exception(thrown);
+  };
+  return tool;
+}
+
+}  // namespace brig::server

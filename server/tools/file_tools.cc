@@ -1,0 +1,77 @@
+#include "server/tools/file_tools.h"
+
+#include <algorithm>
+#include <string>
+#include <utility>
+
+#include "server/files/denial.h"
+#include "server/files/edit_file.h"
+#include "server/files/list_directory.h"
+#include "server/files/read_file.h"
+#include "server/files/write_file.h"
+
+namespace brig::server {
+namespace {
+
+using protocol::Json;
+using protocol::ToolResult;
+
+using Formatter = ToolResult (*)(const Json& args, worker::OpReply reply);
+
+struct FileTool {
+  protocol::ToolDescriptor (*descriptor)();
+  Formatter format;
+  files::Access access;
+  WorkerLane lane;
+};
+
+// The model reads this: what failed, then the policy's reason when it has one.
+std::string failure_text(const Sandbox& sandbox, const Json& args, files::Access access,
+                         const Error& e) {
+  std::string text = e.to_string();
+  const files::DenialContext ctx{sandbox.policy, sandbox.policy_name, sandbox.workspace(),
+                                 sandbox.context.home, sandbox.host_root()};
+  const std::string path = args.value("path", std::string("."));
+  if (auto why = files::explain_denial(ctx, path, access, e.sys_errno)) text += "\n" + *why;
+  return text;
+}
+
+Tool make_tool(const FileTool& t, const Sandbox& sandbox, WorkerPool& pool, FileToolLimits limits) {
+  protocol::ToolDescriptor descriptor = t.descriptor();
+  std::string op = descriptor.name;
+  return Tool{
+      std::move(descriptor),
+      [t, op, &sandbox, &pool, limits](Json args, ToolContext&) -> asio::awaitable<ToolResult> {
+        Result<worker::OpReply> reply =
+            co_await pool.call(t.lane, op, args, limits.timeout, limits.max_bytes);
+        if (!reply)
+          co_return ToolResult::error(failure_text(sandbox, args, t.access, reply.error()));
+        co_return t.format(args, std::move(*reply));
+      }};
+}
+
+}  // namespace
+
+Result<void> register_file_tools(Registry& registry, const Sandbox& sandbox, WorkerPool& pool,
+                                 FileToolLimits limits) {
+  const FileTool tools[] = {
+      {files::read_file_descriptor, files::format_read_file, files::Access::read,
+       WorkerLane::files},
+      {files::write_file_descriptor, files::format_write_file, files::Access::write,
+       WorkerLane::files},
+      {files::edit_file_descriptor, files::format_edit_file, files::Access::write,
+       WorkerLane::files},
+      {files::list_directory_descriptor, files::format_list_directory, files::Access::read,
+       WorkerLane::files},
+  };
+  const auto& disabled = sandbox.policy.disabled_tools;
+  for (const FileTool& t : tools) {
+    Tool tool = make_tool(t, sandbox, pool, limits);
+    if (std::find(disabled.begin(), disabled.end(), tool.descriptor.name) != disabled.end())
+      continue;
+    BRIG_TRY_VOID(registry.add(std::move(tool)));
+  }
+  return {};
+}
+
+}  // namespace brig::server

@@ -1,0 +1,46 @@
+// Sandbox: what every tool of one `brig serve` needs to run work in a jail —
+// the resolved policy, the caller and workspace it was planned for, the
+// JailSpec and environment planned from them, and the spawner that clones
+// the jails. Built once at start-up (server/commands/serve.cc), read-only
+// afterwards, outlives every session.
+#pragma once
+
+#include <sys/types.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "jail/base/error.h"
+#include "jail/spec.h"
+#include "server/policy/context.h"
+#include "server/policy/policy.h"
+#include "server/spawner/spawner.h"
+
+namespace brig::server {
+
+struct Sandbox {
+  policy::Policy policy;
+  std::string policy_name;       // as the operator named it: "default", or a file path
+  policy::Context context;       // workspace, caller ids, home, host environment
+  jail::JailSpec spec;           // policy::to_jail_spec(policy, context)
+  std::vector<std::string> env;  // policy::jail_environment(policy, context): "NAME=value"
+  std::shared_ptr<Spawner> spawner;
+
+  const std::string& workspace() const { return context.workspace; }
+  // True when uid 0 inside the jail is host root (brig runs as root and the
+  // policy keeps root's identity).
+  bool host_root() const {
+    return context.uid == 0 && policy.identity.as_root == policy::RootIdentity::root;
+  }
+};
+
+// Loads the policy `policy_ref` (a shipped name or a file) for this process's
+// user and environment, and plans the jail for `workspace` (absolute,
+// checked) entered from the host directory `cwd`. The spawner is left empty
+// for the caller to start. Fails with every policy error, one per line, or
+// the planner's error.
+Result<Sandbox> plan_sandbox(const std::string& policy_ref, const std::string& workspace,
+                             const std::string& cwd);
+
+}  // namespace brig::server

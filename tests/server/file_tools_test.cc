@@ -1,0 +1,191 @@
+// The file tools end to end: brig-test-server runs each operation in its
+// jailed worker, so what the policy hides or makes read-only is refused by
+// the kernel, and the model is told which rule refused it.
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include <gtest/gtest.h>
+
+#include "tests/server/test_support.h"
+
+namespace brig::server::testing {
+namespace {
+
+void write_host_file(const std::string& path, const std::string& text) {
+  std::ofstream(path, std::ios::binary) << text;
+}
+
+std::string read_host_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// One brig-test-server serving a temporary workspace over stdio, with HOME
+// pointing at a temporary home so the test can plant "secrets" there.
+class FileTools : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const char* old = std::getenv("HOME");
+    old_home_ = old ? old : "";
+    ::setenv("HOME", home_.path().c_str(), 1);
+    child_.emplace(std::vector<std::string>{sibling_binary("brig-test-server"), "serve",
+                                            "--workspace", ws_.path()});
+    client_.emplace(child_->take_client());
+    ASSERT_TRUE(initialize(*client_));
+  }
+  void TearDown() override {
+    if (client_) client_->close_write();
+    if (child_) child_->wait();
+    ::setenv("HOME", old_home_.c_str(), 1);
+  }
+
+  // The result of one tools/call.
+  Json call(std::string_view tool, Json args) {
+    const int id = next_id_++;
+    EXPECT_TRUE(client_->send(tool_call(id, tool, std::move(args))));
+    auto response = client_->read_response(id);
+    EXPECT_TRUE(response) << "no answer to " << tool;
+    if (!response) return Json::object();
+    EXPECT_TRUE(response->contains("result")) << response->dump();
+    return response->value("result", Json::object());
+  }
+  static std::string text_of(const Json& result) {
+    std::string text;
+    for (const Json& c : result.value("content", Json::array()))
+      if (c.value("type", "") == "text") text += c.value("text", "");
+    return text;
+  }
+  static bool is_error(const Json& result) { return result.value("isError", false); }
+
+  TempDir ws_;
+  TempDir home_;
+  std::string old_home_;
+  std::optional<Child> child_;
+  std::optional<LineClient> client_;
+  int next_id_ = 10;
+};
+
+TEST_F(FileTools, WriteReadEditAndListAWorkspaceFile) {
+  Json w = call(
+      "write_file",
+      {{"path", "notes/todo.txt"}, {"content", "one\ntwo\nthree\n"}, {"create_parents", true}});
+  ASSERT_FALSE(is_error(w)) << w.dump();
+  EXPECT_EQ(read_host_file(ws_.file("notes/todo.txt")), "one\ntwo\nthree\n");
+
+  Json r = call("read_file", {{"path", "notes/todo.txt"}, {"offset", 2}, {"limit", 1}});
+  ASSERT_FALSE(is_error(r)) << r.dump();
+  EXPECT_EQ(r.at("structuredContent").at("content"), "two\n");
+
+  Json e = call("edit_file", {{"path", ws_.file("notes/todo.txt")},
+                              {"edits", {{{"old_text", "two"}, {"new_text", "2"}}}}});
+  ASSERT_FALSE(is_error(e)) << e.dump();
+  EXPECT_NE(text_of(e).find("-two\n+2\n"), std::string::npos) << text_of(e);
+  EXPECT_EQ(read_host_file(ws_.file("notes/todo.txt")), "one\n2\nthree\n");
+
+  Json l = call("list_directory", {{"depth", 2}});
+  ASSERT_FALSE(is_error(l)) << l.dump();
+  std::vector<std::string> paths;
+  for (const Json& entry : l.at("structuredContent").at("entries"))
+    paths.push_back(entry.at("path"));
+  EXPECT_EQ(paths, (std::vector<std::string>{"notes", "notes/todo.txt"}));
+}
+
+TEST_F(FileTools, MissingFileAndAmbiguousEditAreErrorsThatChangeNothing) {
+  Json missing = call("read_file", {{"path", "nope.txt"}});
+  EXPECT_TRUE(is_error(missing));
+  EXPECT_NE(text_of(missing).find("nope.txt"), std::string::npos) << text_of(missing);
+
+  write_host_file(ws_.file("a.txt"), "x x\n");
+  Json ambiguous =
+      call("edit_file", {{"path", "a.txt"}, {"edits", {{{"old_text", "x"}, {"new_text", "y"}}}}});
+  EXPECT_TRUE(is_error(ambiguous));
+  EXPECT_EQ(read_host_file(ws_.file("a.txt")), "x x\n");
+}
+
+TEST_F(FileTools, TheRealHomeIsNotVisibleAndTheDenialNamesTheRule) {
+  ::mkdir(home_.file(".ssh").c_str(), 0700);
+  write_host_file(home_.file(".ssh/id_ed25519"), "PRIVATE KEY");
+  write_host_file(home_.file("diary.txt"), "secret");
+
+  Json key = call("read_file", {{"path", home_.file(".ssh/id_ed25519")}});
+  EXPECT_TRUE(is_error(key));
+  EXPECT_EQ(text_of(key).find("PRIVATE KEY"), std::string::npos);
+  EXPECT_NE(text_of(key).find("filesystem.hidden"), std::string::npos) << text_of(key);
+
+  Json diary = call("read_file", {{"path", home_.file("diary.txt")}});
+  EXPECT_TRUE(is_error(diary));
+  EXPECT_EQ(text_of(diary).find("secret"), std::string::npos);
+  EXPECT_NE(text_of(diary).find("private_home"), std::string::npos) << text_of(diary);
+}
+
+TEST_F(FileTools, PathsOutOfTheWorkspaceThroughSymlinksAndDotDotStayOut) {
+  TempDir outside;
+  write_host_file(outside.file("secret.txt"), "outside secret");
+  ASSERT_EQ(::symlink(outside.path().c_str(), ws_.file("link").c_str()), 0);
+
+  for (const std::string& path :
+       {std::string("link/secret.txt"), "../" + outside.path().substr(5) + "/secret.txt",
+        outside.file("secret.txt")}) {
+    Json r = call("read_file", {{"path", path}});
+    EXPECT_TRUE(is_error(r)) << path << ": " << r.dump();
+    EXPECT_EQ(text_of(r).find("outside secret"), std::string::npos) << path;
+  }
+  Json w = call("write_file", {{"path", "link/planted.txt"}, {"content", "x"}});
+  EXPECT_TRUE(is_error(w));
+  EXPECT_NE(::access(outside.file("planted.txt").c_str(), F_OK), 0);
+}
+
+TEST_F(FileTools, AFileReplacedByASymlinkBetweenCallsCannotLeakTheTarget) {
+  TempDir outside;
+  write_host_file(outside.file("secret.txt"), "outside secret");
+  write_host_file(ws_.file("f.txt"), "harmless");
+  ASSERT_FALSE(is_error(call("read_file", {{"path", "f.txt"}})));
+  ASSERT_EQ(::unlink(ws_.file("f.txt").c_str()), 0);
+  ASSERT_EQ(::symlink(outside.file("secret.txt").c_str(), ws_.file("f.txt").c_str()), 0);
+  Json r = call("read_file", {{"path", "f.txt"}});
+  EXPECT_TRUE(is_error(r)) << r.dump();
+  EXPECT_EQ(text_of(r).find("outside secret"), std::string::npos);
+}
+
+TEST_F(FileTools, ReadOnlySystemPathsRefuseWritesWithTheRule) {
+  Json r = call("write_file", {{"path", "/usr/brig-planted"}, {"content", "x"}});
+  EXPECT_TRUE(is_error(r));
+  EXPECT_NE(text_of(r).find("read_only"), std::string::npos) << text_of(r);
+  EXPECT_NE(::access("/usr/brig-planted", F_OK), 0);
+}
+
+TEST_F(FileTools, GitHooksAndConfigAreReadOnlyInTheJail) {
+  ::mkdir(ws_.file(".git").c_str(), 0755);
+  ::mkdir(ws_.file(".git/hooks").c_str(), 0755);
+  write_host_file(ws_.file(".git/config"), "[core]\n");
+  write_host_file(ws_.file(".git/HEAD"), "ref: refs/heads/main\n");
+  // The server plans its jail at start-up: restart it now that .git exists.
+  client_->close_write();
+  child_->wait();
+  child_.emplace(std::vector<std::string>{sibling_binary("brig-test-server"), "serve",
+                                          "--workspace", ws_.path()});
+  client_.emplace(child_->take_client());
+  ASSERT_TRUE(initialize(*client_));
+
+  Json hook = call("write_file", {{"path", ".git/hooks/pre-commit"}, {"content", "#!/bin/sh\n"}});
+  EXPECT_TRUE(is_error(hook)) << hook.dump();
+  EXPECT_NE(::access(ws_.file(".git/hooks/pre-commit").c_str(), F_OK), 0);
+  Json config =
+      call("edit_file",
+           {{"path", ".git/config"},
+            {"edits", {{{"old_text", "[core]"}, {"new_text", "[core]\n\thooksPath = /tmp"}}}}});
+  EXPECT_TRUE(is_error(config)) << config.dump();
+  EXPECT_EQ(read_host_file(ws_.file(".git/config")), "[core]\n");
+  // The rest of .git stays writable: git itself must work in the jail.
+  EXPECT_FALSE(
+      is_error(call("write_file", {{"path", ".git/HEAD"}, {"content", "ref: refs/heads/dev\n"}})));
+}
+
+}  // namespace
+}  // namespace brig::server::testing
