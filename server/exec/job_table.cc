@@ -82,6 +82,23 @@ void JobTable::kill_all() {
   for (const auto& [n, job] : jobs_) job->kill();
 }
 
+asio::awaitable<void> JobTable::stop(std::chrono::milliseconds limit) {
+  kill_all();
+  const Job::Clock::time_point deadline = Job::Clock::now() + limit;
+  // A copy: the table may change while this waits.
+  std::vector<std::shared_ptr<Job>> jobs;
+  for (const auto& [n, job] : jobs_) jobs.push_back(job);
+  for (const auto& job : jobs) {
+    while (!job->finished() && Job::Clock::now() < deadline) co_await job->changed(deadline);
+  }
+}
+
+std::size_t JobTable::running() const {
+  std::size_t n = 0;
+  for (const auto& [id, job] : jobs_) n += job->finished() ? 0 : 1;
+  return n;
+}
+
 void JobTable::sweep() {
   const Job::Clock::time_point now = Job::Clock::now();
   std::map<uid_t, std::size_t> finished;

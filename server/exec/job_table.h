@@ -15,6 +15,8 @@
 #include <string_view>
 #include <vector>
 
+#include <asio/awaitable.hpp>
+
 #include "jail/base/error.h"
 #include "server/exec/job.h"
 #include "server/exec/spool.h"
@@ -53,6 +55,11 @@ class JobTable {
   void remove(std::string_view id);
   // Kills every running job (server shutdown); they stay listed until dropped.
   void kill_all();
+  // kill_all(), then waits (at most `limit`) until every job has finished, so
+  // that no job still holds a jail handle when the io_context goes.
+  asio::awaitable<void> stop(std::chrono::milliseconds limit);
+  // Jobs not finished yet, of every owner.
+  std::size_t running() const;
   std::size_t size() const { return jobs_.size(); }
 
  private:

@@ -12,6 +12,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <asio/co_spawn.hpp>
+
 #include "protocol/json_rpc.h"
 #include "protocol/schema_check.h"
 #include "protocol/text.h"
@@ -63,14 +65,16 @@ class ExecToolTest : public ::testing::Test {
   }
 
   void TearDown() override {
-    jobs_.kill_all();
-    EXPECT_TRUE(run_until(io_, [&] {
-      for (const auto& job : jobs_.list(::geteuid())) {
-        if (!job->finished()) return false;
-      }
-      return true;
-    })) << "a job outlived kill_all";
+    stop_jobs();
+    EXPECT_EQ(jobs_.running(), 0u) << "a job outlived JobTable::stop";
     ::unsetenv(kHostOnly);
+  }
+
+  // What the server does at shutdown.
+  void stop_jobs() {
+    bool stopped = false;
+    asio::co_spawn(io_, jobs_.stop(kDeadline), [&](std::exception_ptr) { stopped = true; });
+    EXPECT_TRUE(run_until(io_, [&] { return stopped; }));
   }
 
   const server::Tool& tool(std::string_view name) { return *registry_.find(name); }
@@ -120,6 +124,50 @@ TEST_F(ExecToolTest, RegistersExecThenJob) {
   EXPECT_EQ(registry_.list()[1].name, "job");
   EXPECT_EQ(registry_.list()[0].input_schema["additionalProperties"], false);
   EXPECT_EQ(registry_.list()[1].input_schema["additionalProperties"], false);
+}
+
+TEST_F(ExecToolTest, APolicyCanSwitchThemOff) {
+  server::Registry none;
+  sandbox_.policy.disabled_tools = {"exec"};
+  ASSERT_TRUE(server::register_exec_tools(none, sandbox_, jobs_));
+  EXPECT_EQ(none.size(), 0u);  // job goes with exec
+  server::Registry no_job;
+  sandbox_.policy.disabled_tools = {"job"};
+  ASSERT_TRUE(server::register_exec_tools(no_job, sandbox_, jobs_));
+  ASSERT_EQ(no_job.size(), 1u);
+  EXPECT_EQ(no_job.list()[0].name, "exec");
+}
+
+TEST_F(ExecToolTest, ShutdownKillsEveryJob) {
+  exec({{"command", "exec sleep 300"}, {"yield_after", 0}});
+  FakeContext other(server::PeerCredentials{.pid = 1, .uid = ::geteuid() + 4242, .gid = 0});
+  call("exec", {{"command", "exec sleep 300"}, {"yield_after", 0}}, other);
+  std::vector<pid_t> inits;
+  for (const auto& job : jobs_.list(::geteuid())) inits.push_back(job->pid());
+  for (const auto& job : jobs_.list(::geteuid() + 4242)) inits.push_back(job->pid());
+  ASSERT_EQ(inits.size(), 2u);
+  EXPECT_EQ(jobs_.running(), 2u);
+  stop_jobs();
+  EXPECT_EQ(jobs_.running(), 0u);
+  for (pid_t pid : inits) {
+    EXPECT_TRUE(run_until(io_, [&] { return testing::process_gone(pid); })) << pid;
+  }
+}
+
+TEST_F(ExecToolTest, CancellingAJobWaitLeavesTheJobRunning) {
+  ToolResult r = exec({{"command", "exec sleep 300"}, {"yield_after", 0}});
+  FakeContext ctx;
+  Call c;
+  testing::start_call(io_, tool("job"), {{"action", "wait"}, {"id", (*r.structured)["job"]}}, ctx,
+                      c);
+  run_until(
+      io_, [] { return false; }, std::chrono::milliseconds(200));  // under way
+  testing::cancel_call(ctx, c);
+  ASSERT_TRUE(run_until(io_, [&] { return c.done; }));
+  EXPECT_TRUE(c.error);
+  ASSERT_NE(only_job(), nullptr);
+  EXPECT_FALSE(only_job()->finished());
+  EXPECT_FALSE(testing::process_gone(only_job()->pid()));
 }
 
 TEST_F(ExecToolTest, EchoesStdoutAndStderr) {
@@ -393,7 +441,7 @@ TEST_F(ExecToolTest, ArgumentMistakesAreToolErrors) {
 TEST_F(ExecToolTest, ProgressStreamsTheOutputInOrder) {
   FakeContext ctx;
   ToolResult r =
-      call("exec", {{"command", "for i in $(seq 1 40); do echo line $i; sleep 0.01; done"}}, ctx);
+      call("exec", {{"command", "seq 1 20000; echo done >&2"}, {"max_output", kMaxMaxOutput}}, ctx);
   ASSERT_FALSE(r.is_error) << text_of(r);
   std::string streamed;
   double last = 0;
@@ -402,10 +450,34 @@ TEST_F(ExecToolTest, ProgressStreamsTheOutputInOrder) {
     last = p.progress;
     streamed += p.message;
   }
-  EXPECT_EQ(streamed, (*r.structured)["stdout"].get<std::string>());
-  // Coalesced: 40 lines 10 ms apart make fewer notifications than lines.
-  EXPECT_LT(ctx.progress_.size(), 40u);
-  EXPECT_FALSE(ctx.progress_.empty());
+  // Every byte once, each stream in order (stdout and stderr each keep theirs).
+  std::string expected;
+  for (int i = 1; i <= 20000; ++i) expected += fmt::format("{}\n", i);
+  ASSERT_EQ((*r.structured)["stdout"], expected);
+  std::string out_part = streamed;
+  const std::size_t err_at = out_part.find("done\n");
+  ASSERT_NE(err_at, std::string::npos);
+  out_part.erase(err_at, 5);
+  EXPECT_EQ(out_part, expected);
+  // Coalesced: 20000 lines (109 KB) come in batches, not a line at a time.
+  EXPECT_LT(ctx.progress_.size(), 2000u);
+  EXPECT_GT(ctx.progress_.size(), 1u);
+}
+
+TEST_F(ExecToolTest, ProgressArrivesWhileTheCommandRuns) {
+  FakeContext ctx;
+  Call c;
+  const std::string go = ws_.file("go");
+  testing::start_call(
+      io_, tool("exec"),
+      {{"command", "echo early; while [ ! -e go ]; do sleep 0.05; done; echo late"}}, ctx, c);
+  // The first line comes as progress before the command can end.
+  ASSERT_TRUE(run_until(io_, [&] { return !ctx.progress_.empty(); }));
+  EXPECT_EQ(ctx.progress_.front().message, "early\n");
+  EXPECT_FALSE(c.done);
+  std::ofstream(go) << "";
+  ASSERT_TRUE(run_until(io_, [&] { return c.done; }));
+  EXPECT_EQ(ctx.progress_.back().message, "late\n");
 }
 
 class ExecCapacityTest : public ExecToolTest {
