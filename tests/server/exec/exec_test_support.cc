@@ -1,9 +1,10 @@
 #include "tests/server/exec/exec_test_support.h"
 
 #include <dirent.h>
+#include <fcntl.h>
+#include <unistd.h>
 
-#include <fstream>
-#include <iterator>
+#include <cstdlib>
 
 #include <asio/bind_cancellation_slot.hpp>
 #include <asio/co_spawn.hpp>
@@ -38,10 +39,28 @@ bool run_until(asio::io_context& io, const std::function<bool()>& cond,
   return true;
 }
 
+namespace {
+
+// The whole of a /proc file, or empty when the process went away meanwhile
+// (reads then fail with ESRCH, which iostreams would throw).
+std::string read_proc(const std::string& path) {
+  std::string out;
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return out;
+  char buf[4096];
+  for (;;) {
+    const ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n <= 0) break;
+    out.append(buf, static_cast<std::size_t>(n));
+  }
+  ::close(fd);
+  return out;
+}
+
+}  // namespace
+
 bool process_gone(pid_t pid) {
-  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
-  if (!stat) return true;
-  std::string line((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+  const std::string line = read_proc("/proc/" + std::to_string(pid) + "/stat");
   const std::size_t paren = line.rfind(')');
   return paren == std::string::npos || paren + 2 >= line.size() || line[paren + 2] == 'Z';
 }
@@ -53,9 +72,10 @@ std::vector<pid_t> processes_with(const std::string& needle) {
   while (const dirent* e = ::readdir(proc)) {
     const pid_t pid = static_cast<pid_t>(std::atoi(e->d_name));
     if (pid <= 0) continue;
-    std::ifstream f(std::string("/proc/") + e->d_name + "/cmdline");
-    std::string cmdline((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-    if (cmdline.find(needle) != std::string::npos) out.push_back(pid);
+    if (read_proc(std::string("/proc/") + e->d_name + "/cmdline").find(needle) !=
+        std::string::npos) {
+      out.push_back(pid);
+    }
   }
   ::closedir(proc);
   return out;
