@@ -9,6 +9,8 @@
 #include "server/files/list_directory.h"
 #include "server/files/read_file.h"
 #include "server/files/write_file.h"
+#include "server/search/find_files.h"
+#include "server/search/search.h"
 
 namespace brig::server {
 namespace {
@@ -63,6 +65,9 @@ Result<void> register_file_tools(Registry& registry, const Sandbox& sandbox, Wor
        WorkerLane::files},
       {files::list_directory_descriptor, files::format_list_directory, files::Access::read,
        WorkerLane::files},
+      {search::find_files_descriptor, search::format_find_files, files::Access::read,
+       WorkerLane::search},
+      {search::search_descriptor, search::format_search, files::Access::read, WorkerLane::search},
   };
   const auto& disabled = sandbox.policy.disabled_tools;
   for (const FileTool& t : tools) {
