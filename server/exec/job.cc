@@ -142,6 +142,11 @@ void Job::kill() {
   signal(SIGKILL);
 }
 
+void Job::abandon() {
+  abandoned_ = true;
+  kill();
+}
+
 Result<Job::StdinWrite> Job::write_stdin(std::string data, bool eof) {
   if (!stdin_ && !stdin_error_.empty()) {
     return std::unexpected(Error{"write stdin", id_, stdin_error_});

@@ -96,6 +96,12 @@ class Job : public std::enable_shared_from_this<Job> {
   int signal(int sig);
   // SIGKILL to the init: the whole jail ends.
   void kill();
+  // kill(), and no caller may use the job any more (its call was cancelled
+  // before handing it over): the table hides it and drops it once it ended.
+  // Touches only the Job, so that it is safe from a coroutine frame being
+  // destroyed after the table.
+  void abandon();
+  bool abandoned() const { return abandoned_; }
 
   bool has_stdin() const { return stdin_.has_value(); }
   struct StdinWrite {
@@ -129,6 +135,7 @@ class Job : public std::enable_shared_from_this<Job> {
   std::optional<jail::Outcome> outcome_;
   bool finished_ = false;
   bool kill_requested_ = false;
+  bool abandoned_ = false;
   std::vector<asio::steady_timer*> waiters_;
 
   std::optional<asio::posix::stream_descriptor> stdin_;

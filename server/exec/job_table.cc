@@ -61,7 +61,7 @@ std::shared_ptr<Job> JobTable::find(uid_t owner, std::string_view id) {
   auto n = id_number(id);
   if (!n) return nullptr;
   auto it = jobs_.find(*n);
-  if (it == jobs_.end() || it->second->owner() != owner) return nullptr;
+  if (it == jobs_.end() || it->second->owner() != owner || it->second->abandoned()) return nullptr;
   return it->second;
 }
 
@@ -69,7 +69,7 @@ std::vector<std::shared_ptr<Job>> JobTable::list(uid_t owner) {
   sweep();
   std::vector<std::shared_ptr<Job>> out;
   for (const auto& [n, job] : jobs_) {
-    if (job->owner() == owner) out.push_back(job);
+    if (job->owner() == owner && !job->abandoned()) out.push_back(job);
   }
   return out;
 }
@@ -106,8 +106,10 @@ void JobTable::sweep() {
   for (auto it = jobs_.rbegin(); it != jobs_.rend();) {
     const Job& job = *it->second;
     bool drop = false;
+    // An abandoned job stays (hidden) until it ended, so that stop() still
+    // waits for its jail.
     if (job.finished()) {
-      drop = now - job.finished_at() >= limits_.retention ||
+      drop = job.abandoned() || now - job.finished_at() >= limits_.retention ||
              ++finished[job.owner()] > limits_.max_finished_per_owner;
     }
     if (drop) {

@@ -48,9 +48,10 @@ class JobTable {
   // Fails when owner already runs max_running_per_owner jobs.
   Result<void> check_capacity(uid_t owner);
   void add(std::shared_ptr<Job> job);
-  // owner's job `id`; nullptr when there is none (or it is another uid's).
+  // owner's job `id`; nullptr when there is none (or it is another uid's, or
+  // abandoned).
   std::shared_ptr<Job> find(uid_t owner, std::string_view id);
-  // owner's jobs, oldest first.
+  // owner's jobs, oldest first; abandoned ones left out.
   std::vector<std::shared_ptr<Job>> list(uid_t owner);
   void remove(std::string_view id);
   // Kills every running job (server shutdown); they stay listed until dropped.

@@ -94,13 +94,10 @@ std::string description(const Sandbox& sandbox) {
 // Kills the job unless the call handed it over: a cancelled call, a client
 // that went away or a server shutting down must not leave its jail running.
 struct KillUnlessHanded {
-  exec::JobTable& jobs;
   std::shared_ptr<exec::Job> job;
   bool handed = false;
   ~KillUnlessHanded() {
-    if (handed) return;
-    job->kill();
-    jobs.remove(job->id());
+    if (!handed) job->abandon();
   }
 };
 
@@ -110,7 +107,7 @@ asio::awaitable<ToolResult> run_exec(const Sandbox* sandbox, exec::JobTable* job
   if (!parsed) co_return ToolResult::error(parsed.error().to_string());
   auto launched = co_await exec::launch_job(*sandbox, *jobs, *parsed, exec::owner_of(ctx.peer()));
   if (!launched) co_return ToolResult::error(launched.error().to_string());
-  KillUnlessHanded guard{*jobs, *launched};
+  KillUnlessHanded guard{*launched};
   exec::Job& job = *guard.job;
   co_await exec::follow(job, ctx, job.started() + parsed->yield_after);
   exec::JobReport report = exec::report_job(job, parsed->max_output);

@@ -295,9 +295,12 @@ TEST_F(ExecToolTest, CancellingTheCallLeavesNoProcess) {
   EXPECT_TRUE(run_until(io_, [&] { return testing::process_gone(init); }))
       << "the jail's init " << init << " is still running";
   EXPECT_TRUE(run_until(io_, [&] { return testing::processes_with(marker).empty(); }));
-  EXPECT_EQ(jobs_.size(), 0u);
+  EXPECT_TRUE(jobs_.list(::geteuid()).empty());  // the job tool cannot see it
   EXPECT_TRUE(run_until(io_, [&] { return job->finished(); }));
   EXPECT_TRUE(job->kill_requested());
+  EXPECT_TRUE(job->abandoned());
+  jobs_.list(::geteuid());  // a sweep: an abandoned job goes once it ended
+  EXPECT_EQ(jobs_.size(), 0u);
 }
 
 TEST_F(ExecToolTest, ALongCommandYieldsAJobToWaitForAndRead) {
