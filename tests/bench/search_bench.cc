@@ -1,0 +1,160 @@
+// brig-search-bench: search_op in-process versus ripgrep with one thread,
+// on the same tree in the same run. Prints times, ratios and whether the
+// counts agree.
+//   brig-search-bench TREE [RUNS]
+// TREE: e.g. the Linux source extracted into /dev/shm and `git init`ed
+// (tests/bench/README or issue 4 describe how).
+#include <fcntl.h>
+#include <poll.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "server/search/find_files.h"
+#include "server/search/search.h"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using brig::protocol::Json;
+
+struct Case {
+  const char* name;
+  Json args;                    // search_op arguments besides output_mode
+  std::vector<std::string> rg;  // ripgrep flags besides -j1 and the mode flag
+};
+
+// Runs ripgrep in `tree`, reading (and dropping) its output through a pipe:
+// ripgrep quits at the first match when its stdout is /dev/null.
+std::pair<double, std::size_t> run_rg(const std::string& tree, std::vector<std::string> args) {
+  args.insert(args.begin(), {"rg", "-j1", "--no-config"});
+  std::vector<char*> argv;
+  for (std::string& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  int out[2];
+  if (::pipe(out) != 0) std::abort();
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_adddup2(&fa, out[1], 1);
+  posix_spawn_file_actions_addclose(&fa, out[0]);
+  posix_spawn_file_actions_addchdir_np(&fa, tree.c_str());
+  const auto start = Clock::now();
+  pid_t pid;
+  if (posix_spawnp(&pid, "rg", &fa, nullptr, argv.data(), environ) != 0) {
+    std::perror("rg");
+    std::exit(1);
+  }
+  ::close(out[1]);
+  std::string text;
+  char buf[1 << 16];
+  ssize_t n;
+  while ((n = ::read(out[0], buf, sizeof buf)) > 0) text.append(buf, static_cast<std::size_t>(n));
+  ::close(out[0]);
+  int status;
+  ::waitpid(pid, &status, 0);
+  const double secs = std::chrono::duration<double>(Clock::now() - start).count();
+  // "-c" prints path:count per file; otherwise one line per match.
+  std::size_t matches = 0;
+  const bool counts = std::find(args.begin(), args.end(), "-c") != args.end();
+  std::size_t at = 0;
+  while (at < text.size()) {
+    const std::size_t nl = text.find('\n', at);
+    const std::string line = text.substr(at, nl - at);
+    matches += counts ? std::strtoull(line.substr(line.rfind(':') + 1).c_str(), nullptr, 10) : 1;
+    at = nl == std::string::npos ? text.size() : nl + 1;
+  }
+  return {secs, matches};
+}
+
+std::pair<double, std::size_t> run_brig(const std::string& tree, Json args) {
+  brig::worker::OpContext ctx;
+  ctx.workspace = tree;
+  ctx.max_bytes = std::size_t{1} << 30;
+  args["max_results"] = brig::search::kMaxSearchResults;
+  const auto start = Clock::now();
+  auto r = brig::search::search_op(args, ctx);
+  const double secs = std::chrono::duration<double>(Clock::now() - start).count();
+  if (!r) {
+    std::fprintf(stderr, "search: %s\n", r.error().to_string().c_str());
+    std::exit(1);
+  }
+  std::size_t matches = 0;
+  for (const Json& f : r->header["files"]) matches += f.value("count", std::size_t{0});
+  if (r->header.value("truncated", false)) std::fprintf(stderr, "warning: result truncated\n");
+  return {secs, matches};
+}
+
+std::pair<double, std::size_t> run_find(const std::string& tree, const char* glob) {
+  brig::worker::OpContext ctx;
+  ctx.workspace = tree;
+  ctx.max_bytes = std::size_t{1} << 30;
+  const auto start = Clock::now();
+  auto r = brig::search::find_files_op({{"pattern", glob}, {"limit", 10}}, ctx);
+  const double secs = std::chrono::duration<double>(Clock::now() - start).count();
+  if (!r) {
+    std::fprintf(stderr, "find_files: %s\n", r.error().to_string().c_str());
+    std::exit(1);
+  }
+  return {secs, r->header.value("total", std::size_t{0})};
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    std::fprintf(stderr, "usage: %s TREE [RUNS]\n", argv[0]);
+    return 2;
+  }
+  const std::string tree = argv[1];
+  const int runs = argc > 2 ? std::max(1, std::atoi(argv[2])) : 3;
+  const std::vector<Case> cases = {
+      {"literal PM_RESUME", {{"pattern", "PM_RESUME"}}, {"PM_RESUME"}},
+      {"-i pm_resume", {{"pattern", "pm_resume"}, {"case_insensitive", true}}, {"-i", "pm_resume"}},
+      {"regex \\w+_SUSPEND\\b", {{"pattern", "\\w+_SUSPEND\\b"}}, {"\\w+_SUSPEND\\b"}},
+  };
+  std::printf("%-24s %-7s %9s %9s %7s %9s %9s\n", "case", "mode", "brig s", "rg -j1 s", "ratio",
+              "brig n", "rg n");
+  for (const Case& c : cases) {
+    for (const char* mode : {"count", "content"}) {
+      Json args = c.args;
+      args["output_mode"] = mode;
+      std::vector<std::string> rg = c.rg;
+      rg.insert(rg.begin(), std::string(mode) == "count" ? "-c" : "-n");
+      double best_brig = 1e9, best_rg = 1e9;
+      std::size_t n_brig = 0, n_rg = 0;
+      for (int i = 0; i < runs; ++i) {
+        // Alternate, so neither side always runs on a warmer cache.
+        const auto [tb, nb] = run_brig(tree, args);
+        const auto [tr, nr] = run_rg(tree, rg);
+        best_brig = std::min(best_brig, tb);
+        best_rg = std::min(best_rg, tr);
+        n_brig = nb;
+        n_rg = nr;
+      }
+      std::printf("%-24s %-7s %9.3f %9.3f %7.2f %9zu %9zu%s\n", c.name, mode, best_brig, best_rg,
+                  best_brig / best_rg, n_brig, n_rg, n_brig == n_rg ? "" : "  (counts differ)");
+    }
+  }
+  // find_files counts every match (it pages), as rg --files lists them.
+  double best_find = 1e9, best_rg = 1e9;
+  std::size_t n_find = 0, n_rg = 0;
+  for (int i = 0; i < runs; ++i) {
+    const auto [tf, nf] = run_find(tree, "**/*.c");
+    const auto [tr, nr] = run_rg(tree, {"--files", "-g", "*.c"});
+    best_find = std::min(best_find, tf);
+    best_rg = std::min(best_rg, tr);
+    n_find = nf;
+    n_rg = nr;
+  }
+  std::printf("%-24s %-7s %9.3f %9.3f %7.2f %9zu %9zu%s\n", "find_files **/*.c", "paths", best_find,
+              best_rg, best_find / best_rg, n_find, n_rg,
+              n_find == n_rg ? "" : "  (counts differ)");
+  return 0;
+}
