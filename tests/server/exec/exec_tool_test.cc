@@ -428,6 +428,10 @@ TEST_F(ExecToolTest, CwdIsInTheWorkspaceOrRefused) {
   EXPECT_EQ((*r.structured)["stdout"], ws_.file("sub") + "\n");
   ToolResult tmp = exec({{"command", "pwd"}, {"cwd", "/tmp"}});
   EXPECT_EQ((*tmp.structured)["stdout"], "/tmp\n");
+  ToolResult missing = exec({{"command", "pwd"}, {"cwd", "no-such-dir"}});
+  EXPECT_TRUE(missing.is_error);
+  EXPECT_EQ((*missing.structured)["status"], "failed_to_start") << text_of(missing);
+  EXPECT_THAT(text_of(missing), HasSubstr("no-such-dir"));
   ToolResult outside = exec({{"command", "pwd"}, {"cwd", "/srv/brig-nowhere"}});
   EXPECT_TRUE(outside.is_error);
   EXPECT_THAT(text_of(outside), HasSubstr("does not contain it"));
