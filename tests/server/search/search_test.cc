@@ -254,6 +254,51 @@ TEST_F(Search, UnreadableFilesAreCountedWithTheReason) {
             std::string::npos);
 }
 
+TEST_F(Search, AncestorIgnoreFilesApplyToASubdirectory) {
+  dir_.write("src/debug.log", "needle\n");
+  const Json h = run({{"pattern", "needle"}, {"path", "src"}});
+  EXPECT_EQ(paths(h), (std::vector<std::string>{"a.c", "b.h"}));
+  EXPECT_EQ(h["skipped"]["ignored"], 1);
+}
+
+TEST_F(Search, FilesModePagesByFile) {
+  for (int i = 0; i < 5; ++i) dir_.write("p" + std::to_string(i) + ".txt", "needle\n");
+  std::vector<std::string> all;
+  std::size_t offset = 0;
+  for (int page = 0; page < 10; ++page) {
+    const Json h = run(
+        {{"pattern", "needle"}, {"output_mode", "files"}, {"max_results", 2}, {"offset", offset}});
+    for (const std::string& p : paths(h)) all.push_back(p);
+    if (!h.contains("next_offset")) break;
+    offset = h["next_offset"];
+  }
+  EXPECT_EQ(all, (std::vector<std::string>{"p0.txt", "p1.txt", "p2.txt", "p3.txt", "p4.txt",
+                                           "src/a.c", "src/b.h"}));
+}
+
+TEST_F(Search, OffsetSkipsMatchesWithoutShowingThemAsContext) {
+  dir_.write("pairs.txt", "hit 1\nhit 2\nplain\nhit 3\n");
+  const Json h =
+      run({{"pattern", "hit"}, {"path", "pairs.txt"}, {"offset", 1}, {"context_before", 2}});
+  std::vector<std::pair<int, bool>> lines;
+  for (const Json& l : h["files"][0]["lines"]) lines.emplace_back(l["line"], l["match"]);
+  EXPECT_EQ(lines, (std::vector<std::pair<int, bool>>{{2, true}, {3, false}, {4, true}}));
+  EXPECT_EQ(h["results"], 2);
+}
+
+TEST(SearchOutsideARepository, GitignoreNeedsARepositoryButDotIgnoreDoesNot) {
+  TempDir dir;
+  dir.write(".gitignore", "a.txt\n");
+  dir.write(".ignore", "b.txt\n");
+  dir.write("a.txt", "needle\n");
+  dir.write("b.txt", "needle\n");
+  auto r = search_op({{"pattern", "needle"}}, context_for(dir));
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r->header["files"].size(), 1u);
+  EXPECT_EQ(r->header["files"][0]["path"], "a.txt");
+  EXPECT_EQ(r->header["skipped"]["ignored"], 1);
+}
+
 TEST(SearchDescriptor, PlainSchemas) {
   const protocol::ToolDescriptor d = search_descriptor();
   EXPECT_EQ(d.name, "search");
