@@ -186,6 +186,25 @@ TEST_F(ExecToolTest, EchoesStdoutAndStderr) {
   EXPECT_THAT(text_of(r), HasSubstr("--- stdout ---\nout\n"));
 }
 
+TEST_F(ExecToolTest, CallsRunConcurrentlyEachInItsOwnJail) {
+  // The first waits for a file that the last creates: they can only all
+  // finish if they run at the same time.
+  std::vector<FakeContext> ctx(3);
+  std::vector<Call> calls(3);
+  testing::start_call(io_, tool("exec"),
+                      {{"command", "while [ ! -e go ]; do sleep 0.05; done; echo first $$"}},
+                      ctx[0], calls[0]);
+  testing::start_call(io_, tool("exec"), {{"command", "echo second $$"}}, ctx[1], calls[1]);
+  testing::start_call(io_, tool("exec"), {{"command", "echo third $$; touch go"}}, ctx[2],
+                      calls[2]);
+  ASSERT_TRUE(run_until(io_, [&] { return calls[0].done && calls[1].done && calls[2].done; }));
+  for (const Call& c : calls) ASSERT_TRUE(c.result && !c.result->is_error);
+  // Each jail has its own pid namespace: every command is pid 2 under its init.
+  EXPECT_EQ((*calls[0].result->structured)["stdout"], "first 2\n");
+  EXPECT_EQ((*calls[1].result->structured)["stdout"], "second 2\n");
+  EXPECT_EQ((*calls[2].result->structured)["stdout"], "third 2\n");
+}
+
 TEST_F(ExecToolTest, ArgvRunsWithoutAShell) {
   ToolResult r = exec({{"argv", {"/bin/echo", "$HOME", "a  b"}}});
   EXPECT_FALSE(r.is_error) << text_of(r);
