@@ -166,6 +166,16 @@ bool Glob::matches(std::string_view path) const {
   return false;
 }
 
+bool Glob::matches_dir(std::string_view dir) const {
+  if (matches(dir)) return true;
+  for (const Alternative& a : alternatives_) {
+    const std::string_view p = a.pattern;
+    if (p.size() > 3 && p.ends_with("/**") && wildmatch(p.substr(0, p.size() - 3), dir, true))
+      return true;
+  }
+  return false;
+}
+
 bool Glob::may_match_below(std::string_view dir) const {
   for (const Alternative& a : alternatives_) {
     if (a.basename || on_one_line(a.fixed_dirs, dir)) return true;
@@ -182,6 +192,12 @@ Result<GlobSet> GlobSet::compile(const std::vector<std::string>& patterns) {
 bool GlobSet::matches(std::string_view path) const {
   for (const Glob& g : globs_)
     if (g.matches(path)) return true;
+  return false;
+}
+
+bool GlobSet::matches_dir(std::string_view dir) const {
+  for (const Glob& g : globs_)
+    if (g.matches_dir(dir)) return true;
   return false;
 }
 

@@ -36,6 +36,10 @@ class Glob {
 
   // Whether the path (relative, '/'-separated, no leading "./") matches.
   bool matches(std::string_view path) const;
+  // Whether directory `dir` itself is matched, so that everything under it
+  // is: "build", "src/gen" or "tests/" (which is "tests/**") match the
+  // directory, "*.c" matches none.
+  bool matches_dir(std::string_view dir) const;
   // False only when no path below directory `dir` can match, so a walk may
   // skip it. (Over-approximates: true does not promise a match.)
   bool may_match_below(std::string_view dir) const;
@@ -58,6 +62,7 @@ class GlobSet {
   static Result<GlobSet> compile(const std::vector<std::string>& patterns);
   bool empty() const { return globs_.empty(); }
   bool matches(std::string_view path) const;
+  bool matches_dir(std::string_view dir) const;
   bool may_match_below(std::string_view dir) const;
 
  private:

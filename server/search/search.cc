@@ -110,7 +110,7 @@ class Search : public WalkVisitor {
         budget_(budget) {}
 
   bool enter(std::string_view path) override {
-    if (!exclude_.empty() && exclude_.matches(path)) {
+    if (!exclude_.empty() && exclude_.matches_dir(path)) {
       ++walker_.skipped().filtered;
       return false;
     }

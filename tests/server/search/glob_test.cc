@@ -65,6 +65,15 @@ TEST(Glob, AnchorsAndTrailingSlash) {
   EXPECT_FALSE(Glob::compile("/"));
 }
 
+TEST(Glob, WholeDirectories) {
+  EXPECT_TRUE(Glob::compile("build")->matches_dir("a/build"));
+  EXPECT_TRUE(Glob::compile("tests/")->matches_dir("tests"));
+  EXPECT_FALSE(Glob::compile("tests/")->matches_dir("a/tests"));
+  EXPECT_TRUE(Glob::compile("src/**")->matches_dir("src"));
+  EXPECT_TRUE(Glob::compile("**/gen/**")->matches_dir("x/gen"));
+  EXPECT_FALSE(Glob::compile("*.c")->matches_dir("src"));
+}
+
 TEST(GlobSet, AnyMatches) {
   const GlobSet s = *GlobSet::compile({"*.c", "docs/**"});
   EXPECT_TRUE(s.matches("x/y.c"));
