@@ -205,6 +205,18 @@ TEST_F(ExecToolTest, CallsRunConcurrentlyEachInItsOwnJail) {
   EXPECT_EQ((*calls[2].result->structured)["stdout"], "third 2\n");
 }
 
+TEST_F(ExecToolTest, ABackgroundProcessEndsWithTheCommand) {
+  // The jail ends when its command does, taking what it left running (and
+  // the pipes that process held) with it: the call does not wait for it.
+  const std::string marker = fmt::format("brig-exec-background-{}", ::getpid());
+  ToolResult r = exec(
+      {{"command", "sh -c 'sleep 300; : " + marker + "' & echo started"}, {"yield_after", 60}});
+  EXPECT_FALSE(r.is_error) << text_of(r);
+  EXPECT_EQ((*r.structured)["status"], "exited");
+  EXPECT_EQ((*r.structured)["stdout"], "started\n");
+  EXPECT_TRUE(run_until(io_, [&] { return testing::processes_with(marker).empty(); }));
+}
+
 TEST_F(ExecToolTest, ArgvRunsWithoutAShell) {
   ToolResult r = exec({{"argv", {"/bin/echo", "$HOME", "a  b"}}});
   EXPECT_FALSE(r.is_error) << text_of(r);
