@@ -55,6 +55,19 @@ std::string best_run(const std::vector<std::string>& runs) {
   return best;
 }
 
+// The letters of a leading "(?imsU)" group, or nullopt when the pattern
+// does not start with one (a '-' turning flags off, or a scoped "(?i:...)",
+// is not read).
+std::optional<std::string_view> leading_flags(std::string_view pattern) {
+  if (!pattern.starts_with("(?")) return std::nullopt;
+  const std::size_t close = pattern.find(')');
+  if (close == std::string_view::npos) return std::nullopt;
+  const std::string_view flags = pattern.substr(2, close - 2);
+  if (flags.empty() || flags.find_first_not_of("imsU") != std::string_view::npos)
+    return std::nullopt;
+  return flags;
+}
+
 // Shorter runs find so many candidates that running RE2 on each of their
 // lines costs more than letting RE2's DFA scan the buffer.
 constexpr std::size_t kMinPrefilterRun = 2;
@@ -109,9 +122,20 @@ Result<std::unique_ptr<LineMatcher>> LineMatcher::compile(std::string_view patte
     return std::unexpected(Error{std::string(kWhat), std::string(pattern), m->re_->error(), 0});
   }
 
-  const std::optional<std::string> literal =
-      options.fixed_strings ? std::optional<std::string>(pattern) : literal_of(pattern);
-  if (literal && !m->case_insensitive_) {
+  // A leading flag group such as (?i) applies to the whole pattern: read
+  // the literals after it, folding when it holds 'i'.
+  std::string_view body = pattern;
+  bool fold = m->case_insensitive_;
+  if (!options.fixed_strings) {
+    if (const auto flags = leading_flags(pattern)) {
+      body.remove_prefix(flags->size() + 3);
+      fold = fold || flags->find('i') != std::string_view::npos;
+    }
+  }
+  std::optional<std::string> literal =
+      options.fixed_strings ? std::optional<std::string>(pattern) : literal_of(body);
+  if (literal && literal->empty()) literal.reset();
+  if (literal && !fold) {
     m->finder_.emplace(*literal, /*ascii_fold=*/false);
     m->finder_is_exact_ = true;
     return m;
@@ -123,15 +147,15 @@ Result<std::unique_ptr<LineMatcher>> LineMatcher::compile(std::string_view patte
     return m;
   }
   std::vector<std::string> runs =
-      literal ? std::vector<std::string>{*literal} : required_runs(pattern);
-  if (m->case_insensitive_) {
+      literal ? std::vector<std::string>{*literal} : required_runs(body);
+  if (fold) {
     std::vector<std::string> parts;
     for (const std::string& r : runs)
       for (std::string& p : fold_safe_parts(r)) parts.push_back(std::move(p));
     runs = std::move(parts);
   }
   std::string run = best_run(runs);
-  if (run.size() >= kMinPrefilterRun) m->finder_.emplace(std::move(run), m->case_insensitive_);
+  if (run.size() >= kMinPrefilterRun) m->finder_.emplace(std::move(run), fold);
   return m;
 }
 

@@ -143,7 +143,7 @@ TEST_F(Oracle, GitCheckIgnoreOnHandWrittenRules) {
               "# objects\n*.o\n!keep.o\n/build/\nsrc/**/x.o\n**/logs\n\\#note\n\\!bang\n"
               "a/b/\n!a/b/c/\nz.txt   \n");
   write_rules("src/.gitignore", "*.c\n!/y.c\nbuild\n");
-  write_rules("a/.gitignore", "!z.txt\n.hid/\n");
+  write_rules("a/.gitignore", "!z.txt\r\n.hid/  \r\n");
   tree_.write(".git/info/exclude", "*.log\n!a/a.log\n");
   const Paths want = git_visible();
   const Paths got = walked(/*hidden=*/true);

@@ -106,6 +106,9 @@ TEST(LineMatcher, PicksTheCheapestSafeStrategy) {
   EXPECT_EQ(strategy("pm_resume", {.case_insensitive = true}), "regex+prefilter");
   EXPECT_EQ(strategy("\\w+_SUSPEND\\b"), "regex+prefilter");
   EXPECT_EQ(strategy("[a-z]+\\d"), "regex");
+  EXPECT_EQ(strategy("(?i)pm_reume"), "literal+fold");
+  EXPECT_EQ(strategy("(?i)\\w+_suspend"), "regex+prefilter");
+  EXPECT_EQ(strategy("(?i:pm)_reume"), "regex");
   EXPECT_EQ(strategy("a.b", {.fixed_strings = true}), "literal");
 }
 
@@ -187,6 +190,7 @@ TEST(LineMatcher, AgreesWithRe2LineByLine) {
     const int n = 1 + static_cast<int>(rng() % 4);
     for (int i = 0; i < n; ++i) pattern += pieces[rng() % pieces.size()];
     if (rng() % 10 == 0) pattern += "|" + pieces[rng() % pieces.size()];
+    if (rng() % 8 == 0) pattern.insert(0, rng() % 2 ? "(?i)" : "(?sU)");
     PatternOptions o;
     o.case_insensitive = rng() % 2;
     o.fixed_strings = rng() % 6 == 0;
