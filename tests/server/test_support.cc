@@ -1,5 +1,6 @@
 #include "tests/server/test_support.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -9,6 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <climits>
 #include <cstdlib>
@@ -41,6 +43,28 @@ std::string sibling_binary(std::string_view name) {
   if (n <= 0) throw std::runtime_error("readlink /proc/self/exe failed");
   std::string path(buf, static_cast<std::size_t>(n));
   return path.substr(0, path.rfind('/') + 1) + std::string(name);
+}
+
+std::vector<pid_t> pids_with_cmdline(std::string_view needle) {
+  std::vector<pid_t> out;
+  DIR* proc = ::opendir("/proc");
+  if (proc == nullptr) return out;
+  while (const dirent* e = ::readdir(proc)) {
+    const pid_t pid = static_cast<pid_t>(std::strtol(e->d_name, nullptr, 10));
+    if (pid <= 0) continue;
+    const std::string path = "/proc/" + std::string(e->d_name) + "/cmdline";
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) continue;
+    std::string cmdline;
+    char buf[4096];
+    ssize_t n;
+    while ((n = ::read(fd, buf, sizeof buf)) > 0) cmdline.append(buf, static_cast<std::size_t>(n));
+    ::close(fd);
+    std::replace(cmdline.begin(), cmdline.end(), '\0', ' ');
+    if (cmdline.find(needle) != std::string::npos) out.push_back(pid);
+  }
+  ::closedir(proc);
+  return out;
 }
 
 bool wait_until(const std::function<bool()>& cond, std::chrono::milliseconds timeout) {

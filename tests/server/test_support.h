@@ -27,6 +27,10 @@ inline constexpr std::chrono::milliseconds kDeadline = 20s;
 // The absolute path of program name next to the running test binary.
 std::string sibling_binary(std::string_view name);
 
+// Processes whose command line (arguments joined by spaces) contains needle.
+// Safe while processes come and go: one that vanishes mid-read is skipped.
+std::vector<pid_t> pids_with_cmdline(std::string_view needle);
+
 // Polls cond every 10 ms until it holds (true) or timeout passes (false).
 bool wait_until(const std::function<bool()>& cond, std::chrono::milliseconds timeout = kDeadline);
 

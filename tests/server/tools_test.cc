@@ -1,6 +1,7 @@
-// The file tools end to end: brig-test-server runs each operation in its
-// jailed worker, so what the policy hides or makes read-only is refused by
-// the kernel, and the model is told which rule refused it.
+// The shipped tools end to end through brig-test-server: file operations run
+// in its jailed worker and commands in fresh jails, so what the policy hides
+// or makes read-only is refused by the kernel, and the model is told which
+// rule refused it.
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -28,7 +29,7 @@ std::string read_host_file(const std::string& path) {
 
 // One brig-test-server serving a temporary workspace over stdio, with HOME
 // pointing at a temporary home so the test can plant "secrets" there.
-class FileTools : public ::testing::Test {
+class Tools : public ::testing::Test {
  protected:
   void SetUp() override {
     const char* old = std::getenv("HOME");
@@ -71,7 +72,7 @@ class FileTools : public ::testing::Test {
   int next_id_ = 10;
 };
 
-TEST_F(FileTools, WriteReadEditAndListAWorkspaceFile) {
+TEST_F(Tools, WriteReadEditAndListAWorkspaceFile) {
   Json w = call(
       "write_file",
       {{"path", "notes/todo.txt"}, {"content", "one\ntwo\nthree\n"}, {"create_parents", true}});
@@ -96,7 +97,7 @@ TEST_F(FileTools, WriteReadEditAndListAWorkspaceFile) {
   EXPECT_EQ(paths, (std::vector<std::string>{"notes", "notes/todo.txt"}));
 }
 
-TEST_F(FileTools, MissingFileAndAmbiguousEditAreErrorsThatChangeNothing) {
+TEST_F(Tools, MissingFileAndAmbiguousEditAreErrorsThatChangeNothing) {
   Json missing = call("read_file", {{"path", "nope.txt"}});
   EXPECT_TRUE(is_error(missing));
   EXPECT_NE(text_of(missing).find("nope.txt"), std::string::npos) << text_of(missing);
@@ -108,7 +109,7 @@ TEST_F(FileTools, MissingFileAndAmbiguousEditAreErrorsThatChangeNothing) {
   EXPECT_EQ(read_host_file(ws_.file("a.txt")), "x x\n");
 }
 
-TEST_F(FileTools, TheRealHomeIsNotVisibleAndTheDenialNamesTheRule) {
+TEST_F(Tools, TheRealHomeIsNotVisibleAndTheDenialNamesTheRule) {
   ::mkdir(home_.file(".ssh").c_str(), 0700);
   write_host_file(home_.file(".ssh/id_ed25519"), "PRIVATE KEY");
   write_host_file(home_.file("diary.txt"), "secret");
@@ -124,7 +125,7 @@ TEST_F(FileTools, TheRealHomeIsNotVisibleAndTheDenialNamesTheRule) {
   EXPECT_NE(text_of(diary).find("private_home"), std::string::npos) << text_of(diary);
 }
 
-TEST_F(FileTools, PathsOutOfTheWorkspaceThroughSymlinksAndDotDotStayOut) {
+TEST_F(Tools, PathsOutOfTheWorkspaceThroughSymlinksAndDotDotStayOut) {
   TempDir outside;
   write_host_file(outside.file("secret.txt"), "outside secret");
   ASSERT_EQ(::symlink(outside.path().c_str(), ws_.file("link").c_str()), 0);
@@ -141,7 +142,7 @@ TEST_F(FileTools, PathsOutOfTheWorkspaceThroughSymlinksAndDotDotStayOut) {
   EXPECT_NE(::access(outside.file("planted.txt").c_str(), F_OK), 0);
 }
 
-TEST_F(FileTools, AFileReplacedByASymlinkBetweenCallsCannotLeakTheTarget) {
+TEST_F(Tools, AFileReplacedByASymlinkBetweenCallsCannotLeakTheTarget) {
   TempDir outside;
   write_host_file(outside.file("secret.txt"), "outside secret");
   write_host_file(ws_.file("f.txt"), "harmless");
@@ -153,14 +154,14 @@ TEST_F(FileTools, AFileReplacedByASymlinkBetweenCallsCannotLeakTheTarget) {
   EXPECT_EQ(text_of(r).find("outside secret"), std::string::npos);
 }
 
-TEST_F(FileTools, ReadOnlySystemPathsRefuseWritesWithTheRule) {
+TEST_F(Tools, ReadOnlySystemPathsRefuseWritesWithTheRule) {
   Json r = call("write_file", {{"path", "/usr/brig-planted"}, {"content", "x"}});
   EXPECT_TRUE(is_error(r));
   EXPECT_NE(text_of(r).find("read_only"), std::string::npos) << text_of(r);
   EXPECT_NE(::access("/usr/brig-planted", F_OK), 0);
 }
 
-TEST_F(FileTools, GitHooksAndConfigAreReadOnlyInTheJail) {
+TEST_F(Tools, GitHooksAndConfigAreReadOnlyInTheJail) {
   ::mkdir(ws_.file(".git").c_str(), 0755);
   ::mkdir(ws_.file(".git/hooks").c_str(), 0755);
   write_host_file(ws_.file(".git/config"), "[core]\n");
@@ -185,6 +186,127 @@ TEST_F(FileTools, GitHooksAndConfigAreReadOnlyInTheJail) {
   // The rest of .git stays writable: git itself must work in the jail.
   EXPECT_FALSE(
       is_error(call("write_file", {{"path", ".git/HEAD"}, {"content", "ref: refs/heads/dev\n"}})));
+}
+
+TEST_F(Tools, SearchAndFindFilesFindWhatMattersAndSayWhatTheySkipped) {
+  ::mkdir(ws_.file("src").c_str(), 0755);
+  ::mkdir(ws_.file("build").c_str(), 0755);
+  // As ripgrep does, .gitignore files count inside a git repository.
+  ::mkdir(ws_.file(".git").c_str(), 0755);
+  write_host_file(ws_.file(".gitignore"), "build/\n");
+  write_host_file(ws_.file("src/a.c"), "int needle = 1;\n");
+  write_host_file(ws_.file("build/gen.c"), "int needle = 2;\n");
+  write_host_file(ws_.file("src/blob.bin"), std::string("needle\0binary", 13));
+
+  Json found = call("search", {{"pattern", "needle"}});
+  ASSERT_FALSE(is_error(found)) << found.dump();
+  const Json& s = found.at("structuredContent");
+  ASSERT_EQ(s.at("files").size(), 1u) << s.dump();
+  EXPECT_EQ(s.at("files")[0].at("path"), "src/a.c");
+  EXPECT_EQ(s.at("skipped").at("ignored"), 1);
+  EXPECT_EQ(s.at("skipped").at("binary"), 1);
+  EXPECT_NE(text_of(found).find("ignored"), std::string::npos) << text_of(found);
+
+  Json none = call("search", {{"pattern", "absent-everywhere"}});
+  ASSERT_FALSE(is_error(none));
+  EXPECT_NE(text_of(none).find("Skipped"), std::string::npos)
+      << "never a bare \"no matches\": " << text_of(none);
+
+  Json all =
+      call("search", {{"pattern", "needle"}, {"gitignore", false}, {"output_mode", "files"}});
+  ASSERT_FALSE(is_error(all)) << all.dump();
+  EXPECT_EQ(all.at("structuredContent").at("files").size(), 2u) << all.dump();
+
+  Json files = call("find_files", {{"pattern", "**/*.c"}});
+  ASSERT_FALSE(is_error(files)) << files.dump();
+  ASSERT_EQ(files.at("structuredContent").at("files").size(), 1u);
+  EXPECT_EQ(files.at("structuredContent").at("files")[0].at("path"), "src/a.c");
+
+  Json bad = call("search", {{"pattern", "(unclosed"}});
+  EXPECT_TRUE(is_error(bad));
+  EXPECT_NE(text_of(bad).find("missing )"), std::string::npos) << text_of(bad);
+}
+
+TEST_F(Tools, ExecRunsInTheJailAndReportsExitCodesAndTimeouts) {
+  Json ok = call("exec", {{"command", "echo out; echo err >&2; id -u"}});
+  ASSERT_FALSE(is_error(ok)) << ok.dump();
+  EXPECT_EQ(ok.at("structuredContent").at("exit_code"), 0);
+  EXPECT_EQ(ok.at("structuredContent").at("stdout"), "out\n" + std::to_string(::getuid()) + "\n");
+  EXPECT_EQ(ok.at("structuredContent").at("stderr"), "err\n");
+
+  Json failed = call("exec", {{"argv", {"sh", "-c", "echo why; exit 3"}}});
+  EXPECT_TRUE(is_error(failed));
+  EXPECT_EQ(failed.at("structuredContent").at("exit_code"), 3);
+  EXPECT_EQ(failed.at("structuredContent").at("stdout"), "why\n");
+
+  Json slow = call("exec", {{"command", "sleep 60"}, {"timeout", 1}});
+  EXPECT_TRUE(is_error(slow));
+  EXPECT_EQ(slow.at("structuredContent").at("timed_out"), true) << slow.dump();
+}
+
+TEST_F(Tools, ACancelledCommandLeavesNoProcess) {
+  // The shell that runs the command keeps the tag in its argv while it waits.
+  const std::string tag = "brig-cancel-" + std::to_string(::getpid());
+  ASSERT_TRUE(client_->send(tool_call(1, "exec", {{"command", "sleep 300; echo " + tag}})));
+  ASSERT_TRUE(wait_until([&] { return !pids_with_cmdline(tag).empty(); }))
+      << "the command never started";
+  ASSERT_TRUE(client_->send(cancel_notification(1)));
+  EXPECT_TRUE(wait_until([&] { return pids_with_cmdline(tag).empty(); }))
+      << "the cancelled command still runs";
+  // The server goes on, and never answers the cancelled call.
+  std::vector<Json> others;
+  ASSERT_TRUE(client_->send(tool_call(2, "exec", {{"command", "true"}})));
+  ASSERT_TRUE(client_->read_response(2, &others));
+  for (const Json& m : others) EXPECT_NE(m.value("id", Json()), Json(1)) << m.dump();
+}
+
+TEST_F(Tools, ACancelledSearchStopsItsWorkerAndTheNextSearchGetsAFreshOne) {
+  // A search long enough to cancel: every file under /usr, which the policy
+  // shows read-only.
+  ASSERT_TRUE(client_->send(
+      tool_call(1, "search",
+                {{"pattern", "(a|b|c)+[x-z]{3}q$"}, {"path", "/usr"}, {"output_mode", "count"}})));
+  std::vector<pid_t> workers;
+  ASSERT_TRUE(wait_until([&] {
+    workers = pids_with_cmdline("brig-worker --workspace " + ws_.path());
+    return !workers.empty();
+  }));
+  ASSERT_TRUE(client_->send(cancel_notification(1)));
+  EXPECT_TRUE(wait_until([&] {
+    for (pid_t p : workers)
+      if (::kill(p, 0) == 0) return false;
+    return true;
+  })) << "the search's worker still runs after the cancel";
+  write_host_file(ws_.file("f.txt"), "findme\n");
+  Json again = call("search", {{"pattern", "findme"}});
+  ASSERT_FALSE(is_error(again)) << again.dump();
+  EXPECT_EQ(again.at("structuredContent").at("files").size(), 1u);
+}
+
+TEST_F(Tools, RenamingGitAwayToPlantAHookFailsInTheKernel) {
+  ::mkdir(ws_.file(".git").c_str(), 0755);
+  ::mkdir(ws_.file(".git/hooks").c_str(), 0755);
+  write_host_file(ws_.file(".git/config"), "[core]\n");
+  write_host_file(ws_.file(".git/HEAD"), "ref: refs/heads/main\n");
+  client_->close_write();
+  child_->wait();
+  child_.emplace(std::vector<std::string>{sibling_binary("brig-test-server"), "serve",
+                                          "--workspace", ws_.path()});
+  client_.emplace(child_->take_client());
+  ASSERT_TRUE(initialize(*client_));
+
+  Json attack = call("exec", {{"command",
+                               "mv .git .git-old; mkdir -p .git/hooks; "
+                               "printf '#!/bin/sh\\necho owned\\n' > .git/hooks/pre-commit; "
+                               "chmod +x .git/hooks/pre-commit"}});
+  EXPECT_NE(::access(ws_.file(".git/hooks/pre-commit").c_str(), F_OK), 0)
+      << "a hook was planted: " << attack.dump();
+  EXPECT_NE(::access(ws_.file(".git-old").c_str(), F_OK), 0) << ".git was renamed away";
+  EXPECT_EQ(read_host_file(ws_.file(".git/config")), "[core]\n");
+  // Control: the same shell may write elsewhere in the workspace.
+  Json control = call("exec", {{"command", "mkdir -p x/hooks && echo ok > x/hooks/pre-commit"}});
+  EXPECT_FALSE(is_error(control)) << control.dump();
+  EXPECT_EQ(read_host_file(ws_.file("x/hooks/pre-commit")), "ok\n");
 }
 
 }  // namespace
