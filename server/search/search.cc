@@ -283,6 +283,8 @@ class Search : public WalkVisitor {
   // Appends a line to the current file if the budget allows.
   bool emit(OutFile& f, std::string_view buf, std::size_t start, std::size_t end,
             std::int64_t number, bool match) {
+    // A CRLF file's '\r' is line ending, not text to show.
+    if (end > start && buf[end - 1] == '\r') --end;
     std::optional<Span> span;
     if (match && end - start > args_.max_line_length) span = matcher_.find_in_line(buf, start, end);
     std::string_view text;

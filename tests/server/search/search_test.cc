@@ -192,6 +192,13 @@ TEST_F(Search, LongLinesAreCutAroundTheMatch) {
   EXPECT_NE(text_.find("…a"), std::string::npos);
 }
 
+TEST_F(Search, CrlfLinesShowWithoutTheCarriageReturn) {
+  dir_.write("dos.txt", "first\r\nneedle here\r\nlast\r\n");
+  const Json h = run({{"pattern", "needle"}, {"path", "dos.txt"}, {"context_after", 1}});
+  EXPECT_EQ(h["files"][0]["lines"][0]["text"], "needle here");
+  EXPECT_EQ(h["files"][0]["lines"][1]["text"], "last");
+}
+
 TEST_F(Search, InvalidUtf8StaysValidJson) {
   dir_.write("latin1.txt", "caf\xe9 needle\n");
   auto r = search_op({{"pattern", "needle"}, {"path", "latin1.txt"}}, context_for(dir_));
