@@ -3,12 +3,37 @@
 // hides the small API differences between SDK 1.x and client 2.x.
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { makeTempDir, removeDir, startSocketServer, sleep } from './brig_server.mjs';
 
 // The test tools brig-test-server registers, in registry order.
 const TEST_TOOLS = ['echo', 'add', 'slow', 'progress', 'fail'];
+
+// Pids whose command line contains needle (read from /proc; a process that
+// ends mid-scan is skipped).
+function pidsWithCmdline(needle) {
+  const pids = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      if (readFileSync(`/proc/${entry}/cmdline`, 'utf8').replaceAll('\0', ' ').includes(needle)) pids.push(Number(entry));
+    } catch {
+      // gone, or not ours to read
+    }
+  }
+  return pids;
+}
+
+// Polls cond until it holds or deadlineMs passes; resolves to whether it held.
+async function eventually(cond, deadlineMs = 20_000) {
+  const end = Date.now() + deadlineMs;
+  while (Date.now() < end) {
+    if (cond()) return true;
+    await sleep(20);
+  }
+  return cond();
+}
 
 /**
  * adapter: {
@@ -224,6 +249,53 @@ export function runScenarios(adapter) {
         assert.match(text(denied), /read_only/);
         assert.ok(!existsSync('/usr/brig-conformance'));
       });
+
+      it('runs commands in jails: exit codes, timeouts, a bad regex, and cancellation leaves no process', async () => {
+        const call = (name, args, options) => adapter.callTool(conn.client, { name, arguments: args }, options);
+        const text = (result) => result.content.map((c) => c.text ?? '').join('');
+
+        const ok = await call('exec', { command: 'echo hello; echo oops >&2' });
+        assert.ok(!ok.isError, text(ok));
+        assert.equal(ok.structuredContent.stdout, 'hello\n');
+        assert.equal(ok.structuredContent.stderr, 'oops\n');
+        assert.equal(ok.structuredContent.exit_code, 0);
+
+        const failed = await call('exec', { argv: ['sh', '-c', 'exit 7'] });
+        assert.equal(failed.isError, true);
+        assert.equal(failed.structuredContent.exit_code, 7);
+
+        const slow = await call('exec', { command: 'sleep 60', timeout: 1 });
+        assert.equal(slow.isError, true);
+        assert.equal(slow.structuredContent.timed_out, true);
+
+        const bad = await call('search', { pattern: '(unclosed' });
+        assert.equal(bad.isError, true);
+        assert.match(text(bad), /missing \)/);
+
+        const tag = `brig-conf-cancel-${process.pid}-${kind.replace(' ', '-')}`;
+        const abort = new AbortController();
+        const running = call('exec', { command: `sleep 300; echo ${tag}` }, { signal: abort.signal });
+        assert.ok(await eventually(() => pidsWithCmdline(tag).length > 0), 'the command never started');
+        abort.abort();
+        await assert.rejects(running);
+        assert.ok(await eventually(() => pidsWithCmdline(tag).length === 0), 'the cancelled command still runs');
+      });
+
+      if (kind === 'unix socket') {
+        it('kills a running command when its client disconnects, and keeps serving others', async () => {
+          const other = await adapter.connectSocket(socketServer.socketPath);
+          const tag = `brig-conf-disconnect-${process.pid}`;
+          const running = adapter
+            .callTool(other.client, { name: 'exec', arguments: { command: `sleep 300; echo ${tag}` } })
+            .catch(() => 'disconnected');
+          assert.ok(await eventually(() => pidsWithCmdline(tag).length > 0), 'the command never started');
+          await other.client.close();
+          assert.equal(await running, 'disconnected');
+          assert.ok(await eventually(() => pidsWithCmdline(tag).length === 0), 'the command outlived its client');
+          const still = await adapter.callTool(conn.client, { name: 'echo', arguments: { text: 'still here' } });
+          assert.equal(still.structuredContent.text, 'still here');
+        });
+      }
 
       it('sees -32601 for an unknown method', async () => {
         await assert.rejects(adapter.rawRequest(conn.client, 'brig/no-such-method', {}), (error) => {
