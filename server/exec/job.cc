@@ -148,6 +148,7 @@ void Job::abandon() {
 }
 
 Result<Job::StdinWrite> Job::write_stdin(std::string data, bool eof) {
+  if (finished_) return std::unexpected(Error{"write stdin", id_, "the job has finished"});
   if (!stdin_ && !stdin_error_.empty()) {
     return std::unexpected(Error{"write stdin", id_, stdin_error_});
   }

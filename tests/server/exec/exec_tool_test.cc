@@ -451,6 +451,7 @@ TEST_F(ExecToolTest, OpenStdinTakesJobWrites) {
   EXPECT_EQ((*waited.structured)["stdout"], "got one two\nrest");
   ToolResult closed = call("job", {{"action", "write"}, {"id", id}, {"input", "more"}});
   EXPECT_TRUE(closed.is_error);
+  EXPECT_THAT(text_of(closed), HasSubstr("has finished"));
 }
 
 TEST_F(ExecToolTest, CwdIsInTheWorkspaceOrRefused) {
