@@ -110,7 +110,10 @@ class Search : public WalkVisitor {
         budget_(budget) {}
 
   bool enter(std::string_view path) override {
-    if (!exclude_.empty() && exclude_.matches_dir(path)) {
+    // A directory no include glob can reach ("src/**" and "lib") is left
+    // out whole, as is one an exclude glob names.
+    if ((!include_.empty() && !include_.may_match_below(path)) ||
+        (!exclude_.empty() && exclude_.matches_dir(path))) {
       ++walker_.skipped().filtered;
       return false;
     }

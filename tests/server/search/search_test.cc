@@ -132,6 +132,9 @@ TEST_F(Search, IncludeAndExcludeGlobs) {
   const Json dir = run({{"pattern", "needle"}, {"exclude", {"src/"}}});
   EXPECT_EQ(paths(dir), std::vector<std::string>{});
   EXPECT_EQ(dir["skipped"]["filtered"], 1);  // the directory, once
+  dir_.write("other.h", "needle\n");
+  const Json under = run({{"pattern", "needle"}, {"include", {"src/**/*.h"}}});
+  EXPECT_EQ(paths(under), (std::vector<std::string>{"src/b.h"}));
 }
 
 TEST_F(Search, MaxResultsPagesWithOffset) {
