@@ -87,13 +87,12 @@ Result<worker::OpReply> find_files_op(const Json& args, const worker::OpContext&
                                  "is not a directory; find_files looks under a directory",
                                  ENOTDIR});
   }
-  char real[PATH_MAX];
-  const std::string root = ::realpath(resolved.c_str(), real) ? std::string(real) : resolved;
+  const std::string root = real_path_or_same(resolved);
 
   WalkOptions options;
   options.hidden = args.value("hidden", false);
   options.gitignore = options.git_exclude = options.dot_ignore = args.value("gitignore", true);
-  options.ancestors_up_to = ctx.workspace;
+  options.ancestors_up_to = real_path_or_same(ctx.workspace);
   options.deadline = ctx.deadline;
   TreeWalker walker(options);
   Finder finder(glob, by_time);

@@ -431,13 +431,12 @@ Result<worker::OpReply> search_op(const Json& args, const worker::OpContext& ctx
     return std::unexpected(std::move(e));
   }
   // Ancestors are found by climbing the real path, not one with "..".
-  char real[PATH_MAX];
-  const std::string root = ::realpath(resolved.c_str(), real) ? std::string(real) : resolved;
+  const std::string root = real_path_or_same(resolved);
 
   WalkOptions options;
   options.hidden = a.hidden;
   options.gitignore = options.git_exclude = options.dot_ignore = a.gitignore;
-  options.ancestors_up_to = ctx.workspace;
+  options.ancestors_up_to = real_path_or_same(ctx.workspace);
   options.deadline = ctx.deadline;
   TreeWalker walker(options);
   Search search(a, *matcher, std::move(include), std::move(exclude), walker,

@@ -7,6 +7,8 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <climits>
+#include <cstdlib>
 #include <cstring>
 
 #include <fmt/format.h>
@@ -70,6 +72,11 @@ bool exists_at(int dir_fd, const char* name) {
 }
 
 }  // namespace
+
+std::string real_path_or_same(const std::string& path) {
+  char real[PATH_MAX];
+  return ::realpath(path.c_str(), real) ? std::string(real) : path;
+}
 
 void SkipCounts::add_unreadable(std::string_view path, std::string_view why) {
   ++unreadable;

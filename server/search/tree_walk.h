@@ -51,6 +51,10 @@ struct SkipCounts {
   protocol::Json to_json() const;
 };
 
+// `path` with symlinks and ".." resolved, or `path` itself when that fails;
+// ancestors are found by climbing the real path.
+std::string real_path_or_same(const std::string& path);
+
 // A file or symlink the walk found.
 struct WalkEntry {
   int dir_fd = -1;        // the directory that holds it, for openat
