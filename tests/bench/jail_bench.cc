@@ -28,18 +28,19 @@
 #include <vector>
 
 #include "jail/launcher.h"
-#include "jail/steps/seccomp.h"
-#include "server/policy/caller.h"
-#include "server/policy/loader.h"
-#include "server/policy/to_jail_spec.h"
-
-extern char** environ;
+#include "tests/bench/bwrap_peer.h"
 
 namespace {
 
 using Clock = std::chrono::steady_clock;
-namespace policy = brig::policy;
 namespace jail = brig::jail;
+using brig::bench::bwrap_args;
+using brig::bench::Command;
+using brig::bench::finish;
+using brig::bench::plan_default;
+using brig::bench::Planned;
+using brig::bench::seccomp_fds;
+using brig::bench::start;
 
 struct Options {
   std::string brig;
@@ -68,43 +69,6 @@ Stats stats(std::vector<double> v) {
   return {v[v.size() / 2], v[v.size() / 10], v[v.size() * 9 / 10]};
 }
 
-// A command to start with posix_spawn: argv, a working directory, and fds
-// to hand on as 3, 4, … (each rewound before every start).
-struct Command {
-  std::vector<std::string> argv;
-  std::string cwd;
-  std::vector<int> pass_fds;
-  bool quiet = true;  // stdout and stderr to /dev/null
-};
-
-pid_t start(const Command& c) {
-  for (int fd : c.pass_fds) ::lseek(fd, 0, SEEK_SET);
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-  if (c.quiet) {
-    posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
-    posix_spawn_file_actions_adddup2(&fa, 1, 2);
-  }
-  for (size_t i = 0; i < c.pass_fds.size(); ++i)
-    posix_spawn_file_actions_adddup2(&fa, c.pass_fds[i], 3 + static_cast<int>(i));
-  if (!c.cwd.empty()) posix_spawn_file_actions_addchdir_np(&fa, c.cwd.c_str());
-  std::vector<char*> argv;
-  for (const auto& a : c.argv) argv.push_back(const_cast<char*>(a.c_str()));
-  argv.push_back(nullptr);
-  pid_t pid = -1;
-  const int rc = posix_spawn(&pid, argv[0], &fa, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&fa);
-  if (rc != 0) die(c.argv[0] + ": " + std::strerror(rc));
-  return pid;
-}
-
-int finish(pid_t pid) {
-  int st = 0;
-  ::waitpid(pid, &st, 0);
-  return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-}
-
 // Wall time of one start-to-exit, checking the exit status.
 double time_one(const Command& c, int expect = 0) {
   const auto t0 = Clock::now();
@@ -114,95 +78,6 @@ double time_one(const Command& c, int expect = 0) {
     die(c.argv[0] + " exited " + std::to_string(status) + " (expected " + std::to_string(expect) +
         "); run it by hand to see why");
   return ms;
-}
-
-// The default policy's jail for this caller in `workspace`, as `brig run` plans it.
-struct Planned {
-  jail::JailSpec spec;
-  jail::ExecRequest request;
-};
-
-Planned plan_default(const std::string& workspace, std::vector<std::string> argv) {
-  policy::EnvMap env = policy::current_environment();
-  const std::string home = policy::caller_home(env);
-  auto loaded = policy::load_policy("default", policy::Expansion{home, env});
-  if (!loaded) die("loading the default policy: " + loaded.error().front().to_string());
-  const policy::Context ctx = policy::caller_context(workspace, workspace, env, home);
-  auto spec = policy::to_jail_spec(loaded->policy, ctx);
-  if (!spec) die("planning the default policy: " + spec.error().to_string());
-  return {std::move(*spec), policy::exec_request(loaded->policy, ctx, std::move(argv))};
-}
-
-bool is_dir(const std::string& path) {
-  struct stat st {};
-  return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
-}
-
-// bwrap arguments for the same jail: every namespace brig makes, the mount
-// plan of `spec` one for one, brig's environment, hostname and seccomp
-// programs (as fds 3 and 4). What bwrap cannot do is listed by the caller.
-std::vector<std::string> bwrap_args(const std::string& bwrap, const Planned& p,
-                                    std::vector<std::string> command) {
-  std::vector<std::string> a = {
-      bwrap,           "--unshare-user",   "--unshare-ipc",     "--unshare-pid", "--unshare-uts",
-      "--unshare-net", "--unshare-cgroup", "--die-with-parent", "--cap-drop",    "ALL",
-      "--hostname",    p.spec.hostname};
-  for (const jail::Mount& m : p.spec.mounts) {
-    switch (m.kind) {
-      case jail::Mount::Kind::bind:
-        a.insert(a.end(), {m.writable ? (m.optional ? "--bind-try" : "--bind")
-                                      : (m.optional ? "--ro-bind-try" : "--ro-bind"),
-                           m.source, m.target});
-        break;
-      case jail::Mount::Kind::tmpfs: {
-        char mode[8];
-        std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(m.mode));
-        a.insert(a.end(), {"--perms", mode});
-        if (m.size_bytes) a.insert(a.end(), {"--size", std::to_string(m.size_bytes)});
-        a.insert(a.end(), {"--tmpfs", m.target});
-        if (!m.writable) a.insert(a.end(), {"--remount-ro", m.target});
-        break;
-      }
-      case jail::Mount::Kind::proc:
-        a.insert(a.end(), {"--proc", m.target});
-        break;
-      case jail::Mount::Kind::dev:
-        a.insert(a.end(), {"--dev", m.target});
-        break;
-      case jail::Mount::Kind::mask:
-        if (::access(m.target.c_str(), F_OK) != 0) break;  // brig skips these too
-        if (is_dir(m.target))
-          a.insert(a.end(), {"--tmpfs", m.target, "--remount-ro", m.target});
-        else
-          a.insert(a.end(), {"--ro-bind", "/dev/null", m.target});
-        break;
-    }
-  }
-  a.push_back("--clearenv");
-  for (const std::string& kv : p.request.env) {
-    const size_t eq = kv.find('=');
-    a.insert(a.end(), {"--setenv", kv.substr(0, eq), kv.substr(eq + 1)});
-  }
-  a.insert(a.end(), {"--chdir", p.request.cwd.empty() ? "/" : p.request.cwd});
-  a.insert(a.end(), {"--add-seccomp-fd", "3", "--add-seccomp-fd", "4", "--"});
-  a.insert(a.end(), command.begin(), command.end());
-  return a;
-}
-
-// brig's two compiled seccomp programs in memfds at fds >= 10, for bwrap.
-std::vector<int> seccomp_fds() {
-  auto prepared = jail::seccomp::prepare(jail::SeccompSpec{});
-  if (!prepared) die("seccomp: " + prepared.error().to_string());
-  std::vector<int> fds;
-  for (const auto* program : {&prepared->syscalls, &prepared->arguments}) {
-    const int memfd = ::memfd_create("brig-seccomp", MFD_CLOEXEC);
-    const size_t bytes = program->size() * sizeof(sock_filter);
-    if (memfd < 0 || ::write(memfd, program->data(), bytes) != static_cast<ssize_t>(bytes))
-      die("writing the seccomp program");
-    fds.push_back(::fcntl(memfd, F_DUPFD_CLOEXEC, 10));
-    ::close(memfd);
-  }
-  return fds;
 }
 
 // Pss and Rss (KiB) of one process; nullopt when unreadable.
