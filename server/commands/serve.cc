@@ -93,14 +93,6 @@ std::string current_directory() {
   return ::getcwd(buf, sizeof buf) != nullptr ? std::string(buf) : std::string();
 }
 
-std::string instructions_for(const Workspace& ws, const std::string& policy) {
-  return fmt::format(
-      "brig runs every tool call inside a Linux jail built from the policy \"{}\". The "
-      "workspace is {}; what a tool may read, write or reach is decided by that policy, and a "
-      "refusal comes back as a tool error that names the rule.",
-      policy, ws.path);
-}
-
 int fail(const Error& e) {
   std::fprintf(stderr, "brig serve: %s\n", e.to_string().c_str());
   return 1;
@@ -251,7 +243,7 @@ int run_serve(const ServeOptions& o, const ToolInstaller& extra_tools) {
 
   ServerConfig config;
   config.session.info = protocol::ServerInfo{"brig", BRIG_VERSION};
-  config.session.instructions = instructions_for(*workspace, o.policy);
+  config.session.instructions = sandbox_instructions(*sandbox);
   config.session.options.page_size = o.page_size;
   config.session.options.max_outgoing_bytes = o.max_message_bytes;
   config.session.options.max_line_bytes = o.max_line_bytes;

@@ -2,9 +2,13 @@
 
 #include <utility>
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include "server/policy/caller.h"
 #include "server/policy/loader.h"
 #include "server/policy/to_jail_spec.h"
+#include "server/policy/units.h"
 
 namespace brig::server {
 
@@ -28,6 +32,38 @@ Result<Sandbox> plan_sandbox(const std::string& policy_ref, const std::string& w
   sandbox.spec = BRIG_TRY(policy::to_jail_spec(sandbox.policy, sandbox.context));
   sandbox.env = policy::jail_environment(sandbox.policy, sandbox.context);
   return sandbox;
+}
+
+std::string sandbox_instructions(const Sandbox& sandbox) {
+  const policy::Policy& p = sandbox.policy;
+  std::string text = fmt::format(
+      "brig runs every tool call inside a Linux jail built from the policy \"{}\". The "
+      "workspace is {} ({}); relative paths start there. ",
+      sandbox.policy_name, sandbox.workspace(),
+      p.filesystem.workspace == policy::WorkspaceAccess::read_write ? "read-write" : "read-only");
+  std::vector<std::string> writable;
+  for (const policy::PathRule& r : p.filesystem.read_write) writable.push_back(r.path);
+  if (!writable.empty()) text += fmt::format("Also writable: {}. ", fmt::join(writable, ", "));
+  text += "System directories are read-only";
+  if (p.filesystem.private_home && !sandbox.context.home.empty())
+    text += fmt::format("; {} is a private, empty home", sandbox.context.home);
+  text += "; /tmp is private and emptied after each command. ";
+  text += p.network.mode == jail::NetworkMode::none
+              ? "There is no network: only the jail's own loopback. "
+              : "Commands use the host's network. ";
+  std::vector<std::string> limits;
+  if (p.limits.memory_bytes)
+    limits.push_back(policy::format_size(*p.limits.memory_bytes) + " memory");
+  if (p.limits.pids) limits.push_back(fmt::format("{} processes", *p.limits.pids));
+  if (p.limits.wall_time)
+    limits.push_back(policy::format_duration(*p.limits.wall_time) + " per command");
+  if (!limits.empty()) text += fmt::format("Limits: {}. ", fmt::join(limits, ", "));
+  if (!p.disabled_tools.empty())
+    text += fmt::format("Switched off by the policy: {}. ", fmt::join(p.disabled_tools, ", "));
+  text +=
+      "Commands run non-interactively (no terminal, stdin empty unless given). A refusal comes "
+      "back as a tool error that names the policy rule; use exec's job handle for long commands.";
+  return text;
 }
 
 }  // namespace brig::server

@@ -43,4 +43,9 @@ struct Sandbox {
 Result<Sandbox> plan_sandbox(const std::string& policy_ref, const std::string& workspace,
                              const std::string& cwd);
 
+// The MCP `instructions` for this sandbox: what the model's tools can and
+// cannot do here (workspace access, other writable paths, private home and
+// /tmp, network, limits, tools switched off), in a few sentences.
+std::string sandbox_instructions(const Sandbox& sandbox);
+
 }  // namespace brig::server

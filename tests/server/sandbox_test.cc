@@ -1,0 +1,55 @@
+// plan_sandbox and the instructions a model reads about its sandbox.
+#include "server/tools/sandbox.h"
+
+#include <fstream>
+
+#include <gtest/gtest.h>
+
+#include "tests/server/test_support.h"
+
+namespace brig::server {
+namespace {
+
+using testing::TempDir;
+
+TEST(Sandbox, DefaultPlansAWritableWorkspaceWithoutNetworkAndSaysSo) {
+  TempDir ws;
+  auto sandbox = plan_sandbox("default", ws.path(), ws.path());
+  ASSERT_TRUE(sandbox) << sandbox.error().to_string();
+  EXPECT_EQ(sandbox->workspace(), ws.path());
+  EXPECT_FALSE(sandbox->spec.mounts.empty());
+  EXPECT_EQ(sandbox->spawner, nullptr) << "the caller starts the spawner";
+  const std::string text = sandbox_instructions(*sandbox);
+  EXPECT_NE(text.find("\"default\""), std::string::npos) << text;
+  EXPECT_NE(text.find(ws.path() + " (read-write)"), std::string::npos) << text;
+  EXPECT_NE(text.find("no network"), std::string::npos) << text;
+  EXPECT_NE(text.find("Limits: "), std::string::npos) << text;
+}
+
+TEST(Sandbox, StrictSaysTheWorkspaceIsReadOnly) {
+  TempDir ws;
+  auto sandbox = plan_sandbox("strict", ws.path(), ws.path());
+  ASSERT_TRUE(sandbox) << sandbox.error().to_string();
+  EXPECT_NE(sandbox_instructions(*sandbox).find("(read-only)"), std::string::npos);
+}
+
+TEST(Sandbox, DisabledToolsAreNamedAndABadPolicyListsEveryError) {
+  TempDir ws;
+  const std::string good = ws.file("p.toml");
+  std::ofstream(good) << "extends = \"default\"\n[tools]\ndisabled = [\"exec\"]\n";
+  auto sandbox = plan_sandbox(good, ws.path(), ws.path());
+  ASSERT_TRUE(sandbox) << sandbox.error().to_string();
+  EXPECT_NE(sandbox_instructions(*sandbox).find("Switched off by the policy: exec"),
+            std::string::npos);
+
+  const std::string bad = ws.file("bad.toml");
+  std::ofstream(bad) << "[filesystem]\nworkspce = 1\n[limits]\npids = \"many\"\n";
+  auto refused = plan_sandbox(bad, ws.path(), ws.path());
+  ASSERT_FALSE(refused);
+  const std::string why = refused.error().to_string();
+  EXPECT_NE(why.find("workspce"), std::string::npos) << why;
+  EXPECT_NE(why.find("pids"), std::string::npos) << why;
+}
+
+}  // namespace
+}  // namespace brig::server
