@@ -205,5 +205,20 @@ TEST_F(Oracle, RipgrepOnIgnoreFilesAndHiddenNames) {
   }
 }
 
+TEST_F(Oracle, RipgrepOnNestedRepositories) {
+  if (!testing::have_program("rg")) GTEST_SKIP() << "ripgrep is not installed";
+  // src is a repository of its own: the outer .gitignore stops at its root,
+  // .ignore files do not.
+  ASSERT_EQ(::mkdir(tree_.at("src/.git").c_str(), 0755), 0);
+  write_rules(".gitignore", "*.c\nz.txt\n");
+  write_rules(".ignore", "x.o\n");
+  write_rules("src/.gitignore", "keep.o\n");
+  const Paths want = rg_files(/*hidden=*/true);
+  const Paths got = walked(/*hidden=*/true);
+  EXPECT_EQ(got, want) << diff(want, got);
+  EXPECT_TRUE(want.count("src/y.c"));
+  EXPECT_FALSE(want.count("src/x.o"));
+}
+
 }  // namespace
 }  // namespace brig::search
