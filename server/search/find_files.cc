@@ -90,7 +90,7 @@ Result<worker::OpReply> find_files_op(const Json& args, const worker::OpContext&
   const std::string root = real_path_or_same(resolved);
 
   WalkOptions options;
-  options.hidden = args.value("hidden", false);
+  options.hidden = args.contains("hidden") ? args.value("hidden", false) : glob.names_hidden();
   options.gitignore = options.git_exclude = options.dot_ignore = args.value("gitignore", true);
   options.ancestors_up_to = real_path_or_same(ctx.workspace);
   options.deadline = ctx.deadline;
@@ -165,7 +165,8 @@ protocol::ToolDescriptor find_files_descriptor() {
         {"hidden",
          {{"type", "boolean"},
           {"description",
-           "Include hidden files and directories (names starting with '.'). Default false."}}},
+           "Include hidden files and directories (names starting with '.'). Default false, or "
+           "true when the pattern itself names one (\".github/**\", \".env\")."}}},
         {"gitignore",
          {{"type", "boolean"},
           {"description",

@@ -13,7 +13,8 @@ inline constexpr std::int64_t kDefaultFindLimit = 200;
 inline constexpr std::int64_t kMaxFindLimit = 10000;
 
 // Runs in the worker. args: pattern (glob, see glob.h); path (directory;
-// default the workspace); hidden (default false); gitignore (default true:
+// default the workspace); hidden (default false, or true when the pattern
+// names a hidden component such as ".github/**"); gitignore (default true:
 // honour .gitignore, .ignore and .git/info/exclude); limit; offset (for
 // paging); sort ("path", default, or "modified": newest first).
 // Files and symlinks (not followed; a symlinked directory is not entered)

@@ -176,6 +176,19 @@ bool Glob::matches_dir(std::string_view dir) const {
   return false;
 }
 
+bool Glob::names_hidden() const {
+  for (const Alternative& a : alternatives_) {
+    std::string_view rest = a.pattern;
+    while (!rest.empty()) {
+      const std::size_t slash = rest.find('/');
+      const std::string_view part = rest.substr(0, slash);
+      if (part.starts_with('.') && part != "." && part != "..") return true;
+      rest.remove_prefix(slash == std::string_view::npos ? rest.size() : slash + 1);
+    }
+  }
+  return false;
+}
+
 bool Glob::may_match_below(std::string_view dir) const {
   for (const Alternative& a : alternatives_) {
     if (a.basename || on_one_line(a.fixed_dirs, dir)) return true;
@@ -198,6 +211,12 @@ bool GlobSet::matches(std::string_view path) const {
 bool GlobSet::matches_dir(std::string_view dir) const {
   for (const Glob& g : globs_)
     if (g.matches_dir(dir)) return true;
+  return false;
+}
+
+bool GlobSet::names_hidden() const {
+  for (const Glob& g : globs_)
+    if (g.names_hidden()) return true;
   return false;
 }
 

@@ -44,6 +44,10 @@ class Glob {
   // skip it. (Over-approximates: true does not promise a match.)
   bool may_match_below(std::string_view dir) const;
 
+  // Whether the pattern itself names a hidden component (".github/**",
+  // ".env", ".*"): a call that asks for such names wants hidden entries.
+  bool names_hidden() const;
+
   const std::string& pattern() const { return pattern_; }
 
  private:
@@ -64,6 +68,7 @@ class GlobSet {
   bool matches(std::string_view path) const;
   bool matches_dir(std::string_view dir) const;
   bool may_match_below(std::string_view dir) const;
+  bool names_hidden() const;
 
  private:
   std::vector<Glob> globs_;

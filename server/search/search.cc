@@ -434,7 +434,7 @@ Result<worker::OpReply> search_op(const Json& args, const worker::OpContext& ctx
   const std::string root = real_path_or_same(resolved);
 
   WalkOptions options;
-  options.hidden = a.hidden;
+  options.hidden = args.contains("hidden") ? a.hidden : include.names_hidden();
   options.gitignore = options.git_exclude = options.dot_ignore = a.gitignore;
   options.ancestors_up_to = real_path_or_same(ctx.workspace);
   options.deadline = ctx.deadline;

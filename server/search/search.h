@@ -25,7 +25,8 @@ inline constexpr std::size_t kMaxSearchFileBytes = 64u << 20;
 // arrays, see glob.h); context_before, context_after; output_mode
 // ("content" default, "files", "count"); max_results (matching lines in
 // content mode, files otherwise); offset (results to skip, for paging);
-// max_line_length; hidden (default false); gitignore (default true: honour
+// max_line_length; hidden (default false, or true when an include glob
+// names a hidden component); gitignore (default true: honour
 // .gitignore, .ignore and .git/info/exclude).
 //
 // Files are searched in path order, each read whole (binary files, by

@@ -144,7 +144,8 @@ protocol::ToolDescriptor search_descriptor() {
            fmt::format("Longer lines are cut to this many bytes around the match. Default {}.",
                        kDefaultMaxLineLength)}}},
         {"hidden", schema_bool("Search hidden files and directories (names starting with '.'). "
-                               "Default false. .git is never searched.")},
+                               "Default false, or true when an include glob names one "
+                               "(\".github/**\"). .git is never searched.")},
         {"gitignore",
          schema_bool("Skip what .gitignore, .ignore and .git/info/exclude ignore, as ripgrep "
                      "does. Default true.")}}},

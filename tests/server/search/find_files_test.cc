@@ -75,6 +75,11 @@ TEST_F(FindFiles, HiddenAndIgnoreSwitchesAreCounted) {
                                  "src/c/z.cpp", "src/main.cpp", "top.cpp"}));
 }
 
+TEST_F(FindFiles, APatternNamingAHiddenDirectoryFindsIt) {
+  EXPECT_EQ(paths(run({{"pattern", ".github/*.cpp"}})), (Strings{".github/ci.cpp"}));
+  EXPECT_EQ(paths(run({{"pattern", ".github/*.cpp"}, {"hidden", false}})), Strings{});
+}
+
 TEST_F(FindFiles, LimitCountsWhatWasLeftOutAndPages) {
   const Json h = run({{"pattern", "*.cpp"}, {"limit", 2}});
   EXPECT_EQ(paths(h), (Strings{"src/a/x.cpp", "src/b/y.cpp"}));

@@ -74,6 +74,14 @@ TEST(Glob, WholeDirectories) {
   EXPECT_FALSE(Glob::compile("*.c")->matches_dir("src"));
 }
 
+TEST(Glob, NamesHidden) {
+  EXPECT_TRUE(Glob::compile(".github/**")->names_hidden());
+  EXPECT_TRUE(Glob::compile("src/.env")->names_hidden());
+  EXPECT_TRUE(Glob::compile("{a,.b}/x")->names_hidden());
+  EXPECT_FALSE(Glob::compile("./src/*.c")->names_hidden());
+  EXPECT_FALSE(Glob::compile("**/*.c")->names_hidden());
+}
+
 TEST(GlobSet, AnyMatches) {
   const GlobSet s = *GlobSet::compile({"*.c", "docs/**"});
   EXPECT_TRUE(s.matches("x/y.c"));

@@ -88,6 +88,11 @@ TEST_F(Search, SwitchesBringIgnoredAndHiddenBack) {
   EXPECT_EQ(h["skipped"]["hidden"], 0);
 }
 
+TEST_F(Search, AnIncludeGlobNamingAHiddenDirectorySearchesIt) {
+  EXPECT_EQ(paths(run({{"pattern", "needle"}, {"include", {".cache/**"}}})),
+            (std::vector<std::string>{".cache/c.txt"}));
+}
+
 TEST_F(Search, FilesAndCountModes) {
   const Json files =
       run({{"pattern", "needle"}, {"output_mode", "files"}, {"case_insensitive", true}});
