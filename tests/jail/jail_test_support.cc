@@ -131,11 +131,20 @@ std::vector<pid_t> processes_with(const std::string& needle) {
   std::vector<pid_t> out;
   DIR* d = ::opendir("/proc");
   if (!d) return out;
-  while (dirent* e = ::readdir(d)) {
+  // Without exceptions or early returns, so the directory is always closed.
+  while (const dirent* e = ::readdir(d)) {
     const pid_t pid = static_cast<pid_t>(::atoi(e->d_name));
     if (pid <= 0 || pid == ::getpid()) continue;
-    std::ifstream in(std::string("/proc/") + e->d_name + "/cmdline");
-    std::string cmdline((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    // A process that exits meanwhile fails to open or reads ESRCH (a zombie
+    // reads as empty): it is not left, so it does not count.
+    UniqueFd fd(
+        ::open((std::string("/proc/") + e->d_name + "/cmdline").c_str(), O_RDONLY | O_CLOEXEC));
+    if (fd.get() < 0) continue;
+    std::string cmdline;
+    char buf[4096];
+    ssize_t got;
+    while ((got = ::read(fd.get(), buf, sizeof buf)) > 0 || (got < 0 && errno == EINTR))
+      if (got > 0) cmdline.append(buf, static_cast<size_t>(got));
     if (cmdline.find(needle) != std::string::npos) out.push_back(pid);
   }
   ::closedir(d);

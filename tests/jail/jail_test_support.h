@@ -66,7 +66,8 @@ class JailTest : public ::testing::Test {
   std::string marker_;
 };
 
-// Pids of processes whose command line contains `needle`.
+// Pids of processes whose command line contains `needle`, this process
+// excepted. Processes that exit while /proc is read are skipped (no throw).
 std::vector<pid_t> processes_with(const std::string& needle);
 
 // Cgroup directories under brig's dirs made by launcher `pid` (named

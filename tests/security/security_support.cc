@@ -227,23 +227,7 @@ HostSleeper::~HostSleeper() {
 }
 
 size_t count_processes_with(const std::string& needle) {
-  size_t n = 0;
-  DIR* d = ::opendir("/proc");
-  if (!d) return 0;
-  while (dirent* e = ::readdir(d)) {
-    const pid_t pid = static_cast<pid_t>(::atoi(e->d_name));
-    if (pid <= 0 || pid == ::getpid()) continue;
-    UniqueFd fd(
-        ::open((std::string("/proc/") + e->d_name + "/cmdline").c_str(), O_RDONLY | O_CLOEXEC));
-    char buf[4096];
-    // A process that exits meanwhile reads as nothing (ESRCH), not as an error.
-    const ssize_t got = fd.get() < 0 ? -1 : ::read(fd.get(), buf, sizeof buf);
-    if (got > 0 &&
-        std::string_view(buf, static_cast<size_t>(got)).find(needle) != std::string_view::npos)
-      ++n;
-  }
-  ::closedir(d);
-  return n;
+  return jail::test::processes_with(needle).size();
 }
 
 bool can_fork() {

@@ -1,0 +1,72 @@
+// The jail tests' own support: processes_with() must hold up while processes
+// come and go, since JailTest::TearDown calls it after every test.
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "tests/jail/jail_test_support.h"
+
+namespace brig::jail::test {
+namespace {
+
+pid_t start(std::vector<std::string> args) {
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  const pid_t p = ::fork();
+  if (p == 0) {
+    ::execv(argv[0], argv.data());
+    ::_exit(127);
+  }
+  return p;
+}
+
+TEST(ProcessesWithTest, FindsALiveProcessWhileOthersExitMidRead) {
+  const std::string marker =
+      "processes-with-" + std::to_string(::getpid()) + "-" + std::to_string(::time(nullptr));
+  // sh -c CMD NAME: NAME is only $0, but it is in the command line.
+  const pid_t sleeper = start({"/bin/sh", "-c", "sleep 30"});
+  const pid_t sleeper_marked = start({"/bin/sh", "-c", "sleep 30", marker});
+  // Processes with the marker that exit all the time, so that some vanish
+  // between readdir and the read of their cmdline.
+  const pid_t churn = ::fork();
+  if (churn == 0) {
+    for (;;) {
+      const pid_t p = start({"/bin/true", marker});
+      if (p > 0) ::waitpid(p, nullptr, 0);
+    }
+  }
+  ASSERT_GT(churn, 0);
+
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+  int rounds = 0;
+  while (std::chrono::steady_clock::now() < deadline) {
+    std::vector<pid_t> found;
+    ASSERT_NO_THROW(found = processes_with(marker));
+    EXPECT_NE(std::find(found.begin(), found.end(), sleeper_marked), found.end());
+    EXPECT_EQ(std::find(found.begin(), found.end(), sleeper), found.end());
+    ++rounds;
+  }
+  EXPECT_GT(rounds, 10);
+  for (pid_t p : {churn, sleeper, sleeper_marked}) {
+    ::kill(p, SIGKILL);
+    ::waitpid(p, nullptr, 0);
+  }
+  // The churn's last child may outlive it for a moment.
+  std::vector<pid_t> left = processes_with(marker);
+  for (int i = 0; i < 100 && !left.empty(); ++i) {
+    ::usleep(10000);
+    left = processes_with(marker);
+  }
+  EXPECT_TRUE(left.empty()) << left.size() << " process(es) with the marker left";
+}
+
+}  // namespace
+}  // namespace brig::jail::test
