@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "protocol/schema_check.h"
+#include "server/search/find_files.h"
 #include "tests/server/files/temp_dir.h"
 
 namespace brig::search {
@@ -314,6 +315,34 @@ TEST(SearchOutsideARepository, GitignoreNeedsARepositoryButDotIgnoreDoesNot) {
   ASSERT_EQ(r->header["files"].size(), 1u);
   EXPECT_EQ(r->header["files"][0]["path"], "a.txt");
   EXPECT_EQ(r->header["skipped"]["ignored"], 1);
+}
+
+// Every array schema has items; no $ref.
+void expect_plain(const Json& schema, const std::string& where) {
+  if (schema.is_object()) {
+    if (schema.value("type", Json()) == "array") {
+      EXPECT_TRUE(schema.contains("items")) << where;
+    }
+    for (const char* k : {"$ref", "$dynamicRef", "$defs"})
+      EXPECT_FALSE(schema.contains(k)) << where;
+    for (const auto& [k, v] : schema.items()) expect_plain(v, where + "." + k);
+  } else if (schema.is_array()) {
+    for (const Json& v : schema) expect_plain(v, where);
+  }
+}
+
+TEST(SearchDescriptor, BothToolsHavePlainSchemas) {
+  for (const protocol::ToolDescriptor& d : {search_descriptor(), find_files_descriptor()}) {
+    EXPECT_FALSE(d.description.empty());
+    EXPECT_EQ(d.input_schema["type"], "object");
+    EXPECT_EQ(d.input_schema["additionalProperties"], false) << d.name;
+    EXPECT_EQ(d.input_schema["required"], Json::array({"pattern"})) << d.name;
+    expect_plain(d.input_schema, d.name + ".input");
+    ASSERT_TRUE(d.output_schema);
+    expect_plain(*d.output_schema, d.name + ".output");
+    for (const char* hint : {"readOnlyHint", "destructiveHint", "openWorldHint"})
+      EXPECT_TRUE(d.annotations.contains(hint)) << d.name << " " << hint;
+  }
 }
 
 TEST(SearchDescriptor, PlainSchemas) {
