@@ -13,7 +13,9 @@
 #include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
 #include <CLI/CLI.hpp>
+#include <asio/co_spawn.hpp>
 #include <asio/io_context.hpp>
+#include <asio/use_future.hpp>
 
 #include "server/audit_log.h"
 #include "server/banner.h"
@@ -281,6 +283,14 @@ int run_serve(const ServeOptions& o, const ToolInstaller& extra_tools) {
     std::fputs(startup_banner(summary).c_str(), stderr);
   }
   server.run();
+  // Jobs that outlived their calls end with the server; their jails must be
+  // gone (and reported) before the spawner and the io_context go. SIGKILL
+  // ends a jail in milliseconds; the bound keeps exit within about a second.
+  workers.stop();
+  io.restart();
+  auto stopped = asio::co_spawn(io, jobs.stop(std::chrono::milliseconds(500)), asio::use_future);
+  while (stopped.wait_for(std::chrono::seconds(0)) != std::future_status::ready)
+    io.run_one_for(std::chrono::milliseconds(50));
   spdlog::info("stopped");
   return 0;
 }

@@ -3,6 +3,7 @@
 // or makes read-only is refused by the kernel, and the model is told which
 // rule refused it.
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -307,6 +308,21 @@ TEST_F(Tools, RenamingGitAwayToPlantAHookFailsInTheKernel) {
   Json control = call("exec", {{"command", "mkdir -p x/hooks && echo ok > x/hooks/pre-commit"}});
   EXPECT_FALSE(is_error(control)) << control.dump();
   EXPECT_EQ(read_host_file(ws_.file("x/hooks/pre-commit")), "ok\n");
+}
+
+TEST_F(Tools, AJobThatYieldedEndsWithTheStdioServer) {
+  const std::string tag = "brig-yield-" + std::to_string(::getpid());
+  Json yielded = call("exec", {{"command", "sleep 300; echo " + tag}, {"yield_after", 0.2}});
+  ASSERT_FALSE(is_error(yielded)) << yielded.dump();
+  EXPECT_NE(text_of(yielded).find("still running"), std::string::npos) << text_of(yielded);
+  ASSERT_FALSE(pids_with_cmdline(tag).empty()) << "the job is not running";
+  client_->close_write();
+  const auto status = child_->wait();
+  ASSERT_TRUE(status && WIFEXITED(*status) && WEXITSTATUS(*status) == 0);
+  EXPECT_TRUE(wait_until([&] { return pids_with_cmdline(tag).empty(); }))
+      << "the job outlived the server";
+  child_.reset();
+  client_.reset();
 }
 
 }  // namespace
