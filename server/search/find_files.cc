@@ -114,7 +114,8 @@ Result<worker::OpReply> find_files_op(const Json& args, const worker::OpContext&
   bool size_stop = false;
   for (; i < found.size() && list.size() < limit; ++i) {
     const std::size_t cost = json_string_cost(found[i].path) * 2 + (by_time ? 80 : 40);
-    if (used + cost > budget) {
+    // The first path always goes in, so that paging always moves on.
+    if (used + cost > budget && !list.empty()) {
       size_stop = true;
       break;
     }

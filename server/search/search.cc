@@ -236,6 +236,10 @@ class Search : public WalkVisitor {
     return nl ? static_cast<std::size_t>(static_cast<const char*>(nl) - buf.data()) + 1 : 0;
   }
 
+  // Whether `cost` more bytes stay within the budget; the page's first
+  // result always does, so that paging always moves on.
+  bool fits(std::size_t cost) const { return used_ + cost <= budget_ || reported_ == 0; }
+
   // Whether the next result may be reported; sets stop_ when not.
   bool room_for_result() {
     if (reported_ < args_.max_results) return true;
@@ -247,7 +251,7 @@ class Search : public WalkVisitor {
     if (results_seen_++ < args_.offset) return true;
     if (!room_for_result()) return false;
     const std::size_t cost = json_string_cost(path) * 2 + 64;
-    if (used_ + cost > budget_) {
+    if (!fits(cost)) {
       stop_ = Stop::size;
       return false;
     }
@@ -293,7 +297,7 @@ class Search : public WalkVisitor {
     std::string_view text;
     OutLine l = shown(buf, start, end, span, &text);
     const std::size_t cost = json_string_cost(text) * 2 + 48;
-    if (used_ + cost > budget_) return false;
+    if (!fits(cost)) return false;
     used_ += cost;
     l.number = number;
     l.match = match;
@@ -345,7 +349,7 @@ class Search : public WalkVisitor {
           break;
         }
         if (f.lines.empty()) {
-          if (used_ + file_cost > budget_) {
+          if (!fits(file_cost)) {
             stop_ = Stop::size;
             ok = false;
             break;

@@ -189,6 +189,22 @@ TEST_F(Search, RepliesStayUnderMaxBytesAndPageBySize) {
   EXPECT_EQ(total, 2000u);
 }
 
+TEST_F(Search, ATinyReplyLimitStillMovesOnePageAtATime) {
+  dir_.write("three.txt", "hit " + std::string(300, 'a') + "\nhit b\nhit c\n");
+  std::size_t offset = 0;
+  int pages = 0;
+  while (pages < 10) {
+    auto r = search_op({{"pattern", "hit"}, {"path", "three.txt"}, {"offset", offset}},
+                       context_for(dir_, /*max_bytes=*/200));
+    ASSERT_TRUE(r);
+    ++pages;
+    EXPECT_EQ(r->header["results"], 1);
+    if (!r->header.contains("next_offset")) break;
+    offset = r->header["next_offset"];
+  }
+  EXPECT_EQ(pages, 3);
+}
+
 TEST_F(Search, LongLinesAreCutAroundTheMatch) {
   dir_.write("long.txt", std::string(5000, 'a') + "NEEDLE" + std::string(5000, 'b') + "\n");
   const Json h = run({{"pattern", "NEEDLE"}, {"path", "long.txt"}, {"max_line_length", 100}});
