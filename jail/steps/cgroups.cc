@@ -32,11 +32,28 @@ std::vector<std::string> split(const std::string& s, char sep) {
   return out;
 }
 
+std::string read_file(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// What this process sees of cgroups: /proc/self/mountinfo and
+// /proc/self/cgroup, each read once per create() or sweep_stale(). The kernel
+// formats mountinfo afresh on every read, which cost more than the rest of
+// the cgroup setup when it was read once per hierarchy looked up.
+struct ProcView {
+  std::string mountinfo = read_file("/proc/self/mountinfo");
+  std::string cgroup = read_file("/proc/self/cgroup");
+};
+
 // Mount point and mount root of the cgroup fs whose type is `fstype` (and,
 // for v1, whose super options name `controller`).
-std::optional<std::pair<std::string, std::string>> find_mount(const std::string& fstype,
+std::optional<std::pair<std::string, std::string>> find_mount(const ProcView& view,
+                                                              const std::string& fstype,
                                                               const std::string& controller) {
-  std::ifstream in("/proc/self/mountinfo");
+  std::istringstream in(view.mountinfo);
   std::string line;
   while (std::getline(in, line)) {
     const size_t dash = line.find(" - ");
@@ -57,8 +74,8 @@ std::optional<std::pair<std::string, std::string>> find_mount(const std::string&
 
 // This process's cgroup path in the v1 hierarchy of `controller`, or in v2
 // when `controller` is empty.
-std::optional<std::string> own_path(const std::string& controller) {
-  std::ifstream in("/proc/self/cgroup");
+std::optional<std::string> own_path(const ProcView& view, const std::string& controller) {
+  std::istringstream in(view.cgroup);
   std::string line;
   while (std::getline(in, line)) {
     const size_t a = line.find(':'), b = line.find(':', a + 1);
@@ -73,22 +90,16 @@ std::optional<std::string> own_path(const std::string& controller) {
   return std::nullopt;
 }
 
-std::optional<Hierarchy> find_hierarchy(const std::string& fstype, const std::string& controller) {
-  const auto mnt = find_mount(fstype, controller);
-  const auto own = own_path(controller);
+std::optional<Hierarchy> find_hierarchy(const ProcView& view, const std::string& fstype,
+                                        const std::string& controller) {
+  const auto mnt = find_mount(view, fstype, controller);
+  const auto own = own_path(view, controller);
   if (!mnt || !own) return std::nullopt;
   std::string rel = *own;
   // Inside a cgroup namespace the mount's root and our path are relative.
   if (mnt->second != "/" && rel.starts_with(mnt->second)) rel = rel.substr(mnt->second.size());
   if (rel == "/") rel.clear();
   return Hierarchy{mnt->first, mnt->first + rel};
-}
-
-std::string read_file(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
 }
 
 int write_file(const std::string& path, const std::string& text) {
@@ -128,8 +139,8 @@ std::optional<std::string> make_group(Group& g, const Hierarchy& h, Configure co
   return std::nullopt;
 }
 
-std::optional<std::string> try_v2(Group& g, const Limits& limits) {
-  const auto h = find_hierarchy("cgroup2", "");
+std::optional<std::string> try_v2(Group& g, const ProcView& view, const Limits& limits) {
+  const auto h = find_hierarchy(view, "cgroup2", "");
   if (!h) return "cgroup v2: not mounted";
   const auto available = split(read_file(h->own_dir + "/cgroup.controllers"), ' ');
   auto has = [&](const std::string& c) {
@@ -177,8 +188,9 @@ std::optional<std::string> try_v2(Group& g, const Limits& limits) {
   return std::nullopt;
 }
 
-std::optional<std::string> try_v1(Group& g, const std::string& controller, const Limits& limits) {
-  const auto h = find_hierarchy("cgroup", controller);
+std::optional<std::string> try_v1(Group& g, const ProcView& view, const std::string& controller,
+                                  const Limits& limits) {
+  const auto h = find_hierarchy(view, "cgroup", controller);
   if (!h) return "cgroup v1 " + controller + ": not mounted";
   auto why = make_group(g, *h, [&](const std::string& dir) -> std::optional<std::string> {
     if (controller == "pids") {
@@ -209,17 +221,18 @@ void append(std::string& detail, const std::string& why) {
 Group create(const Limits& limits) {
   Group g;
   if (!limits.pids && !limits.memory_bytes) return g;
+  const ProcView view;
   g.name = next_name();
-  auto why_v2 = try_v2(g, limits);
+  auto why_v2 = try_v2(g, view, limits);
   if (!why_v2) return g;
   remove(g);
   g = Group{};
   g.name = next_name();
   append(g.detail, *why_v2);
   if (limits.pids)
-    if (auto why = try_v1(g, "pids", limits)) append(g.detail, *why);
+    if (auto why = try_v1(g, view, "pids", limits)) append(g.detail, *why);
   if (limits.memory_bytes)
-    if (auto why = try_v1(g, "memory", limits)) append(g.detail, *why);
+    if (auto why = try_v1(g, view, "memory", limits)) append(g.detail, *why);
   if (g.tier == LimitsTier::none) remove(g);
   return g;
 }
@@ -238,10 +251,11 @@ void remove(Group& g) {
 
 int sweep_stale() {
   int removed = 0;
+  const ProcView view;
   std::vector<Hierarchy> hs;
-  if (auto h = find_hierarchy("cgroup2", "")) hs.push_back(*h);
+  if (auto h = find_hierarchy(view, "cgroup2", "")) hs.push_back(*h);
   for (const char* c : {"pids", "memory"})
-    if (auto h = find_hierarchy("cgroup", c)) hs.push_back(*h);
+    if (auto h = find_hierarchy(view, "cgroup", c)) hs.push_back(*h);
   for (const auto& h : hs) {
     const std::string brig_dir = h.own_dir + "/brig";
     DIR* d = ::opendir(brig_dir.c_str());
