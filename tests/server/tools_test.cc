@@ -325,5 +325,23 @@ TEST_F(Tools, AJobThatYieldedEndsWithTheStdioServer) {
   client_.reset();
 }
 
+TEST_F(Tools, ALongSearchDoesNotHoldUpFileCalls) {
+  write_host_file(ws_.file("f.txt"), "quick\n");
+  // A search over every file under /usr: seconds of work.
+  ASSERT_TRUE(client_->send(
+      tool_call(1, "search",
+                {{"pattern", "(a|b|c)+[x-z]{3}q$"}, {"path", "/usr"}, {"output_mode", "count"}})));
+  ASSERT_TRUE(wait_until(
+      [&] { return !pids_with_cmdline("brig-worker --workspace " + ws_.path()).empty(); }));
+  ASSERT_TRUE(client_->send(tool_call(2, "read_file", {{"path", "f.txt"}})));
+  std::vector<Json> before;
+  auto read = client_->read_response(2, &before);
+  ASSERT_TRUE(read);
+  EXPECT_EQ(read->at("result").at("structuredContent").at("content"), "quick\n");
+  for (const Json& m : before)
+    EXPECT_NE(m.value("id", Json()), Json(1)) << "the search finished first; make it longer";
+  ASSERT_TRUE(client_->send(cancel_notification(1)));
+}
+
 }  // namespace
 }  // namespace brig::server::testing
