@@ -22,6 +22,7 @@ pid_t start(std::vector<std::string> args) {
   argv.push_back(nullptr);
   const pid_t p = ::fork();
   if (p == 0) {
+    ::setpgid(0, 0);  // killed as a group: sh's sleep must not outlive the test
     ::execv(argv[0], argv.data());
     ::_exit(127);
   }
@@ -31,9 +32,10 @@ pid_t start(std::vector<std::string> args) {
 TEST(ProcessesWithTest, FindsALiveProcessWhileOthersExitMidRead) {
   const std::string marker =
       "processes-with-" + std::to_string(::getpid()) + "-" + std::to_string(::time(nullptr));
-  // sh -c CMD NAME: NAME is only $0, but it is in the command line.
-  const pid_t sleeper = start({"/bin/sh", "-c", "sleep 30"});
-  const pid_t sleeper_marked = start({"/bin/sh", "-c", "sleep 30", marker});
+  // sh -c CMD NAME: NAME is only $0, but it is in the command line. Two
+  // commands, so that sh does not exec the last one in its place.
+  const pid_t sleeper = start({"/bin/sh", "-c", "sleep 30; exit 0"});
+  const pid_t sleeper_marked = start({"/bin/sh", "-c", "sleep 30; exit 0", marker});
   // Processes with the marker that exit all the time, so that some vanish
   // between readdir and the read of their cmdline.
   const pid_t churn = ::fork();
@@ -55,8 +57,10 @@ TEST(ProcessesWithTest, FindsALiveProcessWhileOthersExitMidRead) {
     ++rounds;
   }
   EXPECT_GT(rounds, 10);
-  for (pid_t p : {churn, sleeper, sleeper_marked}) {
-    ::kill(p, SIGKILL);
+  ::kill(churn, SIGKILL);
+  ::waitpid(churn, nullptr, 0);
+  for (pid_t p : {sleeper, sleeper_marked}) {
+    ::kill(-p, SIGKILL);
     ::waitpid(p, nullptr, 0);
   }
   // The churn's last child may outlive it for a moment.
