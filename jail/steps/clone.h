@@ -1,7 +1,7 @@
 // Process creation for the jail. glibc 2.36 has no clone3() wrapper, and
 // after a raw clone the child's cached thread id is stale, so the child may
-// use only async-signal-safe calls; raw_fork() lets the jail's init fork the
-// command without glibc's fork bookkeeping for the same reason.
+// use only async-signal-safe calls; vfork_on_stack() lets the jail's init
+// start the command without glibc's fork bookkeeping for the same reason.
 #pragma once
 
 #include <sys/types.h>
@@ -21,8 +21,14 @@ uint64_t namespace_flags(const Namespaces& namespaces, bool new_net);
 // -1 with errno on failure.
 pid_t clone3_with_pidfd(uint64_t flags, int* pidfd);
 
-// fork() as a bare clone syscall: 0 in the child, the pid in the parent, -1
-// with errno. Async-signal-safe.
-pid_t raw_fork();
+// Runs fn(arg) in a child that shares the caller's memory until it calls
+// execve or exits (CLONE_VM | CLONE_VFORK, exit signal SIGCHLD, as
+// posix_spawn does), on `stack` (stack_size bytes). The caller is suspended
+// meanwhile, so nothing of its memory is copied, and fn must only read it
+// (async-signal-safe calls, no allocation). Every credential, limit, signal
+// disposition, cwd and seccomp/Landlock domain stays the child's own: none
+// of CLONE_THREAD, CLONE_SIGHAND or CLONE_FS is set. Returns the child's pid
+// or -1 with errno.
+pid_t vfork_on_stack(int (*fn)(void*), void* arg, char* stack, size_t stack_size);
 
 }  // namespace brig::jail::clone
