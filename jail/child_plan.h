@@ -43,7 +43,8 @@ struct ChildPlan {
   bool drop_groups = false;
 
   std::vector<process::Rlimit> rlimits;
-  std::string cwd;  // inside the jail
+  std::vector<process::PageRange> code_pages;  // released by the init once the command runs
+  std::string cwd;                             // inside the jail
   caps::Prepared caps;
   landlock::Prepared landlock;
   seccomp::Prepared seccomp;

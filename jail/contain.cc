@@ -124,6 +124,9 @@ void contain(const ChildPlan& p) {
   // make the init non-dumpable again.
   if (::prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0) fail(Step::identity, errno);
 
+  // 7. Supervise. From here the init runs only its small loop: the rest of
+  //    the launcher's code it was cloned with need not stay resident.
+  process::release_code_pages(p.code_pages);
   init::Config config;
   config.pid_namespace = p.pid_namespace;
   config.status_fd = ChildPlan::kStatusFd;

@@ -225,6 +225,7 @@ Result<std::unique_ptr<ChildPlan>> plan_child(const JailSpec& spec, const ExecRe
   if (!ll) return std::unexpected(at_step("landlock", std::move(ll.error())));
   p->landlock = std::move(*ll);
   p->seccomp = BRIG_TRY(prepare_seccomp(spec.seccomp));
+  p->code_pages = process::code_pages();
   return p;
 }
 
@@ -527,7 +528,11 @@ Outcome run(const JailSpec& spec, const ExecRequest& request) {
   ::sigprocmask(SIG_BLOCK, &forwarded, &old);
   UniqueFd sigfd(::signalfd(-1, &forwarded, SFD_CLOEXEC | SFD_NONBLOCK));
   Outcome o;
-  if (auto j = spawn(spec, request); !j) {
+  auto j = spawn(spec, request);
+  // From here brig run only waits: what it ran to load the policy and plan
+  // the jail need not stay resident while the command runs.
+  if (j) process::release_code_pages(process::code_pages());
+  if (!j) {
     o = setup_failed_outcome(j.error().where, j.error().sys_errno, j.error().to_string());
   } else if (auto w = wait_forwarding(*j, std::nullopt, sigfd.get()); !w) {
     o = setup_failed_outcome("wait", w.error().sys_errno, w.error().to_string());

@@ -2,8 +2,10 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <link.h>
 #include <linux/capability.h>
 #include <signal.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -78,6 +80,32 @@ int reset_signals_in_child() {
   sigset_t none;
   sigemptyset(&none);
   return ::sigprocmask(SIG_SETMASK, &none, nullptr) == 0 ? 0 : errno;
+}
+
+std::vector<PageRange> code_pages() {
+  std::vector<PageRange> out;
+  ::dl_iterate_phdr(
+      [](dl_phdr_info* info, size_t, void* data) {
+        auto& ranges = *static_cast<std::vector<PageRange>*>(data);
+        const auto page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
+        for (int i = 0; i < info->dlpi_phnum; ++i) {
+          const ElfW(Phdr)& ph = info->dlpi_phdr[i];
+          if (ph.p_type != PT_LOAD || (ph.p_flags & PF_W)) continue;
+          // Only pages wholly inside the segment: a page shared with a
+          // writable neighbour could hold data.
+          const uintptr_t start = info->dlpi_addr + ph.p_vaddr;
+          const uintptr_t begin = (start + page - 1) & ~(page - 1);
+          const uintptr_t end = (start + ph.p_memsz) & ~(page - 1);
+          if (end > begin) ranges.push_back({reinterpret_cast<char*>(begin), end - begin});
+        }
+        return 1;  // the program itself comes first; shared libraries are shared anyway
+      },
+      &out);
+  return out;
+}
+
+void release_code_pages(const std::vector<PageRange>& ranges) {
+  for (const auto& r : ranges) ::madvise(r.begin, r.size, MADV_DONTNEED);
 }
 
 }  // namespace brig::jail::process

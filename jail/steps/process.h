@@ -58,4 +58,24 @@ int switch_ids_in_child(uid_t uid, gid_t gid);
 // ignored signals and the mask survive execve.
 int reset_signals_in_child();
 
+// Whole pages of memory, [begin, begin + size).
+struct PageRange {
+  char* begin = nullptr;
+  size_t size = 0;
+};
+
+// The pages of this program's read-only loadable segments (its code and
+// constants), for release_code_pages. Made before clone.
+std::vector<PageRange> code_pages();
+
+// Drops this process's mappings of `ranges` (madvise MADV_DONTNEED): a
+// launcher that only waits, or a jail's init, keeps resident only the code
+// it runs from then on, instead of everything it ran while setting up (its
+// proportional set size while the command runs). Sound because these are
+// read-only, file-backed, private mappings of a position-independent
+// program: nothing ever writes them, so no page holds a private copy; the
+// pages stay in the page cache and a later access maps them again, as after
+// reclaim. Errors are ignored (it only saves memory). Async-signal-safe.
+void release_code_pages(const std::vector<PageRange>& ranges);
+
 }  // namespace brig::jail::process
