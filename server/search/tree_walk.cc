@@ -238,7 +238,8 @@ void TreeWalker::walk_dir(int dir_fd, std::size_t depth, WalkVisitor& visitor) {
   const std::size_t base = path_.size();
   for (const DirEntry& e : *entries) {
     if (past_deadline() || stopped_) break;
-    if (e.name == ".git") continue;
+    const bool git = e.name == ".git";
+    if (git && !options_.list_all) continue;
     unsigned char type = e.type;
     if (type == DT_UNKNOWN) {
       struct stat st {};
@@ -248,7 +249,8 @@ void TreeWalker::walk_dir(int dir_fd, std::size_t depth, WalkVisitor& visitor) {
              : S_ISLNK(st.st_mode) ? DT_LNK
                                    : DT_UNKNOWN;
     }
-    if (type != DT_DIR && type != DT_REG && type != DT_LNK) continue;  // fifos, devices, sockets
+    const bool special = type != DT_DIR && type != DT_REG && type != DT_LNK;
+    if (special && !options_.list_all) continue;  // fifos, devices, sockets
     path_.resize(base);
     if (!path_.empty()) path_ += '/';
     path_ += e.name;
@@ -263,6 +265,15 @@ void TreeWalker::walk_dir(int dir_fd, std::size_t depth, WalkVisitor& visitor) {
       continue;
     }
     const std::string_view rel = std::string_view(path_).substr(root_offset_);
+    if (git || special) {
+      WalkEntry listed{dir_fd, e.name, rel, type == DT_LNK};
+      listed.list_type = type;
+      if (!visitor.visit(listed)) {
+        stopped_ = true;
+        break;
+      }
+      continue;
+    }
     if (is_dir) {
       if (!visitor.enter(rel)) continue;
       if (depth + 1 > kMaxWalkDepth) {

@@ -3,6 +3,8 @@
 // must stop.
 #pragma once
 
+#include <dirent.h>
+
 #include <chrono>
 #include <cstddef>
 #include <memory>
@@ -29,6 +31,10 @@ struct WalkOptions {
   // repository root (the nearest one holding .git) or, outside a
   // repository, up to this directory (the workspace); empty: none above.
   std::string ancestors_up_to;
+  // Also report what a listing shows but a search skips: ".git" (as a
+  // directory or file that is never entered) and special files (fifos,
+  // sockets, devices). Hidden and ignore rules still apply to them.
+  bool list_all = false;
   std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
 };
 
@@ -61,6 +67,10 @@ struct WalkEntry {
   std::string_view name;  // its name in that directory
   std::string_view path;  // relative to the walked directory, '/'-separated
   bool symlink = false;   // else a regular file
+  // With WalkOptions::list_all only, for ".git" (never entered) and special
+  // files: their dirent type (DT_DIR, DT_REG, DT_FIFO, DT_SOCK, DT_CHR, …).
+  // DT_UNKNOWN for every entry a search sees too.
+  unsigned char list_type = DT_UNKNOWN;
 };
 
 class WalkVisitor {

@@ -6,10 +6,10 @@
 
 #include "server/files/denial.h"
 #include "server/files/edit_file.h"
-#include "server/files/list_directory.h"
 #include "server/files/read_file.h"
 #include "server/files/write_file.h"
 #include "server/search/find_files.h"
+#include "server/search/list_directory.h"
 #include "server/search/search.h"
 
 namespace brig::server {
@@ -63,7 +63,7 @@ Result<void> register_file_tools(Registry& registry, const Sandbox& sandbox, Wor
        WorkerLane::files},
       {files::edit_file_descriptor, files::format_edit_file, files::Access::write,
        WorkerLane::files},
-      {files::list_directory_descriptor, files::format_list_directory, files::Access::read,
+      {search::list_directory_descriptor, search::format_list_directory, files::Access::read,
        WorkerLane::files},
       {search::find_files_descriptor, search::format_find_files, files::Access::read,
        WorkerLane::search},

@@ -6,7 +6,6 @@
 
 #include "protocol/schema_check.h"
 #include "server/files/edit_file.h"
-#include "server/files/list_directory.h"
 #include "server/files/read_file.h"
 #include "server/files/write_file.h"
 #include "tests/server/files/temp_dir.h"
@@ -48,8 +47,7 @@ TEST(Descriptors, NamedPlainAndAnnotated) {
   const std::vector<std::pair<std::string, ToolDescriptor>> all = {
       {"read_file", read_file_descriptor()},
       {"write_file", write_file_descriptor()},
-      {"edit_file", edit_file_descriptor()},
-      {"list_directory", list_directory_descriptor()}};
+      {"edit_file", edit_file_descriptor()}};
   for (const auto& [name, d] : all) {
     EXPECT_EQ(d.name, name);
     EXPECT_FALSE(d.description.empty());
@@ -93,12 +91,6 @@ TEST(Formatters, StructuredContentMatchesTheOutputSchema) {
   expect_matches_output(edit_file_descriptor(), er);
   EXPECT_NE(er.content.back()["text"].get<std::string>().find("1 replacement, +1 -1 lines"),
             std::string::npos);
-
-  const Json list_args = {{"depth", 2}};
-  auto l = list_directory_op(list_args, ctx);
-  ASSERT_TRUE(l);
-  expect_matches_output(list_directory_descriptor(),
-                        format_list_directory(list_args, std::move(*l)));
 }
 
 TEST(Formatters, ReadFileTextIsTheFileAndNotesGoApart) {

@@ -1,6 +1,5 @@
-#include "server/files/list_directory.h"
+#include "server/search/list_directory.h"
 
-#include <dirent.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <sys/stat.h>
@@ -9,18 +8,23 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <deque>
 
 #include <fmt/format.h>
 
 #include "jail/base/unique_fd.h"
 #include "server/files/path.h"
+#include "server/search/tree_walk.h"
 
-namespace brig::files {
+namespace brig::search {
 namespace {
 
 using protocol::Json;
 constexpr std::string_view kWhat = "list directory";
+
+// A walk below the requested depth stops after this many entries, so a
+// listing of a huge tree stays bounded in memory; the rest are counted as
+// left out without being read.
+constexpr std::size_t kMaxCollected = 200000;
 
 struct Entry {
   std::string path;  // relative to the listed directory
@@ -28,20 +32,11 @@ struct Entry {
   std::int64_t size = -1;
   std::string target;  // symlinks
   std::string error;   // a directory that could not be read, or an entry that could not be stat'ed
+  std::size_t depth = 1;
 };
 
-struct Options {
-  std::int64_t depth = kDefaultListDepth;
-  bool hidden = true;
-  bool gitignore = true;
-  std::size_t limit = static_cast<std::size_t>(kDefaultListLimit);
-};
-
-std::string type_of(mode_t mode) {
-  if (S_ISREG(mode)) return "file";
-  if (S_ISDIR(mode)) return "dir";
-  if (S_ISLNK(mode)) return "symlink";
-  return "other";
+std::size_t depth_of(std::string_view path) {
+  return 1 + static_cast<std::size_t>(std::count(path.begin(), path.end(), '/'));
 }
 
 // Path order with '/' lowest, so a tree reads depth first: "a", "a/b", "a-b".
@@ -51,141 +46,71 @@ bool tree_less(const Entry& a, const Entry& b) {
       [](char x, char y) { return (x == '/' ? '\0' : x) < (y == '/' ? '\0' : y); });
 }
 
-// The names in an open directory, sorted; takes ownership of fd.
-Result<std::vector<std::string>> read_names(UniqueFd fd, const std::string& path) {
-  DIR* dir = ::fdopendir(fd.get());
-  if (dir == nullptr) return std::unexpected(sys_error(std::string(kWhat), path, errno));
-  fd.release();
-  std::vector<std::string> names;
-  errno = 0;
-  while (const dirent* d = ::readdir(dir)) {
-    if (std::strcmp(d->d_name, ".") != 0 && std::strcmp(d->d_name, "..") != 0)
-      names.emplace_back(d->d_name);
-    errno = 0;
-  }
-  const int err = errno;
-  ::closedir(dir);
-  if (err != 0) return std::unexpected(sys_error(std::string(kWhat), path, err));
-  std::sort(names.begin(), names.end());
-  return names;
-}
-
-class Walk {
+// Collects every entry down to `depth` levels as the walker reports them
+// (ignore and hidden rules applied there); directories through enter().
+class Collector : public WalkVisitor {
  public:
-  Walk(std::string root, Options options, const worker::OpContext& ctx)
-      : root_(std::move(root)), options_(options), ctx_(ctx) {}
+  explicit Collector(std::size_t depth) : depth_(depth) {}
 
-  Result<void> run(UniqueFd root_fd) {
-    std::vector<std::string> names = BRIG_TRY(read_names(std::move(root_fd), root_));
-    visit(names, /*dir_rel=*/"", /*depth=*/1);
-    while (!queue_.empty()) {
-      if (std::chrono::steady_clock::now() > ctx_.deadline) {
-        timed_out_ = true;
-        break;
-      }
-      const Pending next = queue_.front();
-      queue_.pop_front();
-      const std::string abs = root_ + "/" + entries_[next.entry].path;
-      UniqueFd fd(::open(abs.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
-      if (!fd) {
-        entries_[next.entry].error = std::strerror(errno);
-        continue;
-      }
-      auto child_names = read_names(std::move(fd), abs);
-      if (!child_names) {
-        entries_[next.entry].error = child_names.error().why;
-        continue;
-      }
-      visit(*child_names, entries_[next.entry].path, next.depth);
-    }
-    std::sort(entries_.begin(), entries_.end(), tree_less);
-    return {};
+  bool enter(std::string_view path) override {
+    if (!room()) return false;
+    Entry dir;
+    dir.path = std::string(path);
+    dir.type = "dir";
+    dir.depth = depth_of(path);
+    entries_.push_back(std::move(dir));
+    return entries_.back().depth < depth_;
   }
 
-  Json header() const {
-    Json list = Json::array();
-    for (const Entry& e : entries_) {
-      Json j = {{"path", e.path}, {"type", e.type}};
-      if (e.size >= 0) j["size"] = e.size;
-      if (e.type == "symlink") j["target"] = e.target;
-      if (!e.error.empty()) j["error"] = e.error;
-      list.push_back(std::move(j));
+  bool visit(const WalkEntry& e) override {
+    if (!room()) return false;
+    Entry entry;
+    entry.path = std::string(e.path);
+    entry.depth = depth_of(e.path);
+    struct stat st {};
+    if (::fstatat(e.dir_fd, std::string(e.name).c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
+      entry.type = "other";
+      entry.error = std::strerror(errno);
+    } else if (S_ISREG(st.st_mode)) {
+      entry.type = "file";
+      entry.size = st.st_size;
+    } else if (S_ISDIR(st.st_mode)) {
+      entry.type = "dir";  // .git, listed but never entered
+    } else if (S_ISLNK(st.st_mode)) {
+      entry.type = "symlink";
+      char target[PATH_MAX];
+      const ssize_t n = ::readlinkat(e.dir_fd, std::string(e.name).c_str(), target, sizeof target);
+      if (n >= 0) entry.target.assign(target, static_cast<std::size_t>(n));
+    } else {
+      entry.type = "other";
     }
-    return {{"path", root_},
-            {"depth", options_.depth},
-            {"entries", std::move(list)},
-            {"listed", entries_.size()},
-            {"omitted", omitted_},
-            {"skipped_hidden", skipped_hidden_},
-            {"skipped_ignored", skipped_ignored_},
-            {"limit", options_.limit},
-            {"timed_out", timed_out_},
-            {"truncated", omitted_ > 0 || timed_out_}};
+    entries_.push_back(std::move(entry));
+    return true;
   }
+
+  std::vector<Entry>& entries() { return entries_; }
+  bool overflowed() const { return overflowed_; }
 
  private:
-  struct Pending {
-    std::size_t entry;   // index of the directory's own entry
-    std::int64_t depth;  // its children's level
-  };
-
-  // The entries named in one directory at `depth` (1 = the root's own).
-  void visit(const std::vector<std::string>& names, const std::string& dir_rel,
-             std::int64_t depth) {
-    const std::string dir_abs = dir_rel.empty() ? root_ : root_ + "/" + dir_rel;
-    UniqueFd dir_fd(::open(dir_abs.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
-    for (const std::string& name : names) {
-      if (!options_.hidden && name[0] == '.') {
-        ++skipped_hidden_;
-        continue;
-      }
-      Entry e;
-      e.path = dir_rel.empty() ? name : dir_rel + "/" + name;
-      struct stat st {};
-      if (dir_fd && ::fstatat(dir_fd.get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0) {
-        e.type = type_of(st.st_mode);
-        if (S_ISREG(st.st_mode)) e.size = st.st_size;
-        if (S_ISLNK(st.st_mode)) {
-          char target[PATH_MAX];
-          const ssize_t n = ::readlinkat(dir_fd.get(), name.c_str(), target, sizeof target);
-          if (n >= 0) e.target.assign(target, static_cast<std::size_t>(n));
-        }
-      } else {
-        e.type = "other";
-        e.error = std::strerror(dir_fd ? errno : EBADF);
-      }
-      if (entries_.size() >= options_.limit) {
-        ++omitted_;
-        continue;
-      }
-      const bool descend = e.type == "dir" && depth < options_.depth && name != ".git";
-      entries_.push_back(std::move(e));
-      if (descend) queue_.push_back(Pending{entries_.size() - 1, depth + 1});
-    }
+  bool room() {
+    if (entries_.size() < kMaxCollected) return true;
+    overflowed_ = true;
+    return false;
   }
 
-  std::string root_;
-  Options options_;
-  const worker::OpContext& ctx_;
+  std::size_t depth_;
   std::vector<Entry> entries_;
-  std::deque<Pending> queue_;
-  std::size_t omitted_ = 0;
-  std::size_t skipped_hidden_ = 0;
-  std::size_t skipped_ignored_ = 0;
-  bool timed_out_ = false;
+  bool overflowed_ = false;
 };
 
 }  // namespace
 
 Result<worker::OpReply> list_directory_op(const Json& args, const worker::OpContext& ctx) {
   const std::string path =
-      BRIG_TRY(resolve_path(ctx.workspace, args.value("path", std::string(".")), kWhat));
-  Options options;
-  options.depth =
-      std::clamp(args.value("depth", kDefaultListDepth), std::int64_t{1}, kMaxListDepth);
-  options.hidden = args.value("hidden", true);
-  options.gitignore = args.value("gitignore", true);
-  options.limit = static_cast<std::size_t>(
+      BRIG_TRY(files::resolve_path(ctx.workspace, args.value("path", std::string(".")), kWhat));
+  const auto depth = static_cast<std::size_t>(
+      std::clamp(args.value("depth", kDefaultListDepth), std::int64_t{1}, kMaxListDepth));
+  const auto limit = static_cast<std::size_t>(
       std::clamp(args.value("limit", kDefaultListLimit), std::int64_t{1}, kMaxListLimit));
 
   UniqueFd fd(::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
@@ -196,14 +121,60 @@ Result<worker::OpReply> list_directory_op(const Json& args, const worker::OpCont
     if (err == ENOENT) e.why = "no such file or directory";
     return std::unexpected(std::move(e));
   }
-  Walk walk(path, options, ctx);
-  BRIG_TRY_VOID(walk.run(std::move(fd)));
-  return worker::OpReply{walk.header(), {}};
+  fd.reset();
+
+  WalkOptions options;
+  options.hidden = args.value("hidden", true);
+  options.gitignore = options.git_exclude = options.dot_ignore = args.value("gitignore", true);
+  options.ancestors_up_to = real_path_or_same(ctx.workspace);
+  options.list_all = true;
+  options.deadline = ctx.deadline;
+  TreeWalker walker(options);
+  Collector collector(depth);
+  BRIG_TRY_VOID(walker.walk(real_path_or_same(path), collector));
+
+  std::vector<Entry>& entries = collector.entries();
+  // Directories the walker could not read say why, on their own entry.
+  for (const std::string& example : walker.skipped().unreadable_examples) {
+    const std::size_t colon = example.find(": ");
+    if (colon == std::string::npos) continue;
+    for (Entry& e : entries)
+      if (e.path == example.substr(0, colon)) e.error = example.substr(colon + 2);
+  }
+  // A capped listing keeps the shallow levels: a model sees the shape of the
+  // tree before the details of one corner.
+  std::stable_sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) {
+    return a.depth != b.depth ? a.depth < b.depth : tree_less(a, b);
+  });
+  const std::size_t omitted = entries.size() > limit ? entries.size() - limit : 0;
+  entries.resize(entries.size() - omitted);
+  std::sort(entries.begin(), entries.end(), tree_less);
+
+  Json list = Json::array();
+  for (const Entry& e : entries) {
+    Json j = {{"path", e.path}, {"type", e.type}};
+    if (e.size >= 0) j["size"] = e.size;
+    if (e.type == "symlink") j["target"] = e.target;
+    if (!e.error.empty()) j["error"] = e.error;
+    list.push_back(std::move(j));
+  }
+  const bool timed_out = walker.timed_out();
+  Json header = {{"path", path},
+                 {"depth", depth},
+                 {"entries", std::move(list)},
+                 {"listed", entries.size()},
+                 {"omitted", omitted},
+                 {"skipped_hidden", walker.skipped().hidden},
+                 {"skipped_ignored", walker.skipped().ignored},
+                 {"limit", limit},
+                 {"timed_out", timed_out},
+                 {"truncated", omitted > 0 || timed_out || collector.overflowed()}};
+  return worker::OpReply{std::move(header), {}};
 }
 
-}  // namespace brig::files
+}  // namespace brig::search
 
-namespace brig::files {
+namespace brig::search {
 
 protocol::ToolDescriptor list_directory_descriptor() {
   Json input = {
@@ -225,7 +196,8 @@ protocol::ToolDescriptor list_directory_descriptor() {
          {{"type", "boolean"}, {"description", "Include names starting with '.'. Default true."}}},
         {"gitignore",
          {{"type", "boolean"},
-          {"description", "Leave out what .gitignore files ignore. Default true."}}},
+          {"description",
+           "Leave out what .gitignore, .ignore and .git/info/exclude ignore. Default true."}}},
         {"limit",
          {{"type", "integer"},
           {"minimum", 1},
@@ -261,11 +233,12 @@ protocol::ToolDescriptor list_directory_descriptor() {
       .title = "List directory",
       .description =
           "List a directory's entries with type (file, dir, symlink, other), size and symlink "
-          "target, sorted by path; depth > 1 lists subdirectories too (breadth first, so a "
-          "capped result keeps the shallow levels). Gitignored entries are left out unless "
-          "gitignore is false; hidden (dot) entries are included unless hidden is false; "
-          "symlinks are shown, not followed, and .git is not entered. The result counts what "
-          "was left out. To find files by name pattern use find_files.",
+          "target, sorted by path; depth > 1 lists subdirectories too (a capped result keeps "
+          "the shallow levels). Entries that .gitignore, .ignore or .git/info/exclude ignore "
+          "are left out unless gitignore is false (as git does, inside a repository); hidden "
+          "(dot) entries are included unless hidden is false; symlinks are shown, not "
+          "followed, and .git is listed but not entered. The result counts what was left out. "
+          "To find files by name pattern use find_files.",
       .input_schema = std::move(input),
       .output_schema = std::move(output),
       .annotations = {{"readOnlyHint", true},
@@ -299,8 +272,8 @@ protocol::ToolResult format_list_directory(const Json& /*args*/, worker::OpReply
                   listed == 1 ? "y" : "ies");
   if (const auto omitted = h.value("omitted", std::size_t{0}); omitted > 0) {
     summary += fmt::format(
-        " {} more left out by the limit of {}, and deeper directories were not read; list a "
-        "subdirectory or raise limit.",
+        " {} more left out by the limit of {} (the deepest go first); list a subdirectory or "
+        "raise limit.",
         omitted, h.value("limit", std::size_t{0}));
   }
   if (h.value("timed_out", false)) summary += " Stopped at the time limit; the list is partial.";
@@ -316,4 +289,4 @@ protocol::ToolResult format_list_directory(const Json& /*args*/, worker::OpReply
   return r;
 }
 
-}  // namespace brig::files
+}  // namespace brig::search

@@ -1,18 +1,20 @@
-#include "server/files/list_directory.h"
+#include "server/search/list_directory.h"
 
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <gtest/gtest.h>
 
+#include "protocol/schema_check.h"
+
 #include "tests/server/files/temp_dir.h"
 
-namespace brig::files {
+namespace brig::search {
 namespace {
 
+using files::testing::context_for;
+using files::testing::TempDir;
 using protocol::Json;
-using testing::context_for;
-using testing::TempDir;
 
 std::vector<std::string> paths_of(const Json& header) {
   std::vector<std::string> out;
@@ -79,11 +81,11 @@ TEST_F(ListDirectory, LimitKeepsShallowEntriesAndCountsTheRest) {
   // Level 1 (5 entries) comes first, then the first of src's, by name.
   EXPECT_EQ(paths_of(r->header),
             (std::vector<std::string>{".env", ".git", "b.txt", "link", "src", "src/dangling"}));
-  EXPECT_EQ(r->header["omitted"], 2);  // src/deep, src/main.cc; deep/ is never read
+  EXPECT_EQ(r->header["omitted"], 3);  // src/deep, src/main.cc, src/deep/x.h
   EXPECT_EQ(r->header["truncated"], true);
   const auto result = format_list_directory(Json::object(), std::move(*r));
   const std::string text = result.content[0]["text"];
-  EXPECT_NE(text.find("2 more left out by the limit of 6"), std::string::npos) << text;
+  EXPECT_NE(text.find("3 more left out by the limit of 6"), std::string::npos) << text;
 }
 
 TEST_F(ListDirectory, SubdirectoryRelativeToTheWorkspace) {
@@ -104,7 +106,7 @@ TEST_F(ListDirectory, AFileOrMissingPathIsAnError) {
 }
 
 TEST_F(ListDirectory, UnreadableSubdirectoryIsMarked) {
-  if (testing::running_as_root()) GTEST_SKIP() << "root reads any directory";
+  if (files::testing::running_as_root()) GTEST_SKIP() << "root reads any directory";
   ASSERT_EQ(::chmod(dir_.at("src/deep").c_str(), 0), 0);
   auto r = list_directory_op(Json{{"path", "src"}, {"depth", 2}}, context_for(dir_));
   ASSERT_TRUE(r);
@@ -113,5 +115,49 @@ TEST_F(ListDirectory, UnreadableSubdirectoryIsMarked) {
   EXPECT_TRUE(deep->contains("error"));
 }
 
+TEST_F(ListDirectory, IgnoredEntriesAreLeftOutAndCountedUnlessAsked) {
+  // .git exists (SetUp), so .gitignore counts, as in git.
+  dir_.write(".gitignore", "*.log\nbuild/\n!keep.log\n");
+  dir_.write("debug.log", "x");
+  dir_.write("keep.log", "x");
+  ASSERT_EQ(::mkdir(dir_.at("build").c_str(), 0755), 0);
+  dir_.write("build/out.o", "x");
+  dir_.write("src/.ignore", "deep/\n");
+
+  auto r = list_directory_op(Json{{"depth", 3}}, context_for(dir_));
+  ASSERT_TRUE(r) << r.error().to_string();
+  EXPECT_EQ(paths_of(r->header),
+            (std::vector<std::string>{".env", ".git", ".gitignore", "b.txt", "keep.log", "link",
+                                      "src", "src/.ignore", "src/dangling", "src/main.cc"}));
+  EXPECT_EQ(r->header["skipped_ignored"], 3);  // debug.log, build/, src/deep/
+
+  auto all = list_directory_op(Json{{"depth", 3}, {"gitignore", false}}, context_for(dir_));
+  ASSERT_TRUE(all);
+  EXPECT_NE(entry(all->header, "build/out.o"), nullptr);
+  EXPECT_NE(entry(all->header, "debug.log"), nullptr);
+  EXPECT_NE(entry(all->header, "src/deep/x.h"), nullptr);
+  EXPECT_EQ(all->header["skipped_ignored"], 0);
+}
+
+TEST_F(ListDirectory, SpecialFilesAreListedAsOther) {
+  ASSERT_EQ(::mkfifo(dir_.at("pipe").c_str(), 0644), 0);
+  auto r = list_directory_op(Json::object(), context_for(dir_));
+  ASSERT_TRUE(r);
+  ASSERT_NE(entry(r->header, "pipe"), nullptr);
+  EXPECT_EQ((*entry(r->header, "pipe"))["type"], "other");
+}
+
+TEST_F(ListDirectory, TheResultMatchesTheOutputSchema) {
+  const Json args = {{"depth", 2}};
+  auto r = list_directory_op(args, context_for(dir_));
+  ASSERT_TRUE(r);
+  const protocol::ToolDescriptor d = list_directory_descriptor();
+  const protocol::ToolResult result = format_list_directory(args, std::move(*r));
+  ASSERT_TRUE(result.structured && d.output_schema);
+  const auto problem = protocol::check_schema(*result.structured, *d.output_schema, "structured");
+  EXPECT_FALSE(problem) << problem.value_or("");
+  EXPECT_NE(result.content[0]["text"].get<std::string>().find("src/main.cc"), std::string::npos);
+}
+
 }  // namespace
-}  // namespace brig::files
+}  // namespace brig::search

@@ -6,7 +6,7 @@
 #include "protocol/mcp_types.h"
 #include "server/worker/op.h"
 
-namespace brig::files {
+namespace brig::search {
 
 inline constexpr std::int64_t kDefaultListDepth = 1;
 inline constexpr std::int64_t kMaxListDepth = 10;
@@ -15,10 +15,10 @@ inline constexpr std::int64_t kMaxListLimit = 10000;
 
 // Runs in the worker. args: path (default: the workspace), depth (levels,
 // 1 = the directory's own entries), hidden (include names starting with '.';
-// default true), gitignore (leave out what .gitignore files ignore; default
-// true), limit (entries). Levels are read breadth first, so a capped result
-// holds the shallow entries; the header counts what was left out. Symlinks
-// are listed, never followed; ".git" directories are listed, never entered.
+// default true), gitignore (leave out what ignore files ignore, with the
+// walker's rules: server/search/tree_walk.h; default true), limit (entries).
+// A capped result holds the shallow entries; the header counts what was left
+// out. Symlinks are listed, never followed; ".git" is listed, never entered.
 // The header holds the entries sorted by path; the bytes are empty.
 Result<worker::OpReply> list_directory_op(const protocol::Json& args, const worker::OpContext& ctx);
 
@@ -29,4 +29,4 @@ protocol::ToolDescriptor list_directory_descriptor();
 // per entry, then what was left out.
 protocol::ToolResult format_list_directory(const protocol::Json& args, worker::OpReply reply);
 
-}  // namespace brig::files
+}  // namespace brig::search
