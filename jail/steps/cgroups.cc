@@ -10,9 +10,8 @@
 
 #include <atomic>
 #include <chrono>
-#include <fstream>
 #include <optional>
-#include <sstream>
+#include <string_view>
 #include <thread>
 
 namespace brig::jail::cgroups {
@@ -24,19 +23,31 @@ struct Hierarchy {
   std::string own_dir;  // the directory of the cgroup this process is in
 };
 
-std::vector<std::string> split(const std::string& s, char sep) {
-  std::vector<std::string> out;
-  std::stringstream in(s);
-  std::string part;
-  while (std::getline(in, part, sep)) out.push_back(part);
+// The fields of `s` between `sep`s, as std::getline gives them (no field
+// after a trailing separator). Views into `s`: no stream, no copies, since
+// mountinfo has a few dozen lines to split on every jail.
+std::vector<std::string_view> split(std::string_view s, char sep) {
+  std::vector<std::string_view> out;
+  size_t start = 0;
+  while (start < s.size()) {
+    size_t end = s.find(sep, start);
+    if (end == std::string_view::npos) end = s.size();
+    out.push_back(s.substr(start, end - start));
+    start = end + 1;
+  }
   return out;
 }
 
+// The whole file, or "" if it cannot be read.
 std::string read_file(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
+  std::string text;
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd) return text;
+  char buf[4096];
+  ssize_t got;
+  while ((got = ::read(fd.get(), buf, sizeof buf)) > 0 || (got < 0 && errno == EINTR))
+    if (got > 0) text.append(buf, static_cast<size_t>(got));
+  return text;
 }
 
 // What this process sees of cgroups: /proc/self/mountinfo and
@@ -53,9 +64,7 @@ struct ProcView {
 std::optional<std::pair<std::string, std::string>> find_mount(const ProcView& view,
                                                               const std::string& fstype,
                                                               const std::string& controller) {
-  std::istringstream in(view.mountinfo);
-  std::string line;
-  while (std::getline(in, line)) {
+  for (const std::string_view line : split(view.mountinfo, '\n')) {
     const size_t dash = line.find(" - ");
     if (dash == std::string::npos) continue;
     const auto pre = split(line.substr(0, dash), ' ');
@@ -67,7 +76,7 @@ std::optional<std::pair<std::string, std::string>> find_mount(const ProcView& vi
         if (opt == controller) found = true;
       if (!found) continue;
     }
-    return std::make_pair(pre[4], pre[3]);
+    return std::make_pair(std::string(pre[4]), std::string(pre[3]));
   }
   return std::nullopt;
 }
@@ -75,17 +84,16 @@ std::optional<std::pair<std::string, std::string>> find_mount(const ProcView& vi
 // This process's cgroup path in the v1 hierarchy of `controller`, or in v2
 // when `controller` is empty.
 std::optional<std::string> own_path(const ProcView& view, const std::string& controller) {
-  std::istringstream in(view.cgroup);
-  std::string line;
-  while (std::getline(in, line)) {
+  for (const std::string_view line : split(view.cgroup, '\n')) {
     const size_t a = line.find(':'), b = line.find(':', a + 1);
-    if (a == std::string::npos || b == std::string::npos) continue;
-    const std::string ctrls = line.substr(a + 1, b - a - 1);
-    const std::string path = line.substr(b + 1);
-    if (controller.empty() ? line.substr(0, a) == "0" && ctrls.empty() : false) return path;
+    if (a == std::string_view::npos || b == std::string_view::npos) continue;
+    const std::string_view ctrls = line.substr(a + 1, b - a - 1);
+    const std::string_view path = line.substr(b + 1);
+    if (controller.empty() ? line.substr(0, a) == "0" && ctrls.empty() : false)
+      return std::string(path);
     if (!controller.empty())
-      for (const auto& c : split(ctrls, ','))
-        if (c == controller) return path;
+      for (const auto c : split(ctrls, ','))
+        if (c == controller) return std::string(path);
   }
   return std::nullopt;
 }
@@ -142,10 +150,11 @@ std::optional<std::string> make_group(Group& g, const Hierarchy& h, Configure co
 std::optional<std::string> try_v2(Group& g, const ProcView& view, const Limits& limits) {
   const auto h = find_hierarchy(view, "cgroup2", "");
   if (!h) return "cgroup v2: not mounted";
-  const auto available = split(read_file(h->own_dir + "/cgroup.controllers"), ' ');
-  auto has = [&](const std::string& c) {
+  const std::string controllers = read_file(h->own_dir + "/cgroup.controllers");
+  const auto available = split(controllers, ' ');
+  auto has = [&](std::string_view c) {
     for (auto a : available) {
-      if (!a.empty() && a.back() == '\n') a.pop_back();
+      if (!a.empty() && a.back() == '\n') a.remove_suffix(1);
       if (a == c) return true;
     }
     return false;
