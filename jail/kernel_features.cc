@@ -25,6 +25,8 @@
 #include <sstream>
 #include <string>
 
+#include "jail/steps/landlock.h"
+
 namespace brig::jail {
 namespace {
 
@@ -342,22 +344,13 @@ LayerReport predict_layers(const JailSpec& spec, const KernelFeatures& kernel) {
     report.layers.push_back(degraded(Layer::namespaces, kernel.find("namespaces")));
 
   const LandlockRules& ll = spec.landlock;
-  if (!ll.enabled) {
-    report.layers.push_back({Layer::landlock, LayerState::off, ""});
-  } else if (kernel.landlock_abi == 0) {
+  if (ll.enabled && kernel.landlock_abi == 0) {
     report.layers.push_back(degraded(Layer::landlock, kernel.find("landlock")));
+  } else if (auto planned = landlock::plan(ll, kernel.landlock_abi); !planned) {
+    report.layers.push_back({Layer::landlock, LayerState::degraded, planned.error().to_string()});
   } else {
-    std::string missing;
-    if (ll.restrict_tcp && kernel.landlock_abi < 4) missing += "TCP rules need ABI 4; ";
-    if ((ll.scope_abstract_unix || ll.scope_signals) && kernel.landlock_abi < 6)
-      missing += "socket and signal scoping need ABI 6; ";
-    // The filesystem rules are the heart of Landlock: with them in force
-    // the layer counts as enforced, and what an older ABI lacks is stated.
-    if (!missing.empty()) missing.resize(missing.size() - 2);
-    report.layers.push_back(
-        {Layer::landlock, LayerState::enforced,
-         missing.empty() ? ""
-                         : "ABI " + std::to_string(kernel.landlock_abi) + " lacks: " + missing});
+    // The launcher reports the same function of the same plan.
+    report.layers.push_back(landlock::layer_status(ll, *planned));
   }
 
   if (!spec.seccomp.enabled)

@@ -81,12 +81,8 @@ LayerReport report_layers(const JailSpec& spec, const ChildPlan& plan,
   const bool any_ns = clone::namespace_flags(spec.namespaces, true) != 0;
   add(Layer::namespaces, any_ns ? LayerState::enforced : LayerState::off,
       host_ns.empty() || !any_ns ? "" : "the host's: " + host_ns);
-  if (!spec.landlock.enabled)
-    add(Layer::landlock, LayerState::off, "");
-  else if (plan.landlock.abi == 0 || !plan.landlock.unenforced.empty())
-    add(Layer::landlock, LayerState::degraded, join(plan.landlock.unenforced));
-  else
-    add(Layer::landlock, LayerState::enforced, "");
+  const LayerStatus landlock = landlock::layer_status(spec.landlock, plan.landlock);
+  add(landlock.layer, landlock.state, landlock.detail);
   add(Layer::seccomp, plan.seccomp.enabled ? LayerState::enforced : LayerState::off, "");
   const Limits& l = spec.limits;
   if (!l.pids && !l.memory_bytes) {

@@ -72,6 +72,14 @@ Result<Prepared> plan(const LandlockRules& rules, int kernel_abi) {
   return prepared;
 }
 
+LayerStatus layer_status(const LandlockRules& rules, const Prepared& prepared) {
+  if (!rules.enabled) return {Layer::landlock, LayerState::off, ""};
+  std::string detail;
+  for (const std::string& u : prepared.unenforced) detail += (detail.empty() ? "" : "; ") + u;
+  return {Layer::landlock, prepared.abi == 0 ? LayerState::degraded : LayerState::enforced,
+          std::move(detail)};
+}
+
 Result<Prepared> prepare(const LandlockRules& rules) {
   return plan(rules, probe_abi());
 }

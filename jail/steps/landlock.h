@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "jail/base/error.h"
+#include "jail/layer_report.h"
 #include "jail/spec.h"
 #include "jail/steps/landlock_abi.h"
 
@@ -46,6 +47,14 @@ struct Prepared {
 // Disabled rules give an empty Prepared; ABI 0 gives abi = 0 and says so in
 // `unenforced`.
 Result<Prepared> plan(const LandlockRules& rules, int abi);
+
+// The Landlock layer of a jail with namespaces, as `prepared` enforces
+// `rules`: off when disabled, degraded without Landlock (ABI 0), else
+// enforced — the filesystem rules are Landlock's part there, since the
+// network and pid namespaces already bound TCP, abstract sockets and signals
+// — with what an older ABI lacks in the detail. The launcher reports it and
+// `brig doctor` predicts it from the same function.
+LayerStatus layer_status(const LandlockRules& rules, const Prepared& prepared);
 
 // plan() at the running kernel's ABI (probe_abi()). Runs before clone.
 Result<Prepared> prepare(const LandlockRules& rules);

@@ -1,7 +1,9 @@
 #include "jail/kernel_features.h"
 
 #include <gtest/gtest.h>
+
 #include <unistd.h>
+#include "jail/steps/landlock.h"
 
 namespace brig::jail {
 namespace {
@@ -60,8 +62,29 @@ TEST(PredictLayers, OldLandlockAbiIsEnforcedButSaysWhatItLacks) {
   const LayerReport report = predict_layers(spec, k);
   const LayerStatus* ll = report.find(Layer::landlock);
   EXPECT_EQ(ll->state, LayerState::enforced);
-  EXPECT_NE(ll->detail.find("TCP rules need ABI 4"), std::string::npos);
-  EXPECT_NE(ll->detail.find("scoping need ABI 6"), std::string::npos);
+  EXPECT_NE(ll->detail.find("TCP bind/connect rules need ABI 4"), std::string::npos) << ll->detail;
+  EXPECT_NE(ll->detail.find("scoping needs ABI 6"), std::string::npos) << ll->detail;
+}
+
+// What doctor predicts is what the launcher will report: both are
+// landlock::layer_status of the plan for the kernel's ABI, so a policy that
+// doctor says runs is not refused by the launcher (Debian 12's 6.1 has ABI 2).
+TEST(PredictLayers, LandlockPredictionIsTheLaunchersReportAtEveryAbi) {
+  JailSpec spec;
+  spec.landlock.restrict_tcp = true;
+  spec.landlock.read_only = {"/usr"};
+  for (int abi = 1; abi <= 7; ++abi) {
+    KernelFeatures k = full_kernel();
+    k.landlock_abi = abi;
+    const LayerReport report = predict_layers(spec, k);
+    const LayerStatus* predicted = report.find(Layer::landlock);
+    ASSERT_NE(predicted, nullptr);
+    auto planned = landlock::plan(spec.landlock, abi);
+    ASSERT_TRUE(planned);
+    EXPECT_EQ(*predicted, landlock::layer_status(spec.landlock, *planned)) << "ABI " << abi;
+    EXPECT_EQ(predicted->state, LayerState::enforced) << "ABI " << abi;
+    EXPECT_TRUE(unmet_requirements(spec, report).empty()) << "ABI " << abi;
+  }
 }
 
 TEST(PredictLayers, NoCgroupsFallsBackToRlimits) {

@@ -149,4 +149,23 @@ TEST(LandlockPlan, EmptyRulesDenyTheWholeFilesystem) {
 }
 
 }  // namespace
+TEST(LandlockPlan, LayerStatusIsEnforcedAtAnyAbiAndDegradedWithoutLandlock) {
+  LandlockRules rules;
+  rules.restrict_tcp = true;
+  auto at2 = landlock::plan(rules, 2);
+  ASSERT_TRUE(at2);
+  const LayerStatus old = landlock::layer_status(rules, *at2);
+  EXPECT_EQ(old.state, LayerState::enforced);
+  EXPECT_NE(old.detail.find("need ABI 4"), std::string::npos) << old.detail;
+  auto at7 = landlock::plan(rules, 7);
+  ASSERT_TRUE(at7);
+  EXPECT_EQ(landlock::layer_status(rules, *at7),
+            (LayerStatus{Layer::landlock, LayerState::enforced, ""}));
+  auto none = landlock::plan(rules, 0);
+  ASSERT_TRUE(none);
+  EXPECT_EQ(landlock::layer_status(rules, *none).state, LayerState::degraded);
+  rules.enabled = false;
+  EXPECT_EQ(landlock::layer_status(rules, *at7).state, LayerState::off);
+}
+
 }  // namespace brig::jail
