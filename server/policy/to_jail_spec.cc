@@ -199,8 +199,9 @@ jail::LandlockRules landlock_for(const Policy& p, const Context& ctx,
     add_unique(rules.read_write, "/dev");
     add_unique(rules.read_only, "/proc");
   }
-  // With empty port lists, no TCP bind or connect at all; a jail with its
-  // own network namespace then cannot even serve itself on loopback.
+  // In its own network namespace the jail has only loopback, which is the
+  // boundary; loopback_servers = false adds Landlock's TCP rule on top (with
+  // empty port lists: no bind or connect at all, even there).
   rules.restrict_tcp = p.network.mode == jail::NetworkMode::none && !p.network.loopback_servers;
   return rules;
 }

@@ -2,6 +2,9 @@
 // in its jailed worker and commands in fresh jails, so what the policy hides
 // or makes read-only is refused by the kernel, and the model is told which
 // rule refused it.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -341,6 +344,37 @@ TEST_F(Tools, ALongSearchDoesNotHoldUpFileCalls) {
   for (const Json& m : before)
     EXPECT_NE(m.value("id", Json()), Json(1)) << "the search finished first; make it longer";
   ASSERT_TRUE(client_->send(cancel_notification(1)));
+}
+
+TEST_F(Tools, ATestSuiteCanServeOnTheJailsOwnLoopbackButReachNothingOutside) {
+  // perl-base is in every Debian system; IO::Socket::INET is part of it.
+  const std::string serve_and_connect =
+      "perl -MIO::Socket::INET -e '$s = IO::Socket::INET->new(Listen => 1, LocalAddr => "
+      "\"127.0.0.1:0\") or die \"bind: $!\"; IO::Socket::INET->new(PeerAddr => "
+      "\"127.0.0.1:\" . $s->sockport) or die \"connect: $!\"; print \"ok\\n\"'";
+  Json local = call("exec", {{"command", serve_and_connect}});
+  EXPECT_FALSE(is_error(local)) << local.dump();
+  EXPECT_EQ(local.value("structuredContent", Json::object()).value("stdout", ""), "ok\n");
+
+  // A listener on the host's loopback is another network namespace's.
+  int listener = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(::bind(listener, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  ASSERT_EQ(::listen(listener, 1), 0);
+  socklen_t len = sizeof addr;
+  ASSERT_EQ(::getsockname(listener, reinterpret_cast<sockaddr*>(&addr), &len), 0);
+  const std::string port = std::to_string(ntohs(addr.sin_port));
+  Json host = call("exec", {{"command",
+                             "perl -MIO::Socket::INET -e 'IO::Socket::INET->new("
+                             "PeerAddr => \"127.0.0.1:" +
+                                 port + "\") or die \"connect: $!\\n\"'"}});
+  EXPECT_TRUE(is_error(host)) << host.dump();
+  EXPECT_NE(host.value("structuredContent", Json::object()).value("stderr", "").find("connect:"),
+            std::string::npos)
+      << host.dump();
+  ::close(listener);
 }
 
 }  // namespace
