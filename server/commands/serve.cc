@@ -151,10 +151,11 @@ CLI::App* add_serve_command(CLI::App& app, ServeOptions& o) {
       ->check(CLI::PositiveNumber);
   cmd->add_option("--max-message-bytes", o.max_message_bytes,
                   fmt::format("Longest outgoing message; a bigger tool result becomes an isError "
-                              "result (default {}, at least 1024)",
+                              "result (default {}, at least 65536: the stand-in error for an "
+                              "oversized reply must fit)",
                               o.max_message_bytes))
       ->option_text("BYTES")
-      ->check(CLI::Range(std::size_t{1024}, std::size_t{1} << 40));
+      ->check(CLI::Range(std::size_t{64} << 10, std::size_t{1} << 40));
   cmd->add_option("--page-size", o.page_size,
                   fmt::format("Tools per tools/list page (default {})", o.page_size))
       ->option_text("N")

@@ -59,6 +59,9 @@ TEST(BrigCli, UnknownCommandsAndOptionsExitTwo) {
   EXPECT_EQ(run({sibling_binary("brig"), "help", "frobnicate"}).exit_code, 2);
   EXPECT_EQ(run({sibling_binary("brig"), "serve", "--no-such-option"}).exit_code, 2);
   EXPECT_EQ(run({sibling_binary("brig-server")}).exit_code, 2);
+  // Below 64 KiB the stand-in error for an oversized reply might not fit:
+  // refused, not silently raised.
+  EXPECT_EQ(run({sibling_binary("brig"), "serve", "--max-message-bytes", "2000"}).exit_code, 2);
 }
 
 TEST(BrigCli, BrigServeServesMcpThroughBrigServer) {
