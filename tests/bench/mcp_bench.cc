@@ -31,7 +31,8 @@ using namespace std::chrono_literals;
 constexpr auto kTimeout = 60s;
 
 struct Options {
-  std::string brig;        // brig-test-server
+  std::string brig;        // brig-test-server: echo round trips
+  std::string front;       // brig: start-up and idle RSS of what ships (`brig serve`)
   std::string node;        // node, for the SDK server
   std::string everything;  // server-everything's dist/index.js
   int sequential = 5000;   // round trips timed one at a time
@@ -137,14 +138,19 @@ double startup_ms(const Target& t) {
   return elapsed;
 }
 
-// VmRSS of pid in MiB.
+// VmRSS in MiB of pid and every process below it: `brig serve` is brig-server
+// (exec'd in place) plus the brig-spawner it starts, and both are brig.
 double rss_mib(pid_t pid) {
+  double mib = 0;
   std::ifstream status("/proc/" + std::to_string(pid) + "/status");
   std::string line;
   while (std::getline(status, line)) {
-    if (line.starts_with("VmRSS:")) return std::stod(line.substr(6)) / 1024.0;
+    if (line.starts_with("VmRSS:")) mib = std::stod(line.substr(6)) / 1024.0;
   }
-  return 0;
+  std::ifstream children("/proc/" + std::to_string(pid) + "/task/" + std::to_string(pid) +
+                         "/children");
+  for (pid_t child; children >> child;) mib += rss_mib(child);
+  return mib;
 }
 
 RunResult measure(const Target& t, WireStream& s, const Options& o) {
@@ -258,6 +264,8 @@ Options parse(int argc, char** argv) {
     };
     if (a == "--brig")
       o.brig = value();
+    else if (a == "--front")
+      o.front = value();
     else if (a == "--node")
       o.node = value();
     else if (a == "--everything")
@@ -276,17 +284,20 @@ Options parse(int argc, char** argv) {
       o.rounds = std::stoi(value());
     else if (a == "--help" || a == "-h") {
       std::puts(
-          "usage: brig-mcp-bench [--brig PATH] [--node PATH --everything PATH/dist/index.js]\n"
+          "usage: brig-mcp-bench [--brig PATH] [--front PATH]\n"
+          "                      [--node PATH --everything PATH/dist/index.js]\n"
           "                      [--sequential N] [--pipelined N] [--window N] [--warmup N]\n"
           "                      [--startups N] [--rounds N]\n"
           "Times echo round trips (sequential p50/p99, pipelined req/s) over stdio and a Unix\n"
-          "socket, brig's idle RSS and start-up to first answer, against the SDK server.");
+          "socket (brig-test-server's echo), and the idle RSS and start-up to first answer of\n"
+          "`brig serve` as it ships (--front: the brig front end), against the SDK server.");
       std::exit(0);
     } else {
       die("unknown argument " + std::string(a) + " (see --help)");
     }
   }
   if (o.brig.empty()) o.brig = brig::wire::sibling_executable("brig-test-server");
+  if (o.front.empty()) o.front = brig::wire::sibling_executable("brig");
   if (o.window < 1 || o.sequential < 1 || o.pipelined < 1 || o.rounds < 1) {
     die("counts must be >= 1");
   }
@@ -316,6 +327,9 @@ int main(int argc, char** argv) {
   // can drive (the client is not the bottleneck while a server's row stays
   // well below it).
   Target floor{"cat", "/bin/cat", {}, brig.echo_arguments};
+  // What users start: the front end, which execs brig-server, which starts
+  // brig-spawner (the file workers start on first use).
+  Target shipped{"brig serve", o.front, {"serve", "--workspace", workspace}, ""};
   std::string path = workspace + "/b.sock";
 
   std::printf(
@@ -323,12 +337,11 @@ int main(int argc, char** argv) {
       "%d interleaved rounds, medians\n",
       o.sequential, o.pipelined, o.window, o.rounds);
   std::vector<RunResult> cat_runs, brig_runs, sock_runs, sdk_runs;
-  std::vector<double> brig_rss, sdk_rss;
+  std::vector<double> sdk_rss;
   for (int round = 0; round < o.rounds; ++round) {
     cat_runs.push_back(run_stdio(floor, o, nullptr));
     double rss = 0;
-    brig_runs.push_back(run_stdio(brig, o, &rss));
-    brig_rss.push_back(rss);
+    brig_runs.push_back(run_stdio(brig, o, nullptr));
     sock_runs.push_back(run_socket(brig, o, path));
     if (sdk) {
       sdk_runs.push_back(run_stdio(*sdk, o, &rss));
@@ -336,7 +349,17 @@ int main(int argc, char** argv) {
     }
   }
   std::vector<double> brig_starts;
-  for (int i = 0; i < o.brig_startups; ++i) brig_starts.push_back(startup_ms(brig));
+  for (int i = 0; i < o.brig_startups; ++i) brig_starts.push_back(startup_ms(shipped));
+  // Idle RSS of what ships: after the handshake, the spawner started.
+  std::vector<double> shipped_rss;
+  for (int round = 0; round < o.rounds; ++round) {
+    auto p = spawn(shipped, {}, true);
+    initialize(p.stream());
+    std::this_thread::sleep_for(300ms);
+    shipped_rss.push_back(rss_mib(p.pid()));
+    p.stream().close_write();
+    if (!p.wait_exit(10s)) ::kill(p.pid(), SIGKILL);
+  }
   std::vector<double> sdk_starts;
   if (sdk) {
     for (int i = 0; i < o.sdk_startups; ++i) sdk_starts.push_back(startup_ms(*sdk));
@@ -357,12 +380,15 @@ int main(int argc, char** argv) {
                 "server-everything unix socket");
   }
 
-  double brig_idle_rss = percentile(brig_rss, 0.5);
+  double brig_idle_rss = percentile(shipped_rss, 0.5);
   double start = percentile(brig_starts, 0.5);
-  std::printf("\nstart-up to first answer (initialize), median: brig %.2f ms (min %.2f)", start,
-              percentile(brig_starts, 0));
+  std::printf("\nstart-up to first answer (initialize), median: brig serve %.2f ms (min %.2f)",
+              start, percentile(brig_starts, 0));
   if (sdk) std::printf(", SDK server %.1f ms", percentile(sdk_starts, 0.5));
-  std::printf("\nidle RSS after the handshake, median: brig %.2f MiB", brig_idle_rss);
+  std::printf(
+      "\nidle RSS after the handshake, median: brig serve %.2f MiB (brig-server and "
+      "brig-spawner)",
+      brig_idle_rss);
   if (sdk) std::printf(", SDK server %.1f MiB", percentile(sdk_rss, 0.5));
   std::printf("\n\nagainst brig's targets:\n");
   if (sdk_pipe) {

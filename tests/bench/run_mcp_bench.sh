@@ -9,7 +9,7 @@ build=$src/build/release
 
 cd "$src"
 cmake --preset release >/dev/null
-cmake --build --preset release -j "$(nproc)" --target brig-test-server brig-mcp-bench
+cmake --build --preset release -j "$(nproc)" --target brig brig-server brig-spawner brig-worker brig-test-server brig-mcp-bench
 
 # The SDK server, pinned by tests/bench/package-lock.json, installed in the build tree.
 peer=$build/bench-node
@@ -21,6 +21,7 @@ fi
 
 exec "$build/bin/brig-mcp-bench" \
   --brig "$build/bin/brig-test-server" \
+  --front "$build/bin/brig" \
   --node "$(command -v node)" \
   --everything "$peer/node_modules/@modelcontextprotocol/server-everything/dist/index.js" \
   "$@"
