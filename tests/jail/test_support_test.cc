@@ -1,5 +1,6 @@
 // The jail tests' own support: processes_with() must hold up while processes
 // come and go, since JailTest::TearDown calls it after every test.
+#include <errno.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -47,23 +48,33 @@ TEST(ProcessesWithTest, FindsALiveProcessWhileOthersExitMidRead) {
   }
   ASSERT_GT(churn, 0);
 
+  auto has = [](const std::vector<pid_t>& pids, pid_t p) {
+    return std::find(pids.begin(), pids.end(), p) != pids.end();
+  };
+  // Until sh has exec'd, its command line is still this test's.
+  const auto started = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (!has(processes_with(marker), sleeper_marked) && std::chrono::steady_clock::now() < started)
+    ::usleep(1000);
+
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
   int rounds = 0;
   while (std::chrono::steady_clock::now() < deadline) {
     std::vector<pid_t> found;
     ASSERT_NO_THROW(found = processes_with(marker));
-    EXPECT_NE(std::find(found.begin(), found.end(), sleeper_marked), found.end());
-    EXPECT_EQ(std::find(found.begin(), found.end(), sleeper), found.end());
+    EXPECT_TRUE(has(found, sleeper_marked));
+    EXPECT_FALSE(has(found, sleeper));
     ++rounds;
   }
   EXPECT_GT(rounds, 10);
   ::kill(churn, SIGKILL);
-  ::waitpid(churn, nullptr, 0);
-  for (pid_t p : {sleeper, sleeper_marked}) {
-    ::kill(-p, SIGKILL);
-    ::waitpid(p, nullptr, 0);
+  ::kill(-sleeper, SIGKILL);
+  ::kill(-sleeper_marked, SIGKILL);
+  // Reap everything: once an earlier JailTest has made this process a
+  // subreaper, the sleeps and the churn's last child come back to it, and a
+  // zombie left here would fail the next JailTest's TearDown.
+  while (::waitpid(-1, nullptr, 0) > 0 || errno == EINTR) {
   }
-  // The churn's last child may outlive it for a moment.
+  // Not a subreaper: the churn's last child went to init and may still run.
   std::vector<pid_t> left = processes_with(marker);
   for (int i = 0; i < 100 && !left.empty(); ++i) {
     ::usleep(10000);
