@@ -8,6 +8,13 @@ Json ServerInfo::to_json() const {
   return Json{{"name", name}, {"version", version}};
 }
 
+Json tool_annotations(bool read_only, bool destructive, bool idempotent, bool open_world) {
+  return {{"readOnlyHint", read_only},
+          {"destructiveHint", destructive},
+          {"idempotentHint", idempotent},
+          {"openWorldHint", open_world}};
+}
+
 Json ToolDescriptor::to_json() const {
   Json j{{"name", name}};
   if (!title.empty()) j["title"] = title;

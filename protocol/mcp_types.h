@@ -35,6 +35,10 @@ struct ToolDescriptor {
   Json to_json() const;
 };
 
+// A tool's annotations object: hints for clients about what calling it does
+// (MCP ToolAnnotations), not guarantees.
+Json tool_annotations(bool read_only, bool destructive, bool idempotent, bool open_world);
+
 // What a tool handler returns: content blocks, optional structured content,
 // and whether the tool failed (isError: the model sees it and can retry).
 struct ToolResult {

@@ -164,10 +164,9 @@ protocol::ToolDescriptor edit_file_descriptor() {
           "old_text matches exactly.",
       .input_schema = std::move(input),
       .output_schema = std::move(output),
-      .annotations = {{"readOnlyHint", false},
-                      {"destructiveHint", true},
-                      {"idempotentHint", false},
-                      {"openWorldHint", false}},
+      .annotations = protocol::tool_annotations(/*read_only=*/false, /*destructive=*/true,
+                                                /*idempotent=*/false,
+                                                /*open_world=*/false),
   };
 }
 

@@ -297,10 +297,9 @@ protocol::ToolDescriptor read_file_descriptor() {
           "paths; paths the sandbox policy hides do not exist here.",
       .input_schema = std::move(input),
       .output_schema = std::move(output),
-      .annotations = {{"readOnlyHint", true},
-                      {"destructiveHint", false},
-                      {"idempotentHint", true},
-                      {"openWorldHint", false}},
+      .annotations =
+          protocol::tool_annotations(/*read_only=*/true, /*destructive=*/false, /*idempotent=*/true,
+                                     /*open_world=*/false),
   };
 }
 

@@ -54,10 +54,9 @@ protocol::ToolDescriptor write_file_descriptor() {
           "the sandbox policy makes the path read-only; the error names the policy rule.",
       .input_schema = std::move(input),
       .output_schema = std::move(output),
-      .annotations = {{"readOnlyHint", false},
-                      {"destructiveHint", true},
-                      {"idempotentHint", true},
-                      {"openWorldHint", false}},
+      .annotations =
+          protocol::tool_annotations(/*read_only=*/false, /*destructive=*/true, /*idempotent=*/true,
+                                     /*open_world=*/false),
   };
 }
 

@@ -223,10 +223,9 @@ protocol::ToolDescriptor find_files_descriptor() {
           "list_directory.",
       .input_schema = std::move(input),
       .output_schema = std::move(output),
-      .annotations = {{"readOnlyHint", true},
-                      {"destructiveHint", false},
-                      {"idempotentHint", true},
-                      {"openWorldHint", false}},
+      .annotations =
+          protocol::tool_annotations(/*read_only=*/true, /*destructive=*/false, /*idempotent=*/true,
+                                     /*open_world=*/false),
   };
 }
 

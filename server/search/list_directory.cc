@@ -241,10 +241,9 @@ protocol::ToolDescriptor list_directory_descriptor() {
           "To find files by name pattern use find_files.",
       .input_schema = std::move(input),
       .output_schema = std::move(output),
-      .annotations = {{"readOnlyHint", true},
-                      {"destructiveHint", false},
-                      {"idempotentHint", true},
-                      {"openWorldHint", false}},
+      .annotations =
+          protocol::tool_annotations(/*read_only=*/true, /*destructive=*/false, /*idempotent=*/true,
+                                     /*open_world=*/false),
   };
 }
 

@@ -198,10 +198,9 @@ protocol::ToolDescriptor search_descriptor() {
           "result gives next_offset to continue. To find files by name use find_files.",
       .input_schema = std::move(input),
       .output_schema = std::move(output),
-      .annotations = {{"readOnlyHint", true},
-                      {"destructiveHint", false},
-                      {"idempotentHint", true},
-                      {"openWorldHint", false}},
+      .annotations =
+          protocol::tool_annotations(/*read_only=*/true, /*destructive=*/false, /*idempotent=*/true,
+                                     /*open_world=*/false),
   };
 }
 

@@ -125,11 +125,9 @@ Tool exec_tool(const Sandbox& sandbox, exec::JobTable& jobs) {
                   .description = description(sandbox),
                   .input_schema = input_schema(sandbox.policy),
                   .output_schema = exec::job_report_schema(),
-                  .annotations = {{"readOnlyHint", false},
-                                  {"destructiveHint", true},
-                                  {"idempotentHint", false},
-                                  {"openWorldHint",
-                                   sandbox.policy.network.mode != jail::NetworkMode::none}},
+                  .annotations = protocol::tool_annotations(
+                      /*read_only=*/false, /*destructive=*/true, /*idempotent=*/false,
+                      /*open_world=*/sandbox.policy.network.mode != jail::NetworkMode::none),
               },
               [sandbox = &sandbox, jobs = &jobs](Json args, ToolContext& ctx) {
                 return run_exec(sandbox, jobs, std::move(args), ctx);

@@ -263,10 +263,9 @@ Tool job_tool(exec::JobTable& jobs) {
               policy::format_duration(jobs.limits().retention)),
           .input_schema = input_schema(),
           .output_schema = output_schema(),
-          .annotations = {{"readOnlyHint", false},
-                          {"destructiveHint", true},
-                          {"idempotentHint", false},
-                          {"openWorldHint", false}},
+          .annotations = protocol::tool_annotations(/*read_only=*/false, /*destructive=*/true,
+                                                    /*idempotent=*/false,
+                                                    /*open_world=*/false),
       },
       [jobs = &jobs](Json args, ToolContext& ctx) { return run_job(jobs, std::move(args), ctx); }};
 }
