@@ -2,6 +2,7 @@
 #include <signal.h>
 #include <sys/wait.h>
 
+#include <filesystem>
 #include <set>
 
 #include <gtest/gtest.h>
@@ -82,6 +83,26 @@ TEST(ServeStdio, SigtermAndSigintCancelCallsInFlightAndExitZero) {
     child.signal(sig);
     EXPECT_TRUE(exited_zero(child.wait())) << strsignal(sig);
   }
+}
+
+TEST(ServeStdio, AClientThatStopsReadingDoesNotKillBrigWithSigpipe) {
+  TempDir ws;
+  Child child(serve_args(ws));
+  LineClient client = child.take_client();
+  ASSERT_TRUE(initialize(client));
+  const std::string marker = ws.file("slow-done");
+  ASSERT_TRUE(client.send(tool_call(1, "slow", {{"seconds", 3}, {"marker", marker}})));
+  // The client departs while the reply is pending: brig's write of it then
+  // fails with EPIPE, and raises SIGPIPE unless brig ignores it.
+  client.close_read();
+  ASSERT_FALSE(std::filesystem::exists(marker)) << "the reply was written before the close";
+  ASSERT_TRUE(wait_until([&] { return std::filesystem::exists(marker); }));
+  // A broken output ends the session: brig exits by itself, with status 0 as
+  // at the end of input, and is not killed by the signal.
+  const auto status = child.wait();
+  ASSERT_TRUE(status) << "brig did not exit after its output broke";
+  EXPECT_FALSE(WIFSIGNALED(*status)) << "killed by " << strsignal(WTERMSIG(*status));
+  EXPECT_TRUE(exited_zero(status)) << child.read_stderr();
 }
 
 TEST(ServeStdio, StartsWithClosedStandardDescriptors) {

@@ -161,6 +161,11 @@ void LineClient::close_write() {
   }
 }
 
+void LineClient::close_read() {
+  in_.reset();
+  eof_ = true;
+}
+
 UniqueFd connect_unix(const std::string& path) {
   UniqueFd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
   if (!fd) return fd;
@@ -222,6 +227,10 @@ Child::Child(const std::vector<std::string>& argv, Options options) {
   if (pid_ == 0) {
     // Only async-signal-safe calls between fork and exec: the test process
     // may run threads.
+    // SIGPIPE as a real client leaves it, at its default: this process
+    // ignores it, and an ignored signal stays ignored across execve, which
+    // would hide a program that forgot to ignore it itself.
+    ::signal(SIGPIPE, SIG_DFL);
     if (options.close_stdin) {
       ::close(0);
     } else {
@@ -286,6 +295,18 @@ std::string read_until_eof(const UniqueFd& fd, std::chrono::milliseconds timeout
 }
 
 }  // namespace
+
+bool Child::write_stdin_and_close(std::string_view bytes) {
+  bool ok = true;
+  while (ok && !bytes.empty()) {
+    const ssize_t n = ::write(stdin_.get(), bytes.data(), bytes.size());
+    if (n < 0 && errno == EINTR) continue;
+    ok = n > 0;
+    if (ok) bytes.remove_prefix(static_cast<std::size_t>(n));
+  }
+  stdin_.reset();
+  return ok;
+}
 
 std::string Child::read_stdout(std::chrono::milliseconds timeout) {
   return read_until_eof(stdout_, timeout);

@@ -68,6 +68,10 @@ class LineClient {
                                     std::chrono::milliseconds timeout = kDeadline);
   // Ends the server's input (shutdown(SHUT_WR) on a socket, close on a pipe).
   void close_write();
+  // Stops reading the server's output: closes the read end of a pipe, so the
+  // server's next write fails with EPIPE (and SIGPIPE unless it ignores it).
+  // On a socket, this closes the whole connection.
+  void close_read();
 
   bool eof() const { return eof_; }
   const std::string& bad_line() const { return bad_line_; }
@@ -94,7 +98,8 @@ Json tool_call(const Json& id, std::string_view tool, Json arguments,
 // notifications/cancelled for request id.
 Json cancel_notification(const Json& id);
 
-// A child process started with pipes for stdin, stdout and stderr.
+// A child process started with pipes for stdin, stdout and stderr, and
+// SIGPIPE at its default disposition (as a real client starts brig).
 class Child {
  public:
   struct Options {
@@ -115,6 +120,10 @@ class Child {
   LineClient take_client();
   // Waits for exit; the wait status, or empty after timeout.
   std::optional<int> wait(std::chrono::milliseconds timeout = kDeadline);
+  // Writes bytes to the child's stdin, then closes it (EOF); false if a write
+  // failed. Only for input small enough to sit in the pipe while the child
+  // has not read it yet (64 KiB).
+  bool write_stdin_and_close(std::string_view bytes);
   // Everything the child wrote to stdout / stderr until it closed it or timeout.
   std::string read_stdout(std::chrono::milliseconds timeout = kDeadline);
   std::string read_stderr(std::chrono::milliseconds timeout = kDeadline);

@@ -23,6 +23,7 @@
 #include <sys/uio.h>
 #include <sys/un.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -344,6 +345,105 @@ int fill(const char* path, int max_mib) {
   return 0;
 }
 
+// Burns CPU until this process has used `seconds` of it, then says so: only
+// a CPU-time limit stops it early.
+int spin(int seconds) {
+  timespec used{};
+  do {
+    // The empty asm keeps the compiler from removing the loop.
+    for (unsigned i = 0; i < 1000000; ++i) asm volatile("" : : "r"(i));
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &used);
+  } while (used.tv_sec < seconds);
+  std::cout << "spun=" << seconds << "\n";
+  return 0;
+}
+
+// Opens /dev/null up to `n` times, keeping every fd, and says how many opens
+// succeeded and why the next one failed.
+int open_files(int n) {
+  int opened = 0;
+  int first_err = 0;
+  for (; opened < n; ++opened)
+    if (open("/dev/null", O_RDONLY | O_CLOEXEC) < 0) {
+      first_err = errno;
+      break;
+    }
+  std::cout << "opened=" << opened;
+  if (first_err) std::cout << " err=" << strerrorname_np(first_err);
+  std::cout << "\n";
+  return 0;
+}
+
+// How many processes in /proc are zombies (state Z).
+int count_zombies() {
+  int zombies = 0;
+  bool ok = false;
+  for (const auto& e : list_dir("/proc", &ok)) {
+    if (e.empty() || !std::all_of(e.begin(), e.end(), ::isdigit)) continue;
+    std::ifstream stat("/proc/" + e + "/stat");
+    std::string line;
+    std::getline(stat, line);
+    // "pid (comm) S ...": comm may hold spaces and parentheses, the state
+    // follows the last ')'.
+    const size_t paren = line.rfind(')');
+    if (paren != std::string::npos && paren + 2 < line.size() && line[paren + 2] == 'Z') ++zombies;
+  }
+  return zombies;
+}
+
+// Waits up to 20 s for `pred`, polling every 10 ms; other work shares the
+// machine, so the deadline is generous.
+template <typename Pred>
+bool poll_until(Pred pred) {
+  for (int i = 0; i < 2000; ++i) {
+    if (pred()) return true;
+    usleep(10000);
+  }
+  return pred();
+}
+
+// Leaves an orphan for the jail's init to reap: a child forks a grandchild
+// and exits; the grandchild waits until it is the init's (its parent is
+// gone), says its pid and exits. First, as a control that the count sees
+// zombies at all, one child of its own is left unreaped for a moment.
+int orphan() {
+  const pid_t own = fork();
+  if (own < 0) return err("fork");
+  if (own == 0) _exit(0);
+  std::cout << "own_zombie_seen=" << poll_until([] { return count_zombies() > 0; }) << "\n";
+  waitpid(own, nullptr, 0);
+
+  int pipefd[2];
+  if (pipe2(pipefd, O_CLOEXEC) != 0) return err("pipe2");
+  const pid_t middle = fork();
+  if (middle < 0) return err("fork");
+  if (middle == 0) {
+    const pid_t grandchild = fork();
+    if (grandchild < 0) _exit(1);
+    if (grandchild == 0) {
+      // getppid() reads 1 once the middle child is gone and the jail's
+      // init, pid 1 of this pid namespace, has adopted it.
+      poll_until([] { return getppid() == 1; });
+      // One write, so the reader gets both ids in one read.
+      const pid_t ids[2] = {getpid(), getppid()};
+      [[maybe_unused]] auto n = write(pipefd[1], ids, sizeof ids);
+      _exit(0);
+    }
+    _exit(0);
+  }
+  close(pipefd[1]);
+  waitpid(middle, nullptr, 0);
+  pid_t ids[2] = {0, 0};
+  if (read(pipefd[0], ids, sizeof ids) != static_cast<ssize_t>(sizeof ids)) return err("read");
+  close(pipefd[0]);
+  std::cout << "orphan_ppid=" << ids[1] << "\n";
+  // Gone from /proc once reaped; a zombie stays until its parent waits.
+  const std::string proc = "/proc/" + std::to_string(ids[0]);
+  const bool reaped = poll_until([&] { return access(proc.c_str(), F_OK) != 0; });
+  std::cout << "orphan=" << (reaped ? "reaped" : "left") << "\nzombies=" << count_zombies() << "\n";
+  return 0;
+}
+
 // Forks without end, in every process, retrying when fork fails: only a
 // limit on processes can hold it, and only a kill can end it.
 [[noreturn]] void fork_bomb() {
@@ -367,7 +467,8 @@ int dispatch(int argc, char** argv) {
     std::cerr << "usage: jail_probe status|env|fds|ifaces|write P|read P|ls D|pids|exit N|kill SIG|"
                  "sleep S|fork-sleep S [marker]|forks N|alloc MiB|userns CMD...|mount D|ptrace|"
                  "signal PID SIG|connect-tcp PORT|connect-abstract NAME|raw-sockets|tiocsti|"
-                 "setuid-files D|fill P MiB|fork-bomb\n";
+                 "setuid-files D|fill P MiB|fork-bomb|spin S|open-files N|orphan|"
+                 "ignoring SIG CMD...\n";
     return 2;
   }
   const std::string cmd = argv[0];
@@ -409,6 +510,15 @@ int dispatch(int argc, char** argv) {
   if (cmd == "setuid-files") return setuid_files(arg);
   if (cmd == "fill") return fill(arg, atoi(arg2));
   if (cmd == "fork-bomb") fork_bomb();
+  if (cmd == "spin") return spin(atoi(arg));
+  if (cmd == "open-files") return open_files(atoi(arg));
+  if (cmd == "orphan") return orphan();
+  if (cmd == "ignoring") {
+    // Runs the rest as a command with signal `arg` ignored, e.g. to see the
+    // errno a limit gives instead of the signal that comes with it.
+    signal(atoi(arg), SIG_IGN);
+    return dispatch(argc - 2, argv + 2);
+  }
   std::cerr << "jail_probe: unknown command " << cmd << "\n";
   return 2;
 }

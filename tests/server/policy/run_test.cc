@@ -1,4 +1,6 @@
 // `brig run` and `brig policy` end to end: the real brig binary, real jails.
+#include <signal.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -59,6 +61,82 @@ TEST_F(BrigRun, ExitsWithTheCommandsStatus) {
   EXPECT_EQ(run({"--", "/bin/true"}).status, 0);
   EXPECT_EQ(run({"sh", "-c", "exit 3"}).status, 3);  // no "--" needed: -c is the command's
   EXPECT_EQ(run({"sh", "-c", "kill -TERM $$"}).status, 128 + SIGTERM);
+}
+
+TEST_F(BrigRun, PassesStdinThrough) {
+  Child child({testing::sibling_binary("brig"), "run", "--", "cat"},
+              Child::Options{.close_stdin = false, .close_stderr = false, .cwd = ws.path()});
+  ASSERT_TRUE(child.write_stdin_and_close("hi\nsecond line \xc3\xbc\n"));
+  EXPECT_EQ(child.read_stdout(), "hi\nsecond line \xc3\xbc\n");
+  EXPECT_EQ(child.read_stderr(), "");
+  const auto status = child.wait();
+  ASSERT_TRUE(status && WIFEXITED(*status));
+  EXPECT_EQ(WEXITSTATUS(*status), 0);
+}
+
+// The processes whose command line holds `tag`, other than brig's own (the
+// brig run process and the jail's init, a clone of it, carry the command's
+// argv too).
+std::vector<pid_t> jailed_with(const std::string& tag, const std::string& brig_path) {
+  std::vector<pid_t> out;
+  for (pid_t p : testing::pids_with_cmdline(tag)) {
+    std::ifstream in("/proc/" + std::to_string(p) + "/cmdline");
+    std::string argv0;
+    std::getline(in, argv0, '\0');
+    if (argv0 != brig_path) out.push_back(p);
+  }
+  return out;
+}
+
+TEST_F(BrigRun, SigkillOfBrigRunLeavesNoJailedProcess) {
+  // A subreaper, so the jail's init, orphaned by the kill, comes to this test
+  // and can be seen to exit (and is reaped) instead of going to the host's.
+  // Only for this test: the guard ends it however the test ends.
+  ASSERT_EQ(::prctl(PR_SET_CHILD_SUBREAPER, 1), 0);
+  struct SubreaperGuard {
+    ~SubreaperGuard() { ::prctl(PR_SET_CHILD_SUBREAPER, 0); }
+  } subreaper_guard;
+  const std::string tag = "brig-run-kill-tag-" + std::to_string(::getpid());
+  const std::string brig_path = testing::sibling_binary("brig");
+  Child child({brig_path, "run", "--", "sh", "-c", "sleep 300; echo " + tag},
+              Child::Options{.close_stdin = false, .close_stderr = false, .cwd = ws.path()});
+  // The jailed sh is running: the jail is complete.
+  ASSERT_TRUE(testing::wait_until([&] { return !jailed_with(tag, brig_path).empty(); }))
+      << child.read_stderr(std::chrono::milliseconds(100));
+  child.signal(SIGKILL);
+  const auto status = child.wait();
+  ASSERT_TRUE(status && WIFSIGNALED(*status) && WTERMSIG(*status) == SIGKILL);
+  // The init must notice brig is gone and end the jail, sh and sleep with it;
+  // then nothing with the tag is left (a zombie's command line reads empty).
+  bool orphans_left = true;
+  const bool gone = testing::wait_until([&] {
+    int st = 0;
+    while (::waitpid(-1, &st, WNOHANG) > 0) {
+    }
+    orphans_left = ::waitpid(-1, &st, WNOHANG) != -1;  // -1/ECHILD: no child left
+    return !orphans_left && testing::pids_with_cmdline(tag).empty();
+  });
+  EXPECT_TRUE(gone) << testing::pids_with_cmdline(tag).size() << " process(es) with " << tag
+                    << " left";
+  EXPECT_FALSE(orphans_left) << "the jail's init did not exit";
+  EXPECT_EQ(child.read_stdout(), "") << "the command must not have gone on to echo";
+}
+
+TEST_F(BrigRun, JailSetupFailureExits125NamingTheStepAndErrno) {
+  // A read-only path that is not optional and does not exist: the policy is
+  // valid, the bind fails inside the jail's setup.
+  std::ofstream(ws.file("missing.toml"))
+      << "extends = \"default\"\n[filesystem]\nread_only_add = [\"/nonexistent/brig-missing\"]\n";
+  Ran r = run({"--policy", ws.file("missing.toml"), "--", "/bin/true"});
+  EXPECT_EQ(r.status, 125);
+  EXPECT_THAT(r.err, HasSubstr("brig run: setup failed: bind /nonexistent/brig-missing"));
+  EXPECT_THAT(r.err, HasSubstr(": No such file or directory"));
+  // The positive control: marked optional, the same path is skipped.
+  std::ofstream(ws.file("optional.toml"))
+      << "extends = \"default\"\n[filesystem]\nread_only_add = [{ path = "
+         "\"/nonexistent/brig-missing\", optional = true }]\n";
+  Ran ok = run({"--policy", ws.file("optional.toml"), "--", "/bin/true"});
+  EXPECT_EQ(ok.status, 0) << ok.err;
 }
 
 TEST_F(BrigRun, MissingAndUnrunnableCommands) {
