@@ -35,7 +35,7 @@ std::string Outcome::to_string() const {
     case Kind::timed_out:
       return "timed out";
     case Kind::setup_failed:
-      return "setup failed: " + setup.message;
+      return "setup failed at step " + setup.step + ": " + setup.message;
   }
   return "unknown";
 }

@@ -38,7 +38,7 @@ struct Outcome {
 
   // The status `brig run` exits with (see the top of this file).
   int exit_status() const;
-  // "exited 3", "signaled 9 (Killed)", "timed out", "setup failed: mount …".
+  // "exited 3", "signaled 9 (Killed)", "timed out", "setup failed at step mount: …".
   std::string to_string() const;
 };
 

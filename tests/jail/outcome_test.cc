@@ -34,7 +34,7 @@ TEST(OutcomeTest, ToStringSaysWhatHappened) {
   EXPECT_EQ(exited(3).to_string(), "exited 3");
   EXPECT_EQ(
       setup_failed_outcome("mount", ENOENT, "bind /x on /x: No such file or directory").to_string(),
-      "setup failed: bind /x on /x: No such file or directory");
+      "setup failed at step mount: bind /x on /x: No such file or directory");
 }
 
 TEST(LayerReportTest, FindsLayersAndPrintsOneLineEach) {

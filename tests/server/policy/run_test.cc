@@ -129,7 +129,7 @@ TEST_F(BrigRun, JailSetupFailureExits125NamingTheStepAndErrno) {
       << "extends = \"default\"\n[filesystem]\nread_only_add = [\"/nonexistent/brig-missing\"]\n";
   Ran r = run({"--policy", ws.file("missing.toml"), "--", "/bin/true"});
   EXPECT_EQ(r.status, 125);
-  EXPECT_THAT(r.err, HasSubstr("brig run: setup failed: bind /nonexistent/brig-missing"));
+  EXPECT_THAT(r.err, HasSubstr("brig run: setup failed at step mount: bind /nonexistent/brig-missing"));
   EXPECT_THAT(r.err, HasSubstr(": No such file or directory"));
   // The positive control: marked optional, the same path is skipped.
   std::ofstream(ws.file("optional.toml"))
