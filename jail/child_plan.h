@@ -43,7 +43,7 @@ struct ChildPlan {
   bool drop_groups = false;
 
   std::vector<process::Rlimit> rlimits;
-  std::vector<process::PageRange> code_pages;  // released by the init once the command runs
+  std::vector<process::PageRange> code_pages;  // released by the command before its execve
   std::string cwd;                             // inside the jail
   caps::Prepared caps;
   landlock::Prepared landlock;

@@ -48,6 +48,11 @@ BRIG_ON_COMMAND_STACK [[noreturn]] void run_command(const ChildPlan& p) {
   if (int e = caps::apply_in_child(p.caps)) fail(Step::caps, e);
   if (int e = caps::set_no_new_privs_in_child()) fail(Step::no_new_privs, e);
   if (int e = landlock::apply_in_child(p.landlock)) fail(Step::landlock, e);
+  // The command still runs in the init's memory (vfork-style): dropping the
+  // code mappings here drops the init's, before the init runs again, so it
+  // keeps resident only what it runs from now on (its supervise loop and the
+  // few pages below), however late it is scheduled.
+  process::release_code_pages(p.code_pages);
   // Should be the last thing before execve: every later syscall is filtered.
   if (int e = seccomp::apply_in_child(p.seccomp)) fail(Step::seccomp, e);
   const int e = exec::exec_in_child(p.exec);
@@ -124,9 +129,6 @@ void contain(const ChildPlan& p) {
   // make the init non-dumpable again.
   if (::prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0) fail(Step::identity, errno);
 
-  // 7. Supervise. From here the init runs only its small loop: the rest of
-  //    the launcher's code it was cloned with need not stay resident.
-  process::release_code_pages(p.code_pages);
   init::Config config;
   config.pid_namespace = p.pid_namespace;
   config.status_fd = ChildPlan::kStatusFd;

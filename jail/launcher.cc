@@ -524,10 +524,14 @@ Outcome run(const JailSpec& spec, const ExecRequest& request) {
   ::sigprocmask(SIG_BLOCK, &forwarded, &old);
   UniqueFd sigfd(::signalfd(-1, &forwarded, SFD_CLOEXEC | SFD_NONBLOCK));
   Outcome o;
+  // Computed before, and freed after, the wait: nothing between the release
+  // and the poll should run code it did not need (each page it runs maps its
+  // neighbours back in too).
+  const std::vector<process::PageRange> code = process::code_pages();
   auto j = spawn(spec, request);
   // From here brig run only waits: what it ran to load the policy and plan
   // the jail need not stay resident while the command runs.
-  if (j) process::release_code_pages(process::code_pages());
+  if (j) process::release_code_pages(code);
   if (!j) {
     o = setup_failed_outcome(j.error().where, j.error().sys_errno, j.error().to_string());
   } else if (auto w = wait_forwarding(*j, std::nullopt, sigfd.get()); !w) {
