@@ -130,6 +130,7 @@ void contain(const ChildPlan& p) {
   if (::prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0) fail(Step::identity, errno);
 
   init::Config config;
+  config.code_pages = &p.code_pages;
   config.pid_namespace = p.pid_namespace;
   config.status_fd = ChildPlan::kStatusFd;
   config.watch_fd = ChildPlan::kWatchFd;

@@ -106,6 +106,10 @@ int open_signalfd_in_child() {
 
 void supervise(pid_t command, int signal_fd, const Config& c) {
   pollfd fds[2] = {{signal_fd, POLLIN, 0}, {c.watch_fd, POLLIN, 0}};
+  // What the init ran to build the jail, and the command's code up to its
+  // execve (run in this memory), need not stay resident while it waits: only
+  // this loop and poll map back in.
+  if (c.code_pages) process::release_code_pages(*c.code_pages);
   for (;;) {
     if (::poll(fds, 2, -1) < 0) {
       if (errno == EINTR) continue;

@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "jail/steps/process.h"
+
 namespace brig::jail::init {
 
 // The signal a dying launcher sends its init (PR_SET_PDEATHSIG): as for a
@@ -30,6 +32,8 @@ struct Config {
   int watch_fd = -1;   // POLLHUP = the launcher is gone
   const std::vector<int>* cgroup_dir_fds = nullptr;
   const std::string* cgroup_name = nullptr;
+  // Released (process::release_code_pages) before the loop first waits.
+  const std::vector<process::PageRange>* code_pages = nullptr;
 };
 
 // Runs the init loop for `command` until it exits. Async-signal-safe.
