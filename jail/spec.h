@@ -40,6 +40,15 @@ struct Identity {
   friend bool operator==(const Identity&, const Identity&) = default;
 };
 
+// A host device node (or a directory of them, like /dev/dri) that a dev mount
+// adds to its minimal set. Risky: the device's driver becomes reachable from
+// the jail, and as host root a block device is the raw disk.
+struct Device {
+  std::string path;       // host path under /dev; appears at the same place under the dev mount
+  bool optional = false;  // missing on the host: skipped; otherwise setup fails with ENOENT
+  friend bool operator==(const Device&, const Device&) = default;
+};
+
 // One step of the mount plan, applied in order inside the new root (a tmpfs).
 // Parents come before children, masks after the tree they mask.
 struct Mount {
@@ -49,20 +58,22 @@ struct Mount {
     proc,   // procfs of the jail's pid namespace at `target`; when the jail's uid 0 is host
             // root, sys, sysrq-trigger, irq, bus, fs read-only and kcore, keys, timer_list…
             // masked, as container runtimes do
-    dev,    // minimal /dev at `target`: null zero full random urandom tty, pts, shm
+    dev,    // minimal /dev at `target`: null zero full random urandom tty, pts, shm, and
+            // `devices`
     mask,   // hide `target` under an already bound tree: empty read-only tmpfs
             // over a directory, /dev/null over a file (hard links stay readable);
             // a target that does not exist is skipped (nothing to hide)
   };
   Kind kind = Kind::bind;
-  std::string source;       // bind only: absolute host path
-  std::string target;       // absolute path inside the jail
-  bool writable = false;    // bind/tmpfs: read-write; otherwise read-only, recursively
-  bool optional = false;    // bind: a missing source is skipped; otherwise setup fails with
-                            // ENOENT (step "mount")
-  uint64_t size_bytes = 0;  // tmpfs: its size; dev: the size of /dev/shm; 0 = the kernel
-                            // default (half of RAM)
-  mode_t mode = 0755;       // tmpfs: mode of its root
+  std::string source;           // bind only: absolute host path
+  std::string target;           // absolute path inside the jail
+  bool writable = false;        // bind/tmpfs: read-write; otherwise read-only, recursively
+  bool optional = false;        // bind: a missing source is skipped; otherwise setup fails with
+                                // ENOENT (step "mount")
+  uint64_t size_bytes = 0;      // tmpfs: its size; dev: the size of /dev/shm; 0 = the kernel
+                                // default (half of RAM)
+  mode_t mode = 0755;           // tmpfs: mode of its root
+  std::vector<Device> devices;  // dev: host devices beyond the minimal set; empty = none
   friend bool operator==(const Mount&, const Mount&) = default;
 };
 

@@ -151,6 +151,11 @@ void put_spec(Writer& w, const JailSpec& s) {
     w.boolean(m.optional);
     w.u64(m.size_bytes);
     w.u32(m.mode);
+    w.u32(static_cast<std::uint32_t>(m.devices.size()));
+    for (const Device& d : m.devices) {
+      w.str(d.path);
+      w.boolean(d.optional);
+    }
   }
   w.str(s.hostname);
   w.u8(static_cast<std::uint8_t>(s.network));
@@ -185,8 +190,9 @@ JailSpec get_spec(Reader& r) {
   s.identity.inside_gid = r.u32();
   s.identity.outside_uid = r.u32();
   s.identity.outside_gid = r.u32();
-  // A mount takes at least 23 bytes: kind, two empty strings, flags, size, mode.
-  s.mounts.resize(r.count(23));
+  // A mount takes at least 27 bytes: kind, two empty strings, flags, size,
+  // mode, an empty device list.
+  s.mounts.resize(r.count(27));
   for (Mount& m : s.mounts) {
     m.kind = r.enumeration(Mount::Kind::mask);
     m.source = r.str();
@@ -195,6 +201,12 @@ JailSpec get_spec(Reader& r) {
     m.optional = r.boolean();
     m.size_bytes = r.u64();
     m.mode = r.u32();
+    // A device takes at least 5 bytes: an empty path and its flag.
+    m.devices.resize(r.count(5));
+    for (Device& d : m.devices) {
+      d.path = r.str();
+      d.optional = r.boolean();
+    }
   }
   s.hostname = r.str();
   s.network = r.enumeration(NetworkMode::dangerously_host);

@@ -31,6 +31,31 @@ Result<void> check_path(const std::string& path, const std::string& where) {
   return {};
 }
 
+// What a dev mount makes itself: its minimal devices, devpts, shm and the
+// standard links (jail/steps/mounts.cc plan_dev).
+constexpr std::string_view kDevOwnEntries[] = {"null",  "zero",   "full",  "random", "urandom",
+                                               "tty",   "pts",    "ptmx",  "shm",    "fd",
+                                               "stdin", "stdout", "stderr"};
+
+Result<void> check_devices(const Mount& m, const std::string& at) {
+  if (m.kind != Mount::Kind::dev) {
+    if (!m.devices.empty())
+      return std::unexpected(invalid(at + ".devices", "only a dev mount has devices"));
+    return {};
+  }
+  for (size_t i = 0; i < m.devices.size(); ++i) {
+    const std::string where = at + ".devices[" + std::to_string(i) + "]";
+    const std::string& path = m.devices[i].path;
+    if (has_nul(path)) return std::unexpected(invalid(where, "path contains a NUL byte"));
+    if (auto why = device_path_problem(path)) return std::unexpected(invalid(where, *why));
+    for (size_t j = 0; j < i; ++j)
+      if (m.devices[j].path == path)
+        return std::unexpected(
+            invalid(where, "\"" + path + "\" is also devices[" + std::to_string(j) + "]"));
+  }
+  return {};
+}
+
 Result<void> check_mounts(const JailSpec& spec) {
   if (!spec.mounts.empty() && !spec.namespaces.mount)
     return std::unexpected(invalid("mounts", "a mount plan needs the mount namespace"));
@@ -56,6 +81,7 @@ Result<void> check_mounts(const JailSpec& spec) {
       if (have_dev) return std::unexpected(invalid(at, "a second dev mount"));
       have_dev = true;
     }
+    BRIG_TRY_VOID(check_devices(m, at));
     if (m.mode > 07777) return std::unexpected(invalid(at + ".mode", "not a file mode"));
     for (size_t j = 0; j < i; ++j) {
       const Mount& earlier = spec.mounts[j];
@@ -105,6 +131,22 @@ bool is_normal_absolute_path(const std::string& path) {
     start = end + 1;
   }
   return true;
+}
+
+std::optional<std::string> device_path_problem(const std::string& path) {
+  if (!is_normal_absolute_path(path))
+    return "\"" + path + "\" is not an absolute, normalized path (no ., .., // or trailing /)";
+  if (path == "/dev")
+    return "\"/dev\" is the jail's own; name a device under it like \"/dev/fuse\"";
+  if (!is_within(path, "/dev"))
+    return "\"" + path + "\" is not a path under /dev; name a device like \"/dev/fuse\"";
+  const std::string_view rest = std::string_view(path).substr(5);
+  const std::string_view first = rest.substr(0, rest.find('/'));
+  for (std::string_view own : kDevOwnEntries)
+    if (first == own)
+      return "\"" + path + "\" is part of the jail's minimal /dev already (/dev/" +
+             std::string(own) + "); remove it";
+  return std::nullopt;
 }
 
 Result<void> validate(const JailSpec& spec) {

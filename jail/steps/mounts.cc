@@ -32,6 +32,7 @@ class RealHost final : public HostView {
     struct stat st;
     if (::lstat(path.c_str(), &st) != 0) return Type::missing;
     if (S_ISLNK(st.st_mode)) return Type::symlink;
+    if (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode)) return Type::device;
     return S_ISDIR(st.st_mode) ? Type::dir : Type::file;
   }
   std::optional<std::string> resolve(const std::string& path) const override {
@@ -93,6 +94,7 @@ class Planner {
     fs(kNew, "tmpfs", "mode=0755,size=1048576", MS_NOSUID | MS_NODEV, "root tmpfs");
     made_.insert("/");
     for (size_t i = 0; i < spec_.mounts.size(); ++i) plan_one(spec_.mounts[i], i);
+    if (error_) return std::unexpected(std::move(*error_));
     add(Op::Kind::detach, kOld, "detach the host's root");
     add(Op::Kind::enter_root, kNew, "pivot_root into the jail's root");
     add(Op::Kind::set_attr, "/", "make the jail's root read-only").attr = MOUNT_ATTR_RDONLY;
@@ -230,6 +232,7 @@ class Planner {
       bind(std::string(kOld) + "/dev/" + d, node, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC, false,
            true, "bind /dev/" + std::string(d) + " on " + m.target + "/" + d + tag);
     }
+    for (const Device& d : m.devices) plan_device(d, m.target, tag);
     add(Op::Kind::mkdir, at + "/pts", "mkdir " + m.target + "/pts" + tag);
     fs(at + "/pts", "devpts", "newinstance,ptmxmode=0666,mode=0620", MS_NOSUID | MS_NOEXEC,
        "devpts on " + m.target + "/pts" + tag);
@@ -246,8 +249,42 @@ class Planner {
     add(Op::Kind::set_attr, at, "make " + m.target + " read-only" + tag).attr = MOUNT_ATTR_RDONLY;
   }
 
+  // A policy's extra device (or directory of devices), at the same place
+  // under the dev mount. Bound without nodev, like the minimal ones: that is
+  // the point. A symlink is followed only to a device or directory inside
+  // /dev (/dev/core points at /proc/kcore).
+  void plan_device(const Device& d, const std::string& dev_target, const std::string& tag) {
+    const std::string target = dev_target + d.path.substr(4);  // "/dev/net/tun" -> "/net/tun"
+    const std::string what = "bind device " + d.path + " on " + target + tag;
+    const auto resolved = host_.resolve(d.path);
+    if (!resolved) {
+      if (d.optional) return;
+      // Left to the child, which fails with ENOENT naming this op.
+      make_dirs(target, false);
+      add(Op::Kind::touch, kNew + target, "mount point " + target + tag);
+      bind(kOld + d.path, kNew + target, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC, false, false, what);
+      return;
+    }
+    const HostView::Type type = host_.type(*resolved);
+    if (!is_within(*resolved, "/dev") ||
+        (type != HostView::Type::device && type != HostView::Type::dir)) {
+      if (!error_)
+        error_ = Error{
+            "plan mounts", d.path,
+            "not a device node or a directory of them under /dev (it is " + *resolved + ")" + tag,
+            0};
+      return;
+    }
+    const bool dir = type == HostView::Type::dir;
+    make_dirs(target, dir);
+    if (!dir) add(Op::Kind::touch, kNew + target, "mount point " + target + tag);
+    bind(kOld + *resolved, kNew + target, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC, false, d.optional,
+         what);
+  }
+
   const JailSpec& spec_;
   const HostView& host_;
+  std::optional<Error> error_;  // the first device the plan refuses
   Plan plan_;
   std::set<std::string> made_;  // directories (jail paths) already made or planned
 };

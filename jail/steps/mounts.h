@@ -23,7 +23,7 @@ namespace brig::jail::mounts {
 // What the planner learns about host paths. Tests pass a fake.
 class HostView {
  public:
-  enum class Type { missing, dir, file, symlink };
+  enum class Type { missing, dir, file, symlink, device };  // device: character or block
   virtual ~HostView() = default;
   // lstat: the type of `path` itself (a symlink is not followed).
   virtual Type type(const std::string& path) const = 0;
@@ -73,9 +73,11 @@ struct Plan {
 // whose destination another bind provides becomes the same symlink (Debian's
 // /lib -> usr/lib). When the jail's uid 0 is host root (identity.outside_uid
 // 0), /proc gets the container runtimes' hardening: sys, sysrq-trigger, irq,
-// bus and fs read-only; kcore, keys, timer_list and the like masked. Fails
-// only when no scratch directory exists; a missing required bind source is
-// left to the child, which reports ENOENT for its op.
+// bus and fs read-only; kcore, keys, timer_list and the like masked. A dev
+// mount's devices are bound without nodev. Fails only when no scratch
+// directory exists, or a device resolves to something other than a device
+// node or a directory inside /dev; a missing required bind source or device
+// is left to the child, which reports ENOENT for its op.
 Result<Plan> plan(const JailSpec& spec, const HostView& host);
 
 // Runs the plan in the child. Returns 0, or the errno of the failed op with

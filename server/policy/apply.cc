@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "jail/spec_validate.h"
 #include "server/policy/names.h"
 #include "server/policy/suggest.h"
 #include "server/policy/units.h"
@@ -22,9 +23,19 @@ using Keys = std::span<const std::string_view>;
 constexpr std::array<std::string_view, 12> kTopKeys = {
     "description", "extends",    "filesystem", "environment", "limits",  "seccomp",
     "landlock",    "namespaces", "network",    "identity",    "require", "tools"};
-constexpr std::array<std::string_view, 11> kFilesystemKeys = {
-    "workspace",  "read_only", "read_only_add", "read_write", "read_write_add",          "hidden",
-    "hidden_add", "tmp_size",  "private_home",  "home_size",  "dangerously_writable_git"};
+constexpr std::array<std::string_view, 13> kFilesystemKeys = {"workspace",
+                                                              "read_only",
+                                                              "read_only_add",
+                                                              "read_write",
+                                                              "read_write_add",
+                                                              "hidden",
+                                                              "hidden_add",
+                                                              "tmp_size",
+                                                              "private_home",
+                                                              "home_size",
+                                                              "dangerously_writable_git",
+                                                              "dangerously_devices",
+                                                              "dangerously_devices_add"};
 constexpr std::array<std::string_view, 3> kEnvironmentKeys = {"pass", "pass_add", "set"};
 constexpr std::array<std::string_view, 6> kLimitsKeys = {"memory",    "pids",       "cpu_time",
                                                          "file_size", "open_files", "wall_time"};
@@ -156,8 +167,14 @@ class Applier {
     const std::string where =
         section.empty() ? "at the top level" : fmt::format("in [{}]", section);
     std::string why;
+    const std::string risky = fmt::format("dangerously_{}", k);
     if (auto guess = closest(k, allowed)) {
       why = fmt::format("unknown key \"{}\" {}; did you mean \"{}\"?", k, where, *guess);
+    } else if (std::find(allowed.begin(), allowed.end(), risky) != allowed.end()) {
+      why = fmt::format(
+          "unknown key \"{}\" {}; it is \"{}\", named so because it is a risky "
+          "opt-in (policies/README.md)",
+          k, where, risky);
     } else if (const std::string_view home = home_section_of(k, section); !home.empty()) {
       why = fmt::format("\"{}\" does not belong {}; it goes in [{}]", k, where, home);
     } else if (section.empty() && find_section(k) == nullptr) {
@@ -339,15 +356,22 @@ class Applier {
       set_bool(fs.private_home, k, n);
     } else if (key == "dangerously_writable_git") {
       set_bool(fs.dangerously_writable_git, k, n);
+    } else if (key.starts_with("dangerously_devices")) {
+      path_rules(fs.dangerously_devices, key, n, &jail::device_path_problem);
     }
   }
 
-  // read_only / read_write (and their _add forms): paths, or
-  // { path = "...", optional = true } tables.
-  void path_rules(std::vector<PathRule>& rules, std::string_view key, const toml::node& n) {
+  // read_only / read_write / dangerously_devices (and their _add forms):
+  // paths, or { path = "...", optional = true } tables. `problem` says why a
+  // path cannot be in this list, or nullopt.
+  void path_rules(std::vector<PathRule>& rules, std::string_view key, const toml::node& n,
+                  std::optional<std::string> (*problem)(const std::string&) = nullptr) {
     const std::string base = fmt::format("filesystem.{}", key.substr(0, key.find("_add")));
     const std::string k = path_of(key);
-    const toml::array* a = list(n, k, "[\"/usr\", { path = \"/lib64\", optional = true }]");
+    const toml::array* a =
+        list(n, k,
+             problem ? "[\"/dev/fuse\", { path = \"/dev/kvm\", optional = true }]"
+                     : "[\"/usr\", { path = \"/lib64\", optional = true }]");
     if (a == nullptr) return;
     if (!key.ends_with("_add")) rules.clear();
     for (const toml::node& e : *a) {
@@ -362,6 +386,10 @@ class Applier {
                              k, type_name(e)));
       }
       if (!rule) continue;
+      if (auto why = problem ? problem(rule->path) : std::nullopt) {
+        error(e, fmt::format("{}: {}", base, *why));
+        continue;
+      }
       note(base + " " + rule->path, e);
       auto same = std::find_if(rules.begin(), rules.end(),
                                [&](const PathRule& r) { return r.path == rule->path; });

@@ -39,6 +39,9 @@ struct Filesystem {
   // false: the workspace's .git is bound onto itself and its hooks/ and config
   // are read-only (code planted there would run outside the jail).
   bool dangerously_writable_git = false;
+  // Host devices under /dev (/dev/fuse, /dev/net/tun, /dev/dri) added to the
+  // jail's minimal /dev at the same path. Empty = only the minimal set.
+  std::vector<PathRule> dangerously_devices;
   friend bool operator==(const Filesystem&, const Filesystem&) = default;
 };
 

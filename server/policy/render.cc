@@ -106,6 +106,7 @@ std::string render_policy(const Policy& p, const std::vector<std::string>& chain
   out += fmt::format("private_home = {}\n", boolean(fs.private_home));
   out += fmt::format("home_size = {}\n", tmpfs_size(fs.home_size));
   out += fmt::format("dangerously_writable_git = {}\n", boolean(fs.dangerously_writable_git));
+  out += fmt::format("dangerously_devices = {}\n", path_rules(fs.dangerously_devices));
 
   out += "\n[environment]\n";
   out +=

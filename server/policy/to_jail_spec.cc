@@ -228,7 +228,8 @@ Result<jail::JailSpec> to_jail_spec(const Policy& p, const Context& ctx) {
         return std::unexpected(
             Error{"plan the jail", r.path,
                   "/proc and /dev are the jail's own (its pid namespace's /proc, a minimal /dev); "
-                  "remove this path from the policy"});
+                  "remove this path from the policy (a device goes in "
+                  "filesystem.dangerously_devices)"});
       }
     }
   }
@@ -256,6 +257,8 @@ Result<jail::JailSpec> to_jail_spec(const Policy& p, const Context& ctx) {
     Mount dev = mount_of(Mount::Kind::dev, "/dev");
     dev.size_bytes =
         p.filesystem.tmp_size;  // /dev/shm: as much as /tmp, or it would be a way around it
+    for (const PathRule& r : p.filesystem.dangerously_devices)
+      dev.devices.push_back(jail::Device{r.path, r.optional});
     m.push_back(std::move(dev));
     m.push_back(tmpfs("/tmp", p.filesystem.tmp_size, 01777));
     if (p.filesystem.private_home && is_normal(ctx.home) && ctx.home != "/") {

@@ -4,6 +4,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 
 #include "jail/steps/mounts.h"
@@ -221,6 +222,74 @@ TEST(MountPlanTest, DevHasTheMinimalDevicesPtsAndShm) {
   EXPECT_THAT(r, ::testing::Contains("symlink /newroot/dev/ptmx -> pts/ptmx"));
   EXPECT_THAT(r, ::testing::Contains("tmpfs /newroot/dev/shm mode=01777,size=4096"));
   EXPECT_THAT(r, ::testing::Contains("attr /newroot/dev ro"));
+}
+
+TEST(MountPlanTest, DevAddsThePolicysDevicesWithoutNodev) {
+  FakeHost h = debian_host();
+  h.types["/dev/fuse"] = HostView::Type::device;
+  h.types["/dev/net/tun"] = HostView::Type::device;
+  h.types["/dev/dri"] = HostView::Type::dir;
+  h.types["/dev/sr0"] = HostView::Type::device;
+  h.types["/dev/cdrom"] = HostView::Type::symlink;
+  h.links = {{"/dev/cdrom", "sr0"}};
+  Mount dev;
+  dev.kind = Mount::Kind::dev;
+  dev.target = "/dev";
+  dev.devices = {{"/dev/fuse", false}, {"/dev/net/tun", false}, {"/dev/dri", false},
+                 {"/dev/cdrom", true}, {"/dev/gone", true},     {"/dev/lost", false}};
+  JailSpec s;
+  s.mounts = {dev};
+  const auto p = plan(s, h);
+  ASSERT_TRUE(p) << p.error().to_string();
+  std::vector<std::string> want = {"private /",          "tmpfs /tmp mode=0755,size=65536",
+                                   "enter_scratch /tmp", "tmpfs /newroot mode=0755,size=1048576",
+                                   "mkdir /newroot/dev", "tmpfs /newroot/dev mode=0755,size=65536"};
+  for (const char* d : {"null", "zero", "full", "random", "urandom", "tty"}) {
+    want.push_back("touch /newroot/dev/" + std::string(d));
+    want.push_back("bind /oldroot/dev/" + std::string(d) + " /newroot/dev/" + d +
+                   " nosuid,noexec opt");
+  }
+  const std::vector<std::string> rest = {
+      "touch /newroot/dev/fuse", "bind /oldroot/dev/fuse /newroot/dev/fuse nosuid,noexec",
+      // net/ is made for tun; the devtmpfs tree itself is not bound.
+      "mkdir /newroot/dev/net", "touch /newroot/dev/net/tun",
+      "bind /oldroot/dev/net/tun /newroot/dev/net/tun nosuid,noexec", "mkdir /newroot/dev/dri",
+      "bind /oldroot/dev/dri /newroot/dev/dri nosuid,noexec",
+      // A symlink is bound resolved, at the name the policy gave.
+      "touch /newroot/dev/cdrom", "bind /oldroot/dev/sr0 /newroot/dev/cdrom nosuid,noexec opt",
+      // Missing and optional: nothing at all. Missing and required: the
+      // child's bind fails with ENOENT naming it.
+      "touch /newroot/dev/lost", "bind /oldroot/dev/lost /newroot/dev/lost nosuid,noexec",
+      "mkdir /newroot/dev/pts", "devpts /newroot/dev/pts newinstance,ptmxmode=0666,mode=0620",
+      "symlink /newroot/dev/ptmx -> pts/ptmx", "mkdir /newroot/dev/shm",
+      "tmpfs /newroot/dev/shm mode=01777", "symlink /newroot/dev/fd -> /proc/self/fd",
+      "symlink /newroot/dev/stdin -> /proc/self/fd/0",
+      "symlink /newroot/dev/stdout -> /proc/self/fd/1",
+      "symlink /newroot/dev/stderr -> /proc/self/fd/2", "attr /newroot/dev ro", "detach /oldroot",
+      "enter_root /newroot", "attr / ro"};
+  want.insert(want.end(), rest.begin(), rest.end());
+  EXPECT_EQ(render(*p), want);
+  const auto lost = std::find_if(p->ops.begin(), p->ops.end(), [](const Op& op) {
+    return op.kind == Op::Kind::bind && op.path == "/newroot/dev/lost";
+  });
+  ASSERT_NE(lost, p->ops.end());
+  EXPECT_EQ(lost->what, "bind device /dev/lost on /dev/lost (mounts[0])");
+}
+
+TEST(MountPlanTest, DeviceThatIsNotADeviceIsRefused) {
+  FakeHost h = debian_host();
+  h.types["/dev/notes"] = HostView::Type::file;
+  Mount dev;
+  dev.kind = Mount::Kind::dev;
+  dev.target = "/dev";
+  dev.devices = {{"/dev/notes", true}};
+  JailSpec s;
+  s.mounts = {dev};
+  const auto p = plan(s, h);
+  ASSERT_FALSE(p);
+  EXPECT_EQ(p.error().to_string(),
+            "plan mounts (/dev/notes): not a device node or a directory of them under /dev (it is "
+            "/dev/notes) (mounts[0])");
 }
 
 }  // namespace

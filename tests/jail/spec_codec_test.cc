@@ -31,7 +31,11 @@ JailSpec full_spec() {
   Mount mask;
   mask.kind = Mount::Kind::mask;
   mask.target = "/home/u/.ssh";
-  s.mounts = {bind, tmp, mask};
+  Mount dev;
+  dev.kind = Mount::Kind::dev;
+  dev.target = "/dev";
+  dev.devices = {{"/dev/fuse", false}, {"/dev/net/tun", true}};
+  s.mounts = {bind, tmp, mask, dev};
   s.hostname = "héllo";
   s.network = NetworkMode::dangerously_host;
   s.limits.memory_bytes = 1ull << 40;

@@ -50,6 +50,46 @@ TEST(SpecValidateTest, MaskMayComeAfterTheTreeItMasks) {
   EXPECT_TRUE(validate(s));
 }
 
+TEST(SpecValidateTest, DevicesLieUnderDevOutsideTheMinimalSetOnlyOnTheDevMount) {
+  Mount dev;
+  dev.kind = Mount::Kind::dev;
+  dev.target = "/dev";
+  dev.devices = {{"/dev/fuse", false}, {"/dev/net/tun", true}, {"/dev/dri", false}};
+  JailSpec ok;
+  ok.mounts = {dev};
+  EXPECT_TRUE(validate(ok)) << validate(ok).error().to_string();
+
+  const std::pair<const char*, const char*> bad[] = {
+      {"/etc/passwd", "not a path under /dev"},
+      {"/dev", "is the jail's own"},
+      {"/dev/../etc", "not an absolute, normalized path"},
+      {"/dev/net/", "not an absolute, normalized path"},
+      {"dev/fuse", "not an absolute, normalized path"},
+      {"/dev/null", "minimal /dev already (/dev/null)"},
+      {"/dev/pts/ptmx", "minimal /dev already (/dev/pts)"},
+      {"/dev/shm", "minimal /dev already (/dev/shm)"},
+      {"/dev/stdin", "minimal /dev already (/dev/stdin)"},
+      {"/dev/fuse", "is also devices[0]"},
+  };
+  for (const auto& [path, why] : bad) {
+    JailSpec s = ok;
+    s.mounts[0].devices.push_back({path, false});
+    const auto r = validate(s);
+    ASSERT_FALSE(r) << path;
+    EXPECT_EQ(r.error().where, "mounts[0].devices[3]") << path;
+    EXPECT_THAT(r.error().why, HasSubstr(why)) << path;
+  }
+  // Lookalikes of the minimal names are other devices.
+  JailSpec tty0 = ok;
+  tty0.mounts[0].devices = {{"/dev/tty0", false}, {"/dev/nullb0", false}};
+  EXPECT_TRUE(validate(tty0));
+
+  JailSpec on_bind;
+  on_bind.mounts = {bind("/usr")};
+  on_bind.mounts[0].devices = {{"/dev/fuse", false}};
+  EXPECT_EQ(validate(on_bind).error().where, "mounts[0].devices");
+}
+
 TEST(SpecValidateTest, NamespacesMustFitTheNetworkAndMounts) {
   JailSpec net;
   net.namespaces.net = false;

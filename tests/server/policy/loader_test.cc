@@ -30,6 +30,7 @@ tmp_size = "64MiB"
 private_home = false
 home_size = 1048576
 dangerously_writable_git = true
+dangerously_devices = ["/dev/fuse", { path = "/dev/net/tun", optional = true }]
 [environment]
 pass = ["TERM", "LC_*"]
 set = { HOME = "~", PATH = "~/bin:/usr/bin", PRICE = "$$5" }
@@ -71,6 +72,7 @@ disabled = ["exec", "write_file"]
       .private_home = false,
       .home_size = 1u << 20,
       .dangerously_writable_git = true,
+      .dangerously_devices = {{"/dev/fuse", false}, {"/dev/net/tun", true}},
   };
   want.environment.pass = {"TERM", "LC_*"};
   want.environment.set = {
@@ -271,6 +273,50 @@ TEST_F(Loader, DuplicatePathsMergeAndRequiredWins) {
       "{ path = \"/b\", optional = true }, \"/b/\"]\n");
   ASSERT_TRUE(r);
   EXPECT_EQ(r->policy.filesystem.read_only, (std::vector<PathRule>{{"/a", false}, {"/b", false}}));
+}
+
+TEST_F(Loader, DevicesAddAppendsAndDuplicatesMerge) {
+  auto r = load(
+      "[filesystem]\ndangerously_devices = [{ path = \"/dev/kvm\", optional = true }, "
+      "\"/dev/fuse\"]\ndangerously_devices_add = [\"/dev/kvm\", \"/dev//net/./tun\"]\n");
+  ASSERT_TRUE(r) << ::testing::PrintToString(messages(r));
+  EXPECT_EQ(
+      r->policy.filesystem.dangerously_devices,
+      (std::vector<PathRule>{{"/dev/kvm", false}, {"/dev/fuse", false}, {"/dev/net/tun", false}}));
+}
+
+TEST_F(Loader, DeviceErrors) {
+  EXPECT_THAT(
+      messages(
+          load("[filesystem]\ndangerously_devices = [\"/etc/passwd\", \"/dev/../etc\", \"/dev\", "
+               "\"/dev/null\", \"/dev/pts/0\", \"dev/fuse\", 7, { path = \"/dev/kvm\", "
+               "optional = \"yes\" }]\n")),
+      ElementsAre(
+          "test.toml:2:24: filesystem.dangerously_devices: \"/etc/passwd\" is not a path under "
+          "/dev; name a device like \"/dev/fuse\"",
+          "test.toml:2:39: filesystem.dangerously_devices: \"/dev/../etc\" contains \"..\"; write "
+          "the path without it",
+          "test.toml:2:54: filesystem.dangerously_devices: \"/dev\" is the jail's own; name a "
+          "device under it like \"/dev/fuse\"",
+          "test.toml:2:62: filesystem.dangerously_devices: \"/dev/null\" is part of the jail's "
+          "minimal /dev already (/dev/null); remove it",
+          "test.toml:2:75: filesystem.dangerously_devices: \"/dev/pts/0\" is part of the jail's "
+          "minimal /dev already (/dev/pts); remove it",
+          "test.toml:2:89: filesystem.dangerously_devices: \"dev/fuse\" is relative; write an "
+          "absolute path, or start it with \"~/\" or \"$VAR/\"",
+          "test.toml:2:101: each entry of filesystem.dangerously_devices is a path string or { "
+          "path = \"...\", optional = true }; found an integer",
+          "test.toml:2:136: filesystem.dangerously_devices optional must be true or false (no "
+          "quotes); found a string"));
+  EXPECT_THAT(messages(load("[filesystem]\ndangerously_devices = \"/dev/fuse\"\n")),
+              ElementsAre("test.toml:2:23: filesystem.dangerously_devices must be a list, like "
+                          "[\"/dev/fuse\", { path = \"/dev/kvm\", optional = true }]; found a "
+                          "string"));
+  // The issue and other tools call it "devices": the key's name says the risk.
+  EXPECT_THAT(messages(load("[filesystem]\ndevices = [\"/dev/fuse\"]\n")),
+              ElementsAre("test.toml:2:1: unknown key \"devices\" in [filesystem]; it is "
+                          "\"dangerously_devices\", named so because it is a risky opt-in "
+                          "(policies/README.md)"));
 }
 
 TEST(OpenPolicy, UnknownNameSuggestsAndExplainsFiles) {

@@ -19,6 +19,7 @@ TEST(Render, WritesEveryKey) {
   p.filesystem.read_only = {{"/usr", false}, {"/lib64", true}};
   p.filesystem.hidden = {"/h/.ssh"};
   p.filesystem.tmp_size = 512u << 20;
+  p.filesystem.dangerously_devices = {{"/dev/fuse", false}, {"/dev/net/tun", true}};
   p.environment.pass = {"TERM"};
   p.environment.set = {{"HOME", "/h"}, {"ODD", "a$b\tc"}};
   p.limits.memory_bytes = uint64_t{2} << 30;
@@ -44,6 +45,10 @@ tmp_size = "512MiB"
 private_home = true
 home_size = 0  # the kernel default: half of RAM
 dangerously_writable_git = false
+dangerously_devices = [
+  "/dev/fuse",
+  { path = "/dev/net/tun", optional = true },
+]
 
 [environment]
 pass = ["TERM"]
@@ -110,6 +115,7 @@ TEST(Render, OddValuesRoundTrip) {
   p.network.mode = jail::NetworkMode::dangerously_host;
   p.identity.as_root = RootIdentity::user;
   p.limits.pids = 5;
+  p.filesystem.dangerously_devices = {{"/dev/dri", true}, {"/dev/kvm", false}};
   EnvMap env;
   Expansion x{"/home/ada", env};
   auto again = load_policy(source(render_policy(p, {})), x);

@@ -12,6 +12,7 @@ namespace brig::policy {
 namespace {
 
 using namespace testing;  // NOLINT: the spec builders
+using ::testing::Contains;
 using ::testing::ElementsAre;
 using ::testing::IsEmpty;
 
@@ -73,7 +74,23 @@ TEST_F(Planner, RefusesPolicyPathsInProcAndDev) {
   policy.filesystem.read_write = {{"/dev/kvm", true}};
   EXPECT_EQ(refusal(),
             "plan the jail (/dev/kvm): /proc and /dev are the jail's own (its pid namespace's "
-            "/proc, a minimal /dev); remove this path from the policy");
+            "/proc, a minimal /dev); remove this path from the policy (a device goes in "
+            "filesystem.dangerously_devices)");
+}
+
+TEST_F(Planner, DevicesGoOnTheDevMount) {
+  policy.filesystem.dangerously_devices = {{"/dev/fuse", false}, {"/dev/net/tun", true}};
+  Mount d = dev(16 * kMiB);
+  d.devices = {{"/dev/fuse", false}, {"/dev/net/tun", true}};
+  EXPECT_THAT(mounts(), ElementsAre(d, tmpfs("/home/ada", 8 * kMiB, 0700), rw("/home/ada/proj"),
+                                    proc(), tmpfs("/tmp", 16 * kMiB, 01777), ro("/usr")));
+  // The host's whole /dev is there already; Landlock grants it as before.
+  policy.dangerously_share = {SharedNamespace::mount};
+  policy.filesystem.private_home = false;
+  auto spec = to_jail_spec(policy, ctx);
+  ASSERT_TRUE(spec);
+  EXPECT_THAT(spec->mounts, IsEmpty());
+  EXPECT_THAT(spec->landlock.read_write, Contains("/dev"));
 }
 
 TEST_F(Planner, WorkspaceWinsOverAPolicyBindAndTheHomeTmpfs) {
