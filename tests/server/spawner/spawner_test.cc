@@ -397,6 +397,13 @@ TEST_F(SpawnerTest, KilledSpawnerLeavesNoJailAndFailsWhatIsPending) {
   auto after = spawn(t);
   ASSERT_FALSE(after);
   EXPECT_THAT(after.error().to_string(), HasSubstr("brig-spawner"));
+  // The handle reaps the dead spawner once its pidfd says it exited; until
+  // then it is a zombie child of this test, which TearDown would count.
+  const std::string proc = "/proc/" + std::to_string(spawner_pid_);
+  EXPECT_TRUE(eventually([&] {
+    io_.poll();
+    return ::access(proc.c_str(), F_OK) != 0;
+  })) << "brig-spawner was never reaped";
 }
 
 TEST_F(SpawnerTest, CancellingSpawnKillsTheJailOnceStarted) {
