@@ -3,6 +3,7 @@
 #include <limits>
 
 #include "protocol/error_codes.h"
+#include "protocol/json_encode.h"
 #include "protocol/text.h"
 
 namespace brig::protocol {
@@ -194,6 +195,12 @@ Json to_json(const Response& m) {
   return Json{{"jsonrpc", "2.0"}, {"id", m.id.to_json()}, {"result", m.result}};
 }
 
+Json to_json(Response&& m) {
+  Json j{{"jsonrpc", "2.0"}, {"id", m.id.to_json()}};
+  j["result"] = std::move(m.result);
+  return j;
+}
+
 Json to_json(const ErrorResponse& m) {
   Json error{{"code", m.code}, {"message", m.message}};
   if (m.data) error["data"] = *m.data;
@@ -204,9 +211,16 @@ Json to_json(const ErrorResponse& m) {
 }
 
 std::string encode(const Json& j) {
-  // The replace handler is what keeps dump() from throwing type_error 316 on
-  // invalid UTF-8 (a tool's output is arbitrary bytes).
-  return j.dump(-1, ' ', false, Json::error_handler_t::replace);
+  // Reserved once: a 1 MiB tool result is 2 MiB of text (content and
+  // structuredContent), and growing the string by doubling copies it again and
+  // again. The slack covers escapes in ordinary text (source code: newlines,
+  // tabs and quotes are a few percent) and the newline the transport appends;
+  // pages of a large reservation that are never written cost nothing.
+  const std::size_t estimate = estimate_json_size(j);
+  std::string out;
+  out.reserve(estimate + estimate / 8 + 1);
+  append_json(out, j);
+  return out;
 }
 
 }  // namespace brig::protocol

@@ -112,10 +112,13 @@ ErrorResponse make_error(std::optional<Id> id, int code, std::string message,
 Json to_json(const Request& m);
 Json to_json(const Notification& m);
 Json to_json(const Response& m);
+// Same, moving the result in: a tool result can hold megabytes of text.
+Json to_json(Response&& m);
 Json to_json(const ErrorResponse& m);
 
-// Compact one-line JSON text. Never throws: invalid UTF-8 in strings becomes
-// U+FFFD. No trailing newline.
+// Compact one-line JSON text, the bytes j.dump(-1, ' ', false,
+// error_handler_t::replace) gives (see json_encode.h). Never throws: invalid
+// UTF-8 in strings becomes U+FFFD. No trailing newline, but capacity for one.
 std::string encode(const Json& j);
 
 }  // namespace brig::protocol

@@ -36,9 +36,17 @@ ToolResult ToolResult::error(std::string text) {
   return r;
 }
 
-Json ToolResult::to_json() const {
+Json ToolResult::to_json() const& {
   Json j{{"content", content}};
   if (structured) j["structuredContent"] = *structured;
+  j["isError"] = is_error;
+  return j;
+}
+
+Json ToolResult::to_json() && {
+  Json j = Json::object();
+  j["content"] = std::move(content);
+  if (structured) j["structuredContent"] = std::move(*structured);
   j["isError"] = is_error;
   return j;
 }

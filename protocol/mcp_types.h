@@ -53,7 +53,9 @@ struct ToolResult {
 
   // The CallToolResult object without era decoration (content, isError,
   // structuredContent).
-  Json to_json() const;
+  Json to_json() const&;
+  // Same, moving content and structuredContent in instead of copying them.
+  Json to_json() &&;
 };
 
 // MCP / syslog severities, least severe first, so `a >= b` means a is at

@@ -49,6 +49,10 @@ std::string Outgoing::single(const Reply& r) const {
   return r.line.size() <= max_ ? r.line : r.fallback;
 }
 
+std::string Outgoing::single(Reply&& r) const {
+  return r.line.size() <= max_ ? std::move(r.line) : std::move(r.fallback);
+}
+
 std::vector<std::string> Outgoing::batch(const std::vector<Reply>& replies) const {
   std::vector<std::string> members;
   members.reserve(replies.size());

@@ -35,6 +35,8 @@ class Outgoing {
 
   // The line to send for one reply.
   std::string single(const Reply& r) const;
+  // Same, moving the line out instead of copying it (it can be megabytes).
+  std::string single(Reply&& r) const;
   // The lines to send for a batch: normally one JSON array. Members become
   // stand-ins, largest first, until the array fits; if even that is too big,
   // each member goes out as its own line.

@@ -124,7 +124,7 @@ void Session::State::reply(Reply r, Collector& c) const {
   if (c.batch) {
     c.batch->replies.push_back(std::move(r));
   } else {
-    c.actions.push_back(Send{out.single(r)});
+    c.actions.push_back(Send{out.single(std::move(r))});
   }
 }
 
@@ -171,13 +171,20 @@ void Session::State::flush_batch(PendingBatch b, Collector& c) const {
 }
 
 std::vector<Action> Session::complete(CallId call, const ToolResult& result) {
+  // No copy for a call that was cancelled or is unknown: it gets no reply.
+  if (!state_->calls.contains(call.value)) return {};
+  return complete(call, ToolResult(result));
+}
+
+std::vector<Action> Session::complete(CallId call, ToolResult&& result) {
   State& s = *state_;
   auto node = s.calls.extract(call.value);
   if (node.empty()) return {};
   CallRecord& record = node.mapped();
   s.call_by_id.erase(record.id);
   Collector c;
-  Reply r = s.out.result(record.id, result.to_json(), record.ctx.era, /*tool_call=*/true);
+  Reply r =
+      s.out.result(record.id, std::move(result).to_json(), record.ctx.era, /*tool_call=*/true);
   if (record.batch) {
     s.batch_member_done(*record.batch, std::move(r), c);
   } else {

@@ -89,6 +89,8 @@ class Session {
   // size and the limit). Empty when the call was cancelled, is unknown, or
   // belongs to a batch that still waits for other calls.
   std::vector<Action> complete(CallId call, const ToolResult& result);
+  // Same, moving the result's content into the reply instead of copying it.
+  std::vector<Action> complete(CallId call, ToolResult&& result);
 
   // Like complete(), but answers with a -32603 error carrying message: for a
   // handler that could not produce any result.
