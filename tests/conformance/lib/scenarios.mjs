@@ -281,6 +281,31 @@ export function runScenarios(adapter) {
         assert.ok(await eventually(() => pidsWithCmdline(tag).length === 0), 'the cancelled command still runs');
       });
 
+      it('finds files, searches contents, and follows a long command as a job', async () => {
+        const call = (name, args) => adapter.callTool(conn.client, { name, arguments: args });
+        const text = (result) => result.content.map((c) => c.text ?? '').join('');
+        writeFileSync(path.join(dir, 'notes.md'), 'alpha\nneedle here\n');
+
+        const found = await call('find_files', { pattern: '**/*.md' });
+        assert.ok(!found.isError, text(found));
+        assert.deepEqual(found.structuredContent.files.map((f) => f.path), ['notes.md']);
+
+        const hits = await call('search', { pattern: 'needle' });
+        assert.ok(!hits.isError, text(hits));
+        assert.deepEqual(hits.structuredContent.files.map((f) => f.path), ['notes.md']);
+        assert.equal(hits.structuredContent.files[0].lines[0].line, 2);
+
+        const started = await call('exec', { command: 'echo first; sleep 1; echo second', yield_after: 0.2 });
+        assert.ok(!started.isError, text(started));
+        const id = started.structuredContent.job;
+        assert.ok(id, `no job handle: ${text(started)}`);
+        const waited = await call('job', { action: 'wait', id, seconds: 30 });
+        assert.ok(!waited.isError, text(waited));
+        assert.equal(waited.structuredContent.exit_code, 0);
+        const all = await call('job', { action: 'read', id });
+        assert.match(text(all), /first\nsecond/);
+      });
+
       if (kind === 'unix socket') {
         it('kills a running command when its client disconnects, and keeps serving others', async () => {
           const other = await adapter.connectSocket(socketServer.socketPath);
