@@ -173,7 +173,7 @@ void SessionRunner::start_call(protocol::Call call) {
     // one, and a shutdown or disconnect has no one left to answer.
     if (running.cancelled) co_return;
     if (result) {
-      self->perform(self->session_.complete(running.id, *result));
+      self->perform(self->session_.complete(running.id, std::move(*result)));
     } else {
       spdlog::error("{}: call {} ({}) failed: {}", self->transport_->name(), running.id.value,
                     running.tool, failure);

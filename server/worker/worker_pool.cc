@@ -35,10 +35,11 @@ jail::JailSpec worker_jail_spec(const jail::JailSpec& sandbox_spec,
   // Appended last: every tree it may sit in is mounted before it, and a
   // read-only bind keeps a jailed command from swapping the executable the
   // next worker starts from, even inside a writable workspace.
-  spec.mounts.push_back(jail::Mount{.kind = jail::Mount::Kind::bind,
-                                    .source = worker_path,
-                                    .target = worker_path,
-                                    .writable = false});
+  jail::Mount bind;
+  bind.kind = jail::Mount::Kind::bind;
+  bind.source = bind.target = worker_path;
+  bind.writable = false;
+  spec.mounts.push_back(std::move(bind));
   if (spec.landlock.enabled) spec.landlock.read_only.push_back(worker_path);
   return spec;
 }
