@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <climits>
+#include <cstdio>
 #include <cstdlib>
 #include <vector>
 
@@ -26,14 +27,20 @@ std::string caller_home(const EnvMap& env) {
   std::string home;
   if (auto it = env.find("HOME"); it != env.end() && it->second.starts_with('/')) {
     home = it->second;
-  } else {
+  } else if (FILE* passwd = std::fopen("/etc/passwd", "re")) {
+    // /etc/passwd itself, not getpwuid: `brig` is a static executable, where
+    // NSS would dlopen the glibc it was linked against. A login (LDAP, sssd)
+    // always sets HOME; this fallback is for services and cron, whose users
+    // are local.
     struct passwd pw {};
     struct passwd* found = nullptr;
     std::vector<char> buf(16384);
-    if (::getpwuid_r(::geteuid(), &pw, buf.data(), buf.size(), &found) == 0 && found != nullptr &&
-        found->pw_dir != nullptr && found->pw_dir[0] == '/') {
-      home = found->pw_dir;
+    while (::fgetpwent_r(passwd, &pw, buf.data(), buf.size(), &found) == 0 && found != nullptr) {
+      if (found->pw_uid != ::geteuid()) continue;
+      if (found->pw_dir != nullptr && found->pw_dir[0] == '/') home = found->pw_dir;
+      break;
     }
+    std::fclose(passwd);
   }
   if (home.empty()) return home;
   char real[PATH_MAX];
