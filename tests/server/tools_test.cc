@@ -50,6 +50,21 @@ class Tools : public ::testing::Test {
     ::setenv("HOME", old_home_.c_str(), 1);
   }
 
+  // A .git with hooks/ and config in the workspace, then a new server: the
+  // jail is planned at start-up, and only then pins .git.
+  void make_git_repository_and_restart() {
+    ::mkdir(ws_.file(".git").c_str(), 0755);
+    ::mkdir(ws_.file(".git/hooks").c_str(), 0755);
+    write_host_file(ws_.file(".git/config"), "[core]\n");
+    write_host_file(ws_.file(".git/HEAD"), "ref: refs/heads/main\n");
+    client_->close_write();
+    child_->wait();
+    child_.emplace(std::vector<std::string>{sibling_binary("brig-test-server"), "serve",
+                                            "--workspace", ws_.path()});
+    client_.emplace(child_->take_client());
+    ASSERT_TRUE(initialize(*client_));
+  }
+
   // The result of one tools/call.
   Json call(std::string_view tool, Json args) {
     const int id = next_id_++;
@@ -166,17 +181,7 @@ TEST_F(Tools, ReadOnlySystemPathsRefuseWritesWithTheRule) {
 }
 
 TEST_F(Tools, GitHooksAndConfigAreReadOnlyInTheJail) {
-  ::mkdir(ws_.file(".git").c_str(), 0755);
-  ::mkdir(ws_.file(".git/hooks").c_str(), 0755);
-  write_host_file(ws_.file(".git/config"), "[core]\n");
-  write_host_file(ws_.file(".git/HEAD"), "ref: refs/heads/main\n");
-  // The server plans its jail at start-up: restart it now that .git exists.
-  client_->close_write();
-  child_->wait();
-  child_.emplace(std::vector<std::string>{sibling_binary("brig-test-server"), "serve",
-                                          "--workspace", ws_.path()});
-  client_.emplace(child_->take_client());
-  ASSERT_TRUE(initialize(*client_));
+  ASSERT_NO_FATAL_FAILURE(make_git_repository_and_restart());
 
   Json hook = call("write_file", {{"path", ".git/hooks/pre-commit"}, {"content", "#!/bin/sh\n"}});
   EXPECT_TRUE(is_error(hook)) << hook.dump();
@@ -288,16 +293,7 @@ TEST_F(Tools, ACancelledSearchStopsItsWorkerAndTheNextSearchGetsAFreshOne) {
 }
 
 TEST_F(Tools, RenamingGitAwayToPlantAHookFailsInTheKernel) {
-  ::mkdir(ws_.file(".git").c_str(), 0755);
-  ::mkdir(ws_.file(".git/hooks").c_str(), 0755);
-  write_host_file(ws_.file(".git/config"), "[core]\n");
-  write_host_file(ws_.file(".git/HEAD"), "ref: refs/heads/main\n");
-  client_->close_write();
-  child_->wait();
-  child_.emplace(std::vector<std::string>{sibling_binary("brig-test-server"), "serve",
-                                          "--workspace", ws_.path()});
-  client_.emplace(child_->take_client());
-  ASSERT_TRUE(initialize(*client_));
+  ASSERT_NO_FATAL_FAILURE(make_git_repository_and_restart());
 
   Json attack = call("exec", {{"command",
                                "mv .git .git-old; mkdir -p .git/hooks; "
