@@ -125,16 +125,16 @@ TreeMemory memory_while_running(const Command& c) {
   const auto deadline = Clock::now() + std::chrono::seconds(10);
   for (bool found = false; !found && Clock::now() < deadline;) {
     tree.clear();
-    std::vector<pid_t> todo = {root};
-    while (!todo.empty()) {
-      const pid_t p = todo.back();
-      todo.pop_back();
+    std::vector<pid_t> unvisited = {root};
+    while (!unvisited.empty()) {
+      const pid_t p = unvisited.back();
+      unvisited.pop_back();
       if (comm_of(p) == "sleep") {
         found = true;
         continue;
       }
       tree.push_back(p);
-      for (pid_t child : children_of(p)) todo.push_back(child);
+      for (pid_t child : children_of(p)) unvisited.push_back(child);
     }
     if (!found) std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }

@@ -543,10 +543,10 @@ std::map<std::string, long long> tree_cpu_ns(pid_t root) {
   }
   ::closedir(d);
   std::map<std::string, long long> out;
-  std::vector<pid_t> todo = {root};
-  while (!todo.empty()) {
-    const pid_t p = todo.back();
-    todo.pop_back();
+  std::vector<pid_t> unvisited = {root};
+  while (!unvisited.empty()) {
+    const pid_t p = unvisited.back();
+    unvisited.pop_back();
     if (auto it = procs.find(p); it != procs.end()) {
       const std::string tasks = "/proc/" + std::to_string(p) + "/task";
       for (const auto& t : std::filesystem::directory_iterator(tasks)) {
@@ -556,7 +556,7 @@ std::map<std::string, long long> tree_cpu_ns(pid_t root) {
       }
     }
     for (const auto& [pid, proc] : procs)
-      if (proc.first == p) todo.push_back(pid);
+      if (proc.first == p) unvisited.push_back(pid);
   }
   return out;
 }
