@@ -204,7 +204,8 @@ void Session::State::call_tool(Request& req, const RequestContext& ctx, Collecto
   }
   calls.emplace(n, CallRecord{req.id, ctx, batch, std::nullopt});
   call_by_id.emplace(req.id, n);
-  c.actions.push_back(Call{CallId{n}, tool_name, std::move(arguments), ctx.progress_token});
+  c.actions.emplace_back(std::in_place_type<Call>, CallId{n}, tool_name, std::move(arguments),
+                         ctx.progress_token);
 }
 
 }  // namespace brig::protocol
