@@ -28,11 +28,15 @@
 #include <vector>
 
 #include "jail/launcher.h"
+#include "tests/bench/bench_stats.h"
 #include "tests/bench/bwrap_peer.h"
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
+using brig::bench::Clock;
+using brig::bench::ms_since;
+using brig::bench::Stats;
+using brig::bench::stats;
 namespace jail = brig::jail;
 using brig::bench::bwrap_args;
 using brig::bench::Command;
@@ -53,20 +57,6 @@ struct Options {
 [[noreturn]] void die(const std::string& why) {
   std::fprintf(stderr, "brig-jail-bench: %s\n", why.c_str());
   std::exit(1);
-}
-
-double ms_since(Clock::time_point t0) {
-  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
-}
-
-struct Stats {
-  double median = 0, p10 = 0, p90 = 0;
-};
-
-Stats stats(std::vector<double> v) {
-  if (v.empty()) return {};
-  std::sort(v.begin(), v.end());
-  return {v[v.size() / 2], v[v.size() / 10], v[v.size() * 9 / 10]};
 }
 
 // Wall time of one start-to-exit, checking the exit status.

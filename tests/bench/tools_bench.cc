@@ -35,13 +35,17 @@
 #include <string_view>
 #include <vector>
 
+#include "tests/bench/bench_stats.h"
 #include "tests/bench/bwrap_peer.h"
 #include "tests/server/wire_client.h"
 
 namespace {
 
+using brig::bench::Clock;
+using brig::bench::ms_since;
+using brig::bench::Stats;
+using brig::bench::stats;
 using brig::wire::ServerProcess;
-using Clock = std::chrono::steady_clock;
 using Json = nlohmann::json;
 using namespace std::chrono_literals;
 
@@ -69,21 +73,6 @@ struct Options {
 [[noreturn]] void die(const std::string& why) {
   std::fprintf(stderr, "brig-tools-bench: %s\n", why.c_str());
   std::exit(1);
-}
-
-double ms_since(Clock::time_point t0) {
-  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
-}
-
-struct Stats {
-  double median = 0, p10 = 0, p90 = 0;
-  std::size_t n = 0;
-};
-
-Stats stats(std::vector<double> v) {
-  if (v.empty()) return {};
-  std::sort(v.begin(), v.end());
-  return {v[v.size() / 2], v[v.size() / 10], v[v.size() * 9 / 10], v.size()};
 }
 
 void print_row(const std::string& name, const Stats& s) {
