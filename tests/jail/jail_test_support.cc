@@ -70,7 +70,6 @@ ExecRequest probe_request(std::vector<std::string> args) {
   return r;
 }
 
-namespace {
 std::string slurp(int fd) {
   std::string s;
   ::lseek(fd, 0, SEEK_SET);
@@ -79,7 +78,6 @@ std::string slurp(int fd) {
   while ((n = ::read(fd, buf, sizeof buf)) > 0) s.append(buf, static_cast<size_t>(n));
   return s;
 }
-}  // namespace
 
 Ran run_jail(const JailSpec& spec, ExecRequest request) {
   UniqueFd out(::memfd_create("jail-stdout", MFD_CLOEXEC));

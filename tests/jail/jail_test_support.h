@@ -33,6 +33,9 @@ struct Ran {
   std::string err;  // the jail's stderr
 };
 
+// Everything in fd (a memfd that captured output), read from its start.
+std::string slurp(int fd);
+
 // spawn + wait (deadline 60 s unless the spec has a wall time), capturing
 // stdout and stderr in memfds. A spawn error fails the test.
 Ran run_jail(const JailSpec& spec, ExecRequest request);

@@ -26,15 +26,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-std::string slurp(int fd) {
-  std::string s;
-  ::lseek(fd, 0, SEEK_SET);
-  char buf[4096];
-  ssize_t n;
-  while ((n = ::read(fd, buf, sizeof buf)) > 0) s.append(buf, static_cast<size_t>(n));
-  return s;
-}
-
 // The host mount points a jail's setup could leave behind if its mounts
 // propagated out of its mount namespace: the scratch tmpfs brig mounts over
 // one of /tmp, /mnt, /run, /var/tmp before pivot_root, and anything at or
@@ -163,8 +154,8 @@ BrigRan SecurityTest::brig_run(const std::vector<std::string>& args,
   } else if (WIFEXITED(st)) {
     ran.status = WEXITSTATUS(st);
   }
-  ran.out = slurp(out.get());
-  ran.err = slurp(err.get());
+  ran.out = jail::test::slurp(out.get());
+  ran.err = jail::test::slurp(err.get());
   return ran;
 }
 

@@ -94,26 +94,26 @@ class Tools : public ::testing::Test {
 TEST_F(Tools, WriteReadEditAndListAWorkspaceFile) {
   Json w = call(
       "write_file",
-      {{"path", "notes/todo.txt"}, {"content", "one\ntwo\nthree\n"}, {"create_parents", true}});
+      {{"path", "notes/plan.txt"}, {"content", "one\ntwo\nthree\n"}, {"create_parents", true}});
   ASSERT_FALSE(is_error(w)) << w.dump();
-  EXPECT_EQ(read_host_file(ws_.file("notes/todo.txt")), "one\ntwo\nthree\n");
+  EXPECT_EQ(read_host_file(ws_.file("notes/plan.txt")), "one\ntwo\nthree\n");
 
-  Json r = call("read_file", {{"path", "notes/todo.txt"}, {"offset", 2}, {"limit", 1}});
+  Json r = call("read_file", {{"path", "notes/plan.txt"}, {"offset", 2}, {"limit", 1}});
   ASSERT_FALSE(is_error(r)) << r.dump();
   EXPECT_EQ(r.at("structuredContent").at("content"), "two\n");
 
-  Json e = call("edit_file", {{"path", ws_.file("notes/todo.txt")},
+  Json e = call("edit_file", {{"path", ws_.file("notes/plan.txt")},
                               {"edits", {{{"old_text", "two"}, {"new_text", "2"}}}}});
   ASSERT_FALSE(is_error(e)) << e.dump();
   EXPECT_NE(text_of(e).find("-two\n+2\n"), std::string::npos) << text_of(e);
-  EXPECT_EQ(read_host_file(ws_.file("notes/todo.txt")), "one\n2\nthree\n");
+  EXPECT_EQ(read_host_file(ws_.file("notes/plan.txt")), "one\n2\nthree\n");
 
   Json l = call("list_directory", {{"depth", 2}});
   ASSERT_FALSE(is_error(l)) << l.dump();
   std::vector<std::string> paths;
   for (const Json& entry : l.at("structuredContent").at("entries"))
     paths.push_back(entry.at("path"));
-  EXPECT_EQ(paths, (std::vector<std::string>{"notes", "notes/todo.txt"}));
+  EXPECT_EQ(paths, (std::vector<std::string>{"notes", "notes/plan.txt"}));
 }
 
 TEST_F(Tools, MissingFileAndAmbiguousEditAreErrorsThatChangeNothing) {
