@@ -77,14 +77,17 @@ int status() {
 }
 
 int fds() {
-  bool ok = false;
-  // opendir's own fd shows up in the listing; it is the highest one.
-  auto entries = list_dir("/proc/self/fd", &ok);
-  if (!ok) return err("opendir /proc/self/fd");
+  // The listing's own fd is left out by number: it is the lowest free fd,
+  // not the highest, when the caller handed over a high one.
+  DIR* d = opendir("/proc/self/fd");
+  if (!d) return err("opendir /proc/self/fd");
   std::vector<int> nums;
-  for (const auto& e : entries) nums.push_back(atoi(e.c_str()));
+  while (dirent* e = readdir(d)) {
+    const std::string n = e->d_name;
+    if (n != "." && n != ".." && atoi(n.c_str()) != dirfd(d)) nums.push_back(atoi(n.c_str()));
+  }
+  closedir(d);
   std::sort(nums.begin(), nums.end());
-  if (!nums.empty()) nums.pop_back();
   for (int n : nums) std::cout << "fd=" << n << "\n";
   return 0;
 }
