@@ -41,7 +41,7 @@ Result<Request> decode_request(std::string_view line) {
                  max_bytes->get<std::size_t>()};
 }
 
-std::string encode_reply(std::uint64_t id, const Result<OpReply>& reply) {
+std::string encode_reply_header(std::uint64_t id, const Result<OpReply>& reply) {
   Json head = {{"id", id}, {"ok", reply.has_value()}};
   std::string_view bytes;
   if (reply) {
@@ -56,7 +56,6 @@ std::string encode_reply(std::uint64_t id, const Result<OpReply>& reply) {
   // replace it rather than throw.
   std::string out = head.dump(-1, ' ', false, Json::error_handler_t::replace);
   out += '\n';
-  out.append(bytes);
   return out;
 }
 

@@ -35,8 +35,10 @@ std::string encode_request(const Request& request);
 // A request line (without its '\n'). Fails on anything but the shape above.
 Result<Request> decode_request(std::string_view line);
 
-// The reply to request `id`: header line + raw bytes, or the error line.
-std::string encode_reply(std::uint64_t id, const Result<OpReply>& reply);
+// The header line of the reply to request `id` ('\n' included), or the error
+// line. A successful reply's raw bytes follow it on the stream: they are
+// written from where they are (they can be megabytes), not copied after it.
+std::string encode_reply_header(std::uint64_t id, const Result<OpReply>& reply);
 
 // Reads replies from a byte stream: feed() what arrives, then take next()
 // until it says it needs more.

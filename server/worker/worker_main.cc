@@ -7,8 +7,10 @@
 // It runs no untrusted code and holds nothing secret (started by execve with
 // the jail's environment); a reply it cannot send ends it, and the server
 // starts another.
+#include <sys/uio.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
@@ -23,13 +25,19 @@ namespace {
 
 using brig::worker::OpContext;
 
-// Writes all of `data` to fd 1; false when the server is gone.
-bool write_all(std::string_view data) {
-  while (!data.empty()) {
-    const ssize_t n = ::write(STDOUT_FILENO, data.data(), data.size());
+// Writes all of head, then all of body, to fd 1 (one writev while the socket
+// takes everything); false when the server is gone.
+bool write_all(std::string_view head, std::string_view body) {
+  while (!head.empty() || !body.empty()) {
+    iovec parts[2] = {{const_cast<char*>(head.data()), head.size()},
+                      {const_cast<char*>(body.data()), body.size()}};
+    const ssize_t n = ::writev(STDOUT_FILENO, parts, 2);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) return false;
-    data.remove_prefix(static_cast<std::size_t>(n));
+    auto done = static_cast<std::size_t>(n);
+    const std::size_t from_head = std::min(done, head.size());
+    head.remove_prefix(from_head);
+    body.remove_prefix(done - from_head);
   }
   return true;
 }
@@ -83,7 +91,9 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "brig-worker: %s\n", request.error().to_string().c_str());
       return 1;
     }
-    if (!write_all(brig::worker::encode_reply(request->id, serve(*request, workspace)))) return 0;
+    const auto reply = serve(*request, workspace);
+    const std::string head = brig::worker::encode_reply_header(request->id, reply);
+    if (!write_all(head, reply ? std::string_view(reply->bytes) : std::string_view())) return 0;
   }
   return 0;
 }

@@ -2,8 +2,11 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <limits>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -82,6 +85,59 @@ TEST(ReadFile, CountsEveryLineOfALargeFile) {
   auto last = read_file_op(Json{{"path", "big.txt"}, {"offset", 100001}}, context_for(dir));
   ASSERT_TRUE(last);
   EXPECT_EQ(last->bytes, "no newline at the end");
+}
+
+// The lines offset..offset+limit-1 of text, whole, as a reader splitting at
+// every '\n' would keep them.
+std::string expected_range(const std::string& text, std::int64_t offset, std::int64_t limit) {
+  std::string out;
+  std::int64_t line = 1;
+  for (std::size_t i = 0; i < text.size(); ++line) {
+    const std::size_t nl = text.find('\n', i);
+    const std::size_t end = nl == std::string::npos ? text.size() : nl + 1;
+    if (line >= offset && line < offset + limit) out += text.substr(i, end - i);
+    i = end;
+  }
+  return out;
+}
+
+TEST(ReadFile, RangesAcrossReadChunksMatchALineByLineSplit) {
+  // Lines of varied length, so that lines straddle the 64 KiB reads, and
+  // ranges that start, end and lie inside chunks.
+  std::string text;
+  for (int i = 1; text.size() < 300000; ++i)
+    text += std::string(static_cast<std::size_t>(i % 97), 'x') + "\n";
+  text += "open last line";
+  TempDir dir;
+  dir.write("a.txt", text);
+  const std::int64_t total = std::count(text.begin(), text.end(), '\n') + 1;
+  for (const auto& [offset, limit] :
+       std::vector<std::pair<std::int64_t, std::int64_t>>{{1, total},
+                                                          {1, 1},
+                                                          {1, 1500},
+                                                          {1300, 2000},
+                                                          {2, total},
+                                                          {total, 1},
+                                                          {total - 1, 5},
+                                                          {4000, 3}}) {
+    auto r = read_file_op(Json{{"path", "a.txt"}, {"offset", offset}, {"limit", limit}},
+                          context_for(dir));
+    ASSERT_TRUE(r) << r.error().to_string();
+    const std::string want = expected_range(text, offset, limit);
+    EXPECT_EQ(r->bytes, want) << "offset " << offset << " limit " << limit;
+    EXPECT_EQ(r->header["total_lines"], total);
+    EXPECT_EQ(r->header["end_line"], std::min(offset + limit - 1, total));
+    EXPECT_EQ(r->header["truncated"], false);
+  }
+  // A byte cap inside the second chunk: whole lines only, and where to go on.
+  auto capped = read_file_op(Json{{"path", "a.txt"}, {"limit", total}},
+                             context_for(dir, /*max_bytes=*/100000));
+  ASSERT_TRUE(capped);
+  const std::int64_t end = capped->header["end_line"];
+  EXPECT_EQ(capped->bytes, expected_range(text, 1, end));
+  EXPECT_LE(capped->bytes.size(), 100000u);
+  EXPECT_GT(capped->bytes.size(), 100000u - 97u);
+  EXPECT_EQ(capped->header["truncated"], true);
 }
 
 TEST(ReadFile, OffsetPastTheEndIsAnError) {

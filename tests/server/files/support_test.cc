@@ -43,6 +43,18 @@ TEST(Utf8, CountsInvalidSequences) {
             2u);  // truncated, then a bad byte
 }
 
+TEST(Utf8, FindsInvalidBytesInsideLongAsciiRuns) {
+  // The ASCII fast path steps eight bytes at a time: a bad byte at every
+  // position of a word, and at the very end, is still counted.
+  for (std::size_t at = 0; at < 24; ++at) {
+    std::string s(24, 'a');
+    s[at] = '\xff';
+    EXPECT_EQ(count_invalid_utf8(s), 1u) << at;
+  }
+  EXPECT_EQ(count_invalid_utf8(std::string(1000, 'a') + "\xc3\xa9" + std::string(13, 'b')), 0u);
+  EXPECT_EQ(count_invalid_utf8(std::string(16, 'a') + "\xe2\x82"), 1u);  // cut at the end
+}
+
 TEST(Utf8, PrefixNeverSplitsASequence) {
   const std::string s = "a\xe2\x82\xac";  // a€
   EXPECT_EQ(utf8_prefix_length(s, 10), 4u);

@@ -33,8 +33,10 @@ TEST(WorkerWire, MalformedRequestsAreRefused) {
 
 TEST(WorkerWire, RawBytesWithNewlinesAndNulsReassembleFromAnySplit) {
   const std::string bytes = std::string("line\n\0\xff\xfe binary\n", 17);
-  const std::string stream = encode_reply(7, OpReply{Json{{"kind", "text"}}, bytes}) +
-                             encode_reply(8, std::unexpected(sys_error("read file", "/x", 2)));
+  // As the worker writes them: each header line, then a success's bytes.
+  const std::string stream =
+      encode_reply_header(7, OpReply{Json{{"kind", "text"}}, bytes}) + bytes +
+      encode_reply_header(8, std::unexpected(sys_error("read file", "/x", 2)));
   for (std::size_t split = 0; split <= stream.size(); ++split) {
     ReplyReader reader;
     reader.feed(std::string_view(stream).substr(0, split));
@@ -67,7 +69,7 @@ TEST(WorkerWire, RawBytesWithNewlinesAndNulsReassembleFromAnySplit) {
 
 TEST(WorkerWire, InvalidUtf8InAnErrorIsRepairedNotThrown) {
   const std::string line =
-      encode_reply(1, std::unexpected(sys_error("read file", "/bad\xff name", 13)));
+      encode_reply_header(1, std::unexpected(sys_error("read file", "/bad\xff name", 13)));
   ReplyReader reader;
   reader.feed(line);
   auto next = reader.next();
