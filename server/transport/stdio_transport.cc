@@ -47,8 +47,9 @@ asio::awaitable<std::size_t> StdioTransport::read_some(asio::mutable_buffer buff
   co_return co_await in_.async_read_some(buffer, asio::redirect_error(asio::use_awaitable, ec));
 }
 
-asio::awaitable<void> StdioTransport::write_all(asio::const_buffer buffer, std::error_code& ec) {
-  co_await asio::async_write(out_, buffer, asio::redirect_error(asio::use_awaitable, ec));
+asio::awaitable<void> StdioTransport::write_all(const std::vector<asio::const_buffer>& buffers,
+                                                std::error_code& ec) {
+  co_await asio::async_write(out_, buffers, asio::redirect_error(asio::use_awaitable, ec));
 }
 
 void StdioTransport::stop_reading() {

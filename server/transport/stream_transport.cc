@@ -122,16 +122,30 @@ void StreamTransport::start_writing() {
 asio::awaitable<void> StreamTransport::write_loop() {
   auto self = shared_from_this();
   while (!queue_.empty() && (state_ == State::open || state_ == State::closing)) {
-    std::error_code ec;
+    // Everything waiting, up to the 64 buffers asio gathers per system call
+    // and 256 KiB beyond the first message: one write for a pipelining
+    // client's many answers.
     // std::deque keeps references to elements valid across push_back.
-    co_await write_all(asio::buffer(queue_.front()), ec);
+    constexpr std::size_t max_messages = 64;
+    constexpr std::size_t batch_bytes = std::size_t{256} << 10;
+    batch_.clear();
+    std::size_t bytes = 0;
+    for (const std::string& m : queue_) {
+      if (batch_.size() == max_messages || (!batch_.empty() && bytes + m.size() > batch_bytes)) {
+        break;
+      }
+      batch_.push_back(asio::buffer(m));
+      bytes += m.size();
+    }
+    std::error_code ec;
+    co_await write_all(batch_, ec);
     if (state_ == State::closed) co_return;
     if (ec) {
       fail(Error{"write to peer", name_, ec.message(), ec.value()});
       co_return;
     }
-    queued_bytes_ -= queue_.front().size();
-    queue_.pop_front();
+    queued_bytes_ -= bytes;
+    for (std::size_t i = 0; i < batch_.size(); ++i) queue_.pop_front();
     if (queued_bytes_ < limits_.send_queue_bytes) {
       if (stall_armed_) {
         stall_armed_ = false;

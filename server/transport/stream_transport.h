@@ -1,6 +1,7 @@
 // StreamTransport: the Transport logic shared by every byte-stream connection
-// (pipes, terminals, Unix sockets): an outgoing queue written one message per
-// write, a read loop, and backpressure against a peer that stops reading.
+// (pipes, terminals, Unix sockets): an outgoing queue written as gathered
+// writes of every message waiting (a pipelining client gets many answers per
+// system call), a read loop, and backpressure against a peer that stops reading.
 //
 // Backpressure, exactly: every message is queued (none is dropped or split),
 // but once the queued bytes reach StreamLimits::send_queue_bytes the
@@ -21,6 +22,7 @@
 #include <optional>
 #include <string>
 #include <system_error>
+#include <vector>
 
 #include <asio/any_io_executor.hpp>
 #include <asio/awaitable.hpp>
@@ -59,8 +61,10 @@ class StreamTransport : public Transport, public std::enable_shared_from_this<St
   // One read request; sets ec (asio::error::eof at end of input).
   virtual asio::awaitable<std::size_t> read_some(asio::mutable_buffer buffer,
                                                  std::error_code& ec) = 0;
-  // Writes all of buffer (as one write request where the kernel takes it); sets ec.
-  virtual asio::awaitable<void> write_all(asio::const_buffer buffer, std::error_code& ec) = 0;
+  // Writes all of buffers, in order (one gathered write where the kernel takes
+  // them all); sets ec.
+  virtual asio::awaitable<void> write_all(const std::vector<asio::const_buffer>& buffers,
+                                          std::error_code& ec) = 0;
   // Ends reading: a pending read_some completes soon; writes go on.
   virtual void stop_reading() = 0;
   // Closes every descriptor; pending operations complete with errors.
@@ -92,6 +96,7 @@ class StreamTransport : public Transport, public std::enable_shared_from_this<St
   bool paused_ = false;
   bool stall_armed_ = false;
   std::deque<std::string> queue_;
+  std::vector<asio::const_buffer> batch_;  // what the write under way holds of queue_
   std::size_t queued_bytes_ = 0;
   asio::steady_timer drain_timer_;  // wakes a paused reader
   asio::steady_timer stall_timer_;  // runs while the queue is at or over the limit
