@@ -1,5 +1,6 @@
 #include "server/worker/wire.h"
 
+#include <algorithm>
 #include <utility>
 
 namespace brig::worker {
@@ -59,36 +60,60 @@ std::string encode_reply_header(std::uint64_t id, const Result<OpReply>& reply) 
   return out;
 }
 
-Result<std::optional<ReplyReader::Reply>> ReplyReader::next() {
-  const std::size_t newline = buffer_.find('\n');
-  if (newline == std::string::npos) {
-    if (buffer_.size() > max_header_)
-      return std::unexpected(malformed("a reply header line is longer than the limit"));
-    return std::nullopt;
+void ReplyReader::feed(std::string_view bytes) {
+  if (pending_ && pending_->result && buffer_.empty()) {
+    std::string& into = pending_->result->bytes;
+    const std::size_t n = std::min(bytes.size(), wanted_ - into.size());
+    into.append(bytes.substr(0, n));
+    bytes.remove_prefix(n);
   }
-  const Json head = Json::parse(std::string_view(buffer_).substr(0, newline), nullptr,
-                                /*allow_exceptions=*/false);
-  const auto id = head.is_object() ? head.find("id") : head.end();
-  if (!head.is_object() || id == head.end() || !id->is_number_unsigned() || !head.contains("ok") ||
-      !head["ok"].is_boolean() || !head.contains("bytes") || !head["bytes"].is_number_unsigned()) {
-    return std::unexpected(malformed("a reply header needs id, ok and bytes"));
-  }
-  const std::size_t size = head["bytes"].get<std::size_t>();
-  if (buffer_.size() - newline - 1 < size) return std::nullopt;
+  buffer_.append(bytes);
+}
 
-  Reply reply{id->get<std::uint64_t>(), OpReply{}};
-  if (head["ok"].get<bool>()) {
+void ReplyReader::take_bytes() {
+  std::string& into = pending_->result->bytes;
+  const std::size_t n = std::min(buffer_.size(), wanted_ - into.size());
+  into.append(buffer_, 0, n);
+  buffer_.erase(0, n);
+}
+
+Result<std::optional<ReplyReader::Reply>> ReplyReader::next() {
+  if (!pending_) {
+    const std::size_t newline = buffer_.find('\n');
+    if (newline == std::string::npos) {
+      if (buffer_.size() > max_header_)
+        return std::unexpected(malformed("a reply header line is longer than the limit"));
+      return std::nullopt;
+    }
+    const Json head = Json::parse(std::string_view(buffer_).substr(0, newline), nullptr,
+                                  /*allow_exceptions=*/false);
+    const auto id = head.is_object() ? head.find("id") : head.end();
+    if (!head.is_object() || id == head.end() || !id->is_number_unsigned() ||
+        !head.contains("ok") || !head["ok"].is_boolean() || !head.contains("bytes") ||
+        !head["bytes"].is_number_unsigned()) {
+      return std::unexpected(malformed("a reply header needs id, ok and bytes"));
+    }
+    buffer_.erase(0, newline + 1);
+    Reply reply{id->get<std::uint64_t>(), OpReply{}};
+    if (!head["ok"].get<bool>()) {
+      Json e = head.value("error", Json::object());
+      if (!e.is_object()) e = Json::object();
+      reply.result = std::unexpected(Error{e.value("what", std::string("worker operation")),
+                                           e.value("where", std::string()),
+                                           e.value("why", std::string()), e.value("errno", 0)});
+      return reply;  // an error carries no bytes
+    }
     reply.result->header = head.value("header", Json::object());
-    reply.result->bytes = buffer_.substr(newline + 1, size);
-  } else {
-    Json e = head.value("error", Json::object());
-    if (!e.is_object()) e = Json::object();
-    reply.result = std::unexpected(Error{e.value("what", std::string("worker operation")),
-                                         e.value("where", std::string()),
-                                         e.value("why", std::string()), e.value("errno", 0)});
+    wanted_ = head["bytes"].get<std::size_t>();
+    // Room for all of it, within reason: the count is the worker's word.
+    reply.result->bytes.reserve(std::min(wanted_, std::size_t{64} << 20));
+    pending_ = std::move(reply);
   }
-  buffer_.erase(0, newline + 1 + size);
-  return reply;
+  take_bytes();
+  if (pending_->result->bytes.size() < wanted_) return std::nullopt;
+  std::optional<Reply> done = std::move(pending_);
+  pending_.reset();
+  return done;
 }
 
 }  // namespace brig::worker

@@ -50,15 +50,23 @@ class ReplyReader {
   };
 
   explicit ReplyReader(std::size_t max_header_bytes = 1u << 20) : max_header_(max_header_bytes) {}
-  void feed(std::string_view bytes) { buffer_.append(bytes); }
+  void feed(std::string_view bytes);
   // The next complete reply; nullopt when more bytes are needed. Fails when
   // the stream is not a reply stream (a bad header line, or one over the
   // limit): the worker is then broken and must be replaced.
   Result<std::optional<Reply>> next();
 
  private:
+  // Moves what buffer_ holds of the pending reply's bytes into bytes_.
+  void take_bytes();
+
   std::size_t max_header_;
-  std::string buffer_;
+  std::string buffer_;  // bytes not yet taken: a header line and what follows
+  // The reply whose header has been read and whose bytes are still coming.
+  // They go straight into its own string, reserved once: a megabyte read is
+  // neither reparsed per chunk nor shifted and copied out of buffer_.
+  std::optional<Reply> pending_;
+  std::size_t wanted_ = 0;  // the pending reply's byte count
 };
 
 }  // namespace brig::worker
