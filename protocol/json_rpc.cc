@@ -210,6 +210,20 @@ Json to_json(const ErrorResponse& m) {
   return j;
 }
 
+std::string encode_response(const Id& id, const Json& result) {
+  // The members in the order encode() writes them (std::map: bytewise).
+  const Json id_json = id.to_json();
+  const std::size_t estimate = estimate_json_size(result) + estimate_json_size(id_json) + 32;
+  std::string out;
+  out.reserve(estimate + estimate / 8 + 1);
+  out += "{\"id\":";
+  append_json(out, id_json);
+  out += ",\"jsonrpc\":\"2.0\",\"result\":";
+  append_json(out, result);
+  out += '}';
+  return out;
+}
+
 std::string encode(const Json& j) {
   // Reserved once: a 1 MiB tool result is 2 MiB of text (content and
   // structuredContent), and growing the string by doubling copies it again and

@@ -120,6 +120,8 @@ Json to_json(const ErrorResponse& m);
 // error_handler_t::replace) gives (see json_encode.h). Never throws: invalid
 // UTF-8 in strings becomes U+FFFD. No trailing newline, but capacity for one.
 std::string encode(const Json& j);
+// encode(to_json(Response{id, result})), without building the envelope.
+std::string encode_response(const Id& id, const Json& result);
 
 }  // namespace brig::protocol
 

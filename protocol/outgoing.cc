@@ -26,31 +26,35 @@ Json Outgoing::decorate(Json result, Era era) const {
 
 Reply Outgoing::result(const Id& id, Json result, Era era, bool tool_call) const {
   Reply r;
-  r.line = encode(to_json(Response{id, decorate(std::move(result), era)}));
-  if (tool_call) {
-    auto stand_in = ToolResult::error("result too large to send: " + too_large(r.line.size()));
-    r.fallback = encode(to_json(Response{id, decorate(stand_in.to_json(), era)}));
-  } else {
-    r.fallback =
-        encode(to_json(make_error(id, error_code::kInternalError,
-                                  "response too large to send: " + too_large(r.line.size()))));
-  }
+  r.line = encode_response(id, decorate(std::move(result), era));
+  r.standin = Reply::Standin{id, era, tool_call};
   return r;
+}
+
+std::string Outgoing::fallback(const Reply& r) const {
+  if (!r.standin) return r.fallback;
+  const Reply::Standin& s = *r.standin;
+  if (s.tool_call) {
+    auto stand_in = ToolResult::error("result too large to send: " + too_large(r.line.size()));
+    return encode_response(s.id, decorate(stand_in.to_json(), s.era));
+  }
+  return encode(to_json(make_error(s.id, error_code::kInternalError,
+                                   "response too large to send: " + too_large(r.line.size()))));
 }
 
 Reply Outgoing::error(const ErrorResponse& e) const {
   ErrorResponse small = e;
   small.data.reset();
   small.message = clip(small.message, 1024);
-  return Reply{encode(to_json(e)), encode(to_json(small))};
+  return Reply{encode(to_json(e)), encode(to_json(small)), std::nullopt};
 }
 
 std::string Outgoing::single(const Reply& r) const {
-  return r.line.size() <= max_ ? r.line : r.fallback;
+  return r.line.size() <= max_ ? r.line : fallback(r);
 }
 
 std::string Outgoing::single(Reply&& r) const {
-  return r.line.size() <= max_ ? std::move(r.line) : std::move(r.fallback);
+  return r.line.size() <= max_ ? std::move(r.line) : fallback(r);
 }
 
 std::vector<std::string> Outgoing::batch(const std::vector<Reply>& replies) const {
@@ -68,7 +72,7 @@ std::vector<std::string> Outgoing::batch(const std::vector<Reply>& replies) cons
             [&](std::size_t a, std::size_t b) { return members[a].size() > members[b].size(); });
   for (std::size_t i : order) {
     if (total() <= max_) break;
-    members[i] = replies[i].fallback;
+    members[i] = fallback(replies[i]);
   }
   if (total() > max_) return members;
   std::string line = "[";

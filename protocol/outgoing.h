@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -14,10 +15,17 @@ namespace brig::protocol {
 
 // One encoded response and a small stand-in for when the full line is over
 // the limit: an isError tool result or a -32603 error that says how large
-// the response was and what the limit is.
+// the response was and what the limit is. A result's stand-in is made only
+// when it is needed (almost never): `standin` says how.
 struct Reply {
+  struct Standin {
+    Id id;
+    Era era;
+    bool tool_call;
+  };
   std::string line;
-  std::string fallback;
+  std::string fallback;            // an error's stand-in
+  std::optional<Standin> standin;  // a result's, made on demand
 };
 
 // Encodes responses for one session; never produces a line over max_bytes
@@ -41,6 +49,9 @@ class Outgoing {
   // stand-ins, largest first, until the array fits; if even that is too big,
   // each member goes out as its own line.
   std::vector<std::string> batch(const std::vector<Reply>& replies) const;
+
+  // The stand-in line of r.
+  std::string fallback(const Reply& r) const;
 
   std::size_t max_bytes() const { return max_; }
   // " N bytes, over the M-byte limit on outgoing messages" text for stand-ins.

@@ -226,6 +226,14 @@ TEST(Encode, MessagesHaveJsonrpcAndOmitAbsentParams) {
             R"({"id":2,"jsonrpc":"2.0","result":{}})");
 }
 
+TEST(Encode, ResponseWithoutEnvelopeIsTheSameBytes) {
+  const Json result{{"content", Json::array({Json{{"type", "text"}, {"text", "a \"b\"\n"}}})},
+                    {"isError", false}};
+  for (const Id& id : {Id(std::int64_t{0}), Id(-7), Id("r\u00e9q \"1\"")}) {
+    EXPECT_EQ(encode_response(id, result), encode(to_json(Response{id, result}))) << id.to_string();
+  }
+}
+
 TEST(Encode, InvalidUtf8IsReplacedNotThrown) {
   Json j{{"text", std::string("ok \xff\xfe end \xc3")}};
   std::string out;
