@@ -1,7 +1,5 @@
-// The compiled parts of fmt and toml++, built into the static `brig` (see
-// server/CMakeLists.txt): Debian ships both only as shared libraries, and
-// `brig run` must not pay the dynamic loader on every call. This is what
-// libfmt.so (fmt's src/format.cc) and libtomlplusplus.so contain.
+// What Debian's libfmt.so contains (fmt 9.1's src/format.cc), built into the
+// brig programs: see server/static_libs/CMakeLists.txt.
 #include <fmt/format-inl.h>
 
 FMT_BEGIN_NAMESPACE
@@ -20,6 +18,3 @@ template FMT_API auto decimal_point_impl(locale_ref) -> wchar_t;
 template FMT_API void buffer<wchar_t>::append(const wchar_t*, const wchar_t*);
 }  // namespace detail
 FMT_END_NAMESPACE
-
-#define TOML_IMPLEMENTATION
-#include <toml++/toml.h>
