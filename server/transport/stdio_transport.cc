@@ -47,9 +47,9 @@ asio::awaitable<std::size_t> StdioTransport::read_some(asio::mutable_buffer buff
   co_return co_await in_.async_read_some(buffer, asio::redirect_error(asio::use_awaitable, ec));
 }
 
-asio::awaitable<void> StdioTransport::write_all(const std::vector<asio::const_buffer>& buffers,
-                                                std::error_code& ec) {
-  co_await asio::async_write(out_, buffers, asio::redirect_error(asio::use_awaitable, ec));
+asio::awaitable<std::size_t> StdioTransport::write_some(
+    const std::vector<asio::const_buffer>& buffers, std::error_code& ec) {
+  co_return co_await out_.async_write_some(buffers, asio::redirect_error(asio::use_awaitable, ec));
 }
 
 void StdioTransport::stop_reading() {

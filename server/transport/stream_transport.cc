@@ -123,8 +123,9 @@ asio::awaitable<void> StreamTransport::write_loop() {
   auto self = shared_from_this();
   while (!queue_.empty() && (state_ == State::open || state_ == State::closing)) {
     // Everything waiting, up to the 64 buffers asio gathers per system call
-    // and 256 KiB beyond the first message: one write for a pipelining
-    // client's many answers.
+    // and 256 KiB beyond the first message, in one write: a pipelining
+    // client's many answers cost one system call. What the kernel took is
+    // accounted at once, a message partly written included.
     // std::deque keeps references to elements valid across push_back.
     constexpr std::size_t max_messages = 64;
     constexpr std::size_t batch_bytes = std::size_t{256} << 10;
@@ -134,18 +135,27 @@ asio::awaitable<void> StreamTransport::write_loop() {
       if (batch_.size() == max_messages || (!batch_.empty() && bytes + m.size() > batch_bytes)) {
         break;
       }
-      batch_.push_back(asio::buffer(m));
-      bytes += m.size();
+      batch_.push_back(batch_.empty() ? asio::buffer(m) + front_written_ : asio::buffer(m));
+      bytes += batch_.back().size();
     }
     std::error_code ec;
-    co_await write_all(batch_, ec);
+    std::size_t written = co_await write_some(batch_, ec);
     if (state_ == State::closed) co_return;
     if (ec) {
       fail(Error{"write to peer", name_, ec.message(), ec.value()});
       co_return;
     }
-    queued_bytes_ -= bytes;
-    for (std::size_t i = 0; i < batch_.size(); ++i) queue_.pop_front();
+    queued_bytes_ -= written;
+    while (written > 0) {
+      const std::size_t left = queue_.front().size() - front_written_;
+      if (written < left) {
+        front_written_ += written;
+        break;
+      }
+      written -= left;
+      front_written_ = 0;
+      queue_.pop_front();
+    }
     if (queued_bytes_ < limits_.send_queue_bytes) {
       if (stall_armed_) {
         stall_armed_ = false;
@@ -179,6 +189,7 @@ void StreamTransport::finish() {
   input_reported_ = true;
   queue_.clear();
   queued_bytes_ = 0;
+  front_written_ = 0;
   drain_timer_.cancel();
   stall_timer_.cancel();
   flush_timer_.cancel();

@@ -61,10 +61,10 @@ class StreamTransport : public Transport, public std::enable_shared_from_this<St
   // One read request; sets ec (asio::error::eof at end of input).
   virtual asio::awaitable<std::size_t> read_some(asio::mutable_buffer buffer,
                                                  std::error_code& ec) = 0;
-  // Writes all of buffers, in order (one gathered write where the kernel takes
-  // them all); sets ec.
-  virtual asio::awaitable<void> write_all(const std::vector<asio::const_buffer>& buffers,
-                                          std::error_code& ec) = 0;
+  // One gathered write of buffers, in order; returns how many bytes the
+  // kernel took (at least one unless ec is set).
+  virtual asio::awaitable<std::size_t> write_some(const std::vector<asio::const_buffer>& buffers,
+                                                  std::error_code& ec) = 0;
   // Ends reading: a pending read_some completes soon; writes go on.
   virtual void stop_reading() = 0;
   // Closes every descriptor; pending operations complete with errors.
@@ -97,6 +97,7 @@ class StreamTransport : public Transport, public std::enable_shared_from_this<St
   bool stall_armed_ = false;
   std::deque<std::string> queue_;
   std::vector<asio::const_buffer> batch_;  // what the write under way holds of queue_
+  std::size_t front_written_ = 0;          // bytes of queue_.front() already written
   std::size_t queued_bytes_ = 0;
   asio::steady_timer drain_timer_;  // wakes a paused reader
   asio::steady_timer stall_timer_;  // runs while the queue is at or over the limit

@@ -22,9 +22,10 @@ asio::awaitable<std::size_t> UnixConnection::read_some(asio::mutable_buffer buff
   co_return co_await socket_.async_read_some(buffer, asio::redirect_error(asio::use_awaitable, ec));
 }
 
-asio::awaitable<void> UnixConnection::write_all(const std::vector<asio::const_buffer>& buffers,
-                                                std::error_code& ec) {
-  co_await asio::async_write(socket_, buffers, asio::redirect_error(asio::use_awaitable, ec));
+asio::awaitable<std::size_t> UnixConnection::write_some(
+    const std::vector<asio::const_buffer>& buffers, std::error_code& ec) {
+  co_return co_await socket_.async_write_some(buffers,
+                                              asio::redirect_error(asio::use_awaitable, ec));
 }
 
 // SHUT_RD wakes a pending read with end-of-file while writes go on; the
