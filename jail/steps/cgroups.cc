@@ -135,10 +135,12 @@ std::string next_name() {
   return std::to_string(::getpid()) + "-" + std::to_string(++counter);
 }
 
-// Makes <own>/brig/<name> and opens what the jail needs; sets the limit
-// files through `configure`. Returns the errno text on failure.
+// Makes <own>/brig/<name> and opens what the jail needs (`join`: the file
+// the command writes itself into); sets the limit files through
+// `configure`. Returns the errno text on failure.
 template <class Configure>
-std::optional<std::string> make_group(Group& g, const Hierarchy& h, Configure configure) {
+std::optional<std::string> make_group(Group& g, const Hierarchy& h, const char* join,
+                                      Configure configure) {
   const std::string brig_dir = h.own_dir + "/brig";
   if (::mkdir(brig_dir.c_str(), 0755) != 0 && errno != EEXIST)
     return "mkdir " + brig_dir + ": " + err_text(errno);
@@ -146,8 +148,8 @@ std::optional<std::string> make_group(Group& g, const Hierarchy& h, Configure co
   if (::mkdir(dir.c_str(), 0755) != 0) return "mkdir " + dir + ": " + err_text(errno);
   g.paths.push_back(dir);
   if (auto why = configure(dir)) return why;
-  UniqueFd procs(::open((dir + "/cgroup.procs").c_str(), O_WRONLY | O_CLOEXEC));
-  if (!procs) return "open " + dir + "/cgroup.procs: " + err_text(errno);
+  UniqueFd procs(::open((dir + "/" + join).c_str(), O_WRONLY | O_CLOEXEC));
+  if (!procs) return "open " + dir + "/" + join + ": " + err_text(errno);
   UniqueFd parent(::open(brig_dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   if (!parent) return "open " + brig_dir + ": " + err_text(errno);
   g.procs_fds.push_back(std::move(procs));
@@ -187,17 +189,18 @@ std::optional<std::string> try_v2(Group& g, const ProcView& view, const Limits& 
     return "cgroup v2: mkdir " + brig_dir + ": " + err_text(errno);
   if (int e = write_file(brig_dir + "/cgroup.subtree_control", enable))
     return "cgroup v2: enable controllers in " + brig_dir + ": " + err_text(e);
-  auto why = make_group(g, *h, [&](const std::string& dir) -> std::optional<std::string> {
-    if (limits.pids)
-      if (int e = write_file(dir + "/pids.max", std::to_string(*limits.pids)))
-        return "write " + dir + "/pids.max: " + err_text(e);
-    if (limits.memory_bytes) {
-      if (int e = write_file(dir + "/memory.max", std::to_string(*limits.memory_bytes)))
-        return "write " + dir + "/memory.max: " + err_text(e);
-      write_file(dir + "/memory.swap.max", "0");  // absent without swap accounting
-    }
-    return std::nullopt;
-  });
+  auto why =
+      make_group(g, *h, "cgroup.procs", [&](const std::string& dir) -> std::optional<std::string> {
+        if (limits.pids)
+          if (int e = write_file(dir + "/pids.max", std::to_string(*limits.pids)))
+            return "write " + dir + "/pids.max: " + err_text(e);
+        if (limits.memory_bytes) {
+          if (int e = write_file(dir + "/memory.max", std::to_string(*limits.memory_bytes)))
+            return "write " + dir + "/memory.max: " + err_text(e);
+          write_file(dir + "/memory.swap.max", "0");  // absent without swap accounting
+        }
+        return std::nullopt;
+      });
   if (why) return "cgroup v2: " + *why;
   g.tier = LimitsTier::cgroup_v2;
   g.limits_pids = limits.pids.has_value();
@@ -209,7 +212,13 @@ std::optional<std::string> try_v1(Group& g, const ProcView& view, const std::str
                                   const Limits& limits) {
   const auto h = find_hierarchy(view, "cgroup", controller);
   if (!h) return "cgroup v1 " + controller + ": not mounted";
-  auto why = make_group(g, *h, [&](const std::string& dir) -> std::optional<std::string> {
+  // The command joins through `tasks`, as the one thread it is then: moving
+  // a whole process (cgroup.procs) write-locks the kernel's global
+  // cgroup_threadgroup_rwsem, which waits for an RCU grace period whenever
+  // the lock was idle; that took 5-20 ms at times here (a jail costs ~3),
+  // and more on a busy machine. A single thread moving itself skips the
+  // lock (since Linux 6.0), and the command's later children follow it.
+  auto why = make_group(g, *h, "tasks", [&](const std::string& dir) -> std::optional<std::string> {
     if (controller == "pids") {
       if (int e = write_file(dir + "/pids.max", std::to_string(*limits.pids)))
         return "write " + dir + "/pids.max: " + err_text(e);

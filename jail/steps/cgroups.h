@@ -29,7 +29,8 @@ struct Group {
   bool limits_memory = false;          // the memory limit is set
   std::string name;                    // the group's directory name under each brig dir
   std::vector<std::string> paths;      // the group directories (for remove())
-  std::vector<UniqueFd> procs_fds;     // each group's cgroup.procs, opened for writing
+  std::vector<UniqueFd>
+      procs_fds;  // each group's join file (v2 cgroup.procs, v1 tasks), for writing
   std::vector<UniqueFd> brig_dir_fds;  // each group's parent (".../brig"), for the init's unlinkat
   std::string
       detail;  // why a tier was not used ("cgroup v2 …: no pids controller"); empty if all applied
@@ -47,9 +48,9 @@ void remove(Group& group);
 // Returns how many were removed.
 int sweep_stale();
 
-// Child side: moves the calling process into every group by writing "0" to
-// each cgroup.procs fd (the child's numbers for Group::procs_fds). Returns 0
-// or errno, with the failed hierarchy's index in *failed.
+// Child side: moves the calling process, single-threaded, into every group
+// by writing "0" to each join fd (the child's numbers for Group::procs_fds).
+// Returns 0 or errno, with the failed hierarchy's index in *failed.
 int join_in_child(const std::vector<int>& procs_fds, int* failed);
 
 // Child side (the init, after every jail process is reaped): rmdir `name`
