@@ -417,15 +417,42 @@ Result<Jailed> spawn(const JailSpec& spec, const ExecRequest& req) {
   return j;
 }
 
-Result<Outcome> wait_forwarding(Jailed& j, std::optional<Jailed::Clock::time_point> deadline,
-                                int signal_fd) {
+namespace {
+
+// The records the init has written so far; every read is non-blocking.
+struct StatusSeen {
+  std::optional<StatusRecord> failure;  // the first setup failure
+  std::optional<StatusRecord> status;   // the command's status: the init is exiting
+  bool eof = false;                     // the init has exited (or closed the pipe)
+};
+
+void read_status(int fd, StatusSeen& seen) {
+  StatusRecord r;
+  ssize_t got;
+  while ((got = ::read(fd, &r, sizeof r)) == sizeof r) {
+    if (r.kind == StatusRecord::setup_failed && !seen.failure) seen.failure = r;
+    if (r.kind == StatusRecord::command_status) seen.status = r;
+  }
+  if (got == 0) seen.eof = true;
+}
+
+}  // namespace
+
+Result<Outcome> Jailed::wait_for(Jailed& j, std::optional<Clock::time_point> deadline,
+                                 int signal_fd, bool until_status) {
   if (j.reaped_)
     return std::unexpected(
         Error{"wait for a jail", std::to_string(j.pid_), "already waited for", 0});
   if (j.deadline_ && (!deadline || *j.deadline_ < *deadline)) deadline = j.deadline_;
   bool timed_out = false;
   bool grace = false;  // no pid namespace: the init was told to shut down
-  pollfd fds[2] = {{j.pidfd_.get(), POLLIN, 0}, {signal_fd, POLLIN, 0}};
+  bool init_exiting = false;
+  StatusSeen seen;
+  ::fcntl(j.status_fd_.get(), F_SETFL, O_NONBLOCK);
+  // poll ignores the entries whose fd is negative.
+  pollfd fds[3] = {{j.pidfd_.get(), POLLIN, 0},
+                   {signal_fd, POLLIN, 0},
+                   {until_status ? j.status_fd_.get() : -1, POLLIN, 0}};
   for (;;) {
     int timeout_ms = -1;
     if (deadline && !timed_out) {
@@ -433,7 +460,7 @@ Result<Outcome> wait_forwarding(Jailed& j, std::optional<Jailed::Clock::time_poi
           std::chrono::ceil<std::chrono::milliseconds>(*deadline - Jailed::Clock::now());
       timeout_ms = static_cast<int>(std::max<int64_t>(0, left.count()));
     }
-    const int n = ::poll(fds, signal_fd >= 0 ? 2 : 1, timeout_ms);
+    const int n = ::poll(fds, 3, timeout_ms);
     if (n < 0 && errno != EINTR)
       return std::unexpected(sys_error("poll the jail's pidfd", "", errno));
     if (n == 0 && grace) {
@@ -458,31 +485,43 @@ Result<Outcome> wait_forwarding(Jailed& j, std::optional<Jailed::Clock::time_poi
       }
       continue;
     }
-    if (n > 0 && signal_fd >= 0 && (fds[1].revents & POLLIN)) {
+    if (n > 0 && (fds[1].revents & POLLIN)) {
       signalfd_siginfo si;
       if (::read(signal_fd, &si, sizeof si) == sizeof si) j.signal(static_cast<int>(si.ssi_signo));
+    }
+    if (n > 0 && fds[2].revents) {
+      read_status(j.status_fd_.get(), seen);
+      // The init reports the command's status once it has killed and reaped
+      // every other process of the jail and removed its cgroups: what is
+      // left is its own exit, with the teardown of the jail's namespaces
+      // (~0.3 ms), which need not delay the caller.
+      if (seen.status && !timed_out && !grace) {
+        init_exiting = true;
+        break;
+      }
+      if (seen.eof) fds[2].fd = -1;
     }
     if (n > 0 && (fds[0].revents & POLLIN)) break;
   }
   siginfo_t info{};
   struct rusage ru {};
-  while (::syscall(SYS_waitid, P_PIDFD, j.pidfd_.get(), &info, WEXITED, &ru) != 0) {
+  while (!init_exiting &&
+         ::syscall(SYS_waitid, P_PIDFD, j.pidfd_.get(), &info, WEXITED, &ru) != 0) {
     if (errno != EINTR)
       return std::unexpected(sys_error("waitid the jail's init", std::to_string(j.pid_), errno));
   }
+  // An exiting init is neither waited for nor killed (~Jailed): it ends by
+  // itself, and its zombie goes when the caller exits.
   j.reaped_ = true;
   const auto ended = Jailed::Clock::now();
+  if (init_exiting && seen.status->cgroups_left == 0) j.cgroup_.paths.clear();
   cgroups::remove(j.cgroup_);
 
   // Every record was written before the init exited; only what the pipe
   // already holds counts.
-  std::optional<StatusRecord> failure, status;
-  ::fcntl(j.status_fd_.get(), F_SETFL, O_NONBLOCK);
-  StatusRecord r;
-  while (::read(j.status_fd_.get(), &r, sizeof r) == sizeof r) {
-    if (r.kind == StatusRecord::setup_failed && !failure) failure = r;
-    if (r.kind == StatusRecord::command_status) status = r;
-  }
+  read_status(j.status_fd_.get(), seen);
+  const std::optional<StatusRecord>& failure = seen.failure;
+  const std::optional<StatusRecord>& status = seen.status;
 
   Outcome o;
   if (failure) {
@@ -512,6 +551,11 @@ Result<Outcome> wait_forwarding(Jailed& j, std::optional<Jailed::Clock::time_poi
   return o;
 }
 
+Result<Outcome> wait_forwarding(Jailed& j, std::optional<Jailed::Clock::time_point> deadline,
+                                int signal_fd) {
+  return Jailed::wait_for(j, deadline, signal_fd, /*until_status=*/false);
+}
+
 Result<Outcome> wait(Jailed& j, std::optional<Jailed::Clock::time_point> deadline) {
   return wait_forwarding(j, deadline, -1);
 }
@@ -534,7 +578,7 @@ Outcome run(const JailSpec& spec, const ExecRequest& request) {
   if (j) process::release_code_pages(code);
   if (!j) {
     o = setup_failed_outcome(j.error().where, j.error().sys_errno, j.error().to_string());
-  } else if (auto w = wait_forwarding(*j, std::nullopt, sigfd.get()); !w) {
+  } else if (auto w = Jailed::wait_for(*j, std::nullopt, sigfd.get(), /*until_status=*/true); !w) {
     o = setup_failed_outcome("wait", w.error().sys_errno, w.error().to_string());
   } else {
     o = std::move(*w);

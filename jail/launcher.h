@@ -45,8 +45,14 @@ class Jailed {
   friend Result<Jailed> spawn(const JailSpec&, const ExecRequest&);
   friend Result<Outcome> wait(Jailed&, std::optional<Clock::time_point>);
   friend Result<Outcome> wait_forwarding(Jailed&, std::optional<Clock::time_point>, int);
+  friend Outcome run(const JailSpec&, const ExecRequest&);
   Jailed();
   void kill_and_reap();
+  // wait_forwarding; with `until_status`, returns as soon as the init has
+  // reported the command's status, without waiting for (or reaping) the
+  // init's own exit.
+  static Result<Outcome> wait_for(Jailed& j, std::optional<Clock::time_point> deadline,
+                                  int signal_fd, bool until_status);
 
   pid_t pid_ = -1;
   UniqueFd pidfd_;
@@ -84,7 +90,11 @@ Result<Outcome> wait_forwarding(Jailed& jailed, std::optional<Jailed::Clock::tim
 // spawn + wait for `brig run`, forwarding SIGHUP, SIGINT, SIGQUIT, SIGTERM,
 // SIGUSR1, SIGUSR2 and SIGWINCH to the jail while it runs (they are blocked
 // in the caller meanwhile, and the mask restored after). A spawn failure
-// becomes a setup_failed Outcome.
+// becomes a setup_failed Outcome. Returns as soon as the init reports the
+// command's status (every other process of the jail killed and reaped, its
+// cgroups removed), as bwrap does: the init's own exit, which tears the
+// namespaces down, is left to it, and its zombie to the caller's exit, so
+// the Outcome has no rusage. For a caller about to exit.
 Outcome run(const JailSpec& spec, const ExecRequest& request);
 
 }  // namespace brig::jail

@@ -32,8 +32,10 @@ struct Outcome {
   int exit_code = 0;                     // exited only
   int signal = 0;                        // signaled only
   SetupFailure setup;                    // setup_failed only
-  std::chrono::nanoseconds duration{0};  // from spawn to the init's reaping; 0 if never spawned
-  struct rusage rusage {};               // the whole jail's (the init and all it reaped)
+  std::chrono::nanoseconds duration{0};  // from spawn to the init's reaping (run(): to its
+                                         // report); 0 if never spawned
+  struct rusage rusage {};               // the whole jail's (the init and all it reaped); zero
+                                         // from run(), which does not reap the init
   LayerReport layers;                    // what was enforced; empty if never spawned
 
   // The status `brig run` exits with (see the top of this file).

@@ -37,10 +37,11 @@ const char* step_name(Step step);
 struct StatusRecord {
   enum Kind : uint32_t { setup_failed = 1, command_status = 2 };
   uint32_t kind = 0;
-  uint32_t step = 0;        // setup_failed: a Step
-  int32_t sys_errno = 0;    // setup_failed: the errno
-  int32_t index = -1;       // setup_failed: which op of the step, or -1
-  int32_t wait_status = 0;  // command_status: the command's raw wait status
+  uint32_t step = 0;         // setup_failed: a Step
+  int32_t sys_errno = 0;     // setup_failed: the errno
+  int32_t index = -1;        // setup_failed: which op of the step, or -1
+  int32_t wait_status = 0;   // command_status: the command's raw wait status
+  int32_t cgroups_left = 0;  // command_status: the jail's cgroups the init could not remove
 };
 
 // Child side: reports a failed step. Async-signal-safe; a failed write is

@@ -310,8 +310,11 @@ int join_in_child(const std::vector<int>& procs_fds, int* failed) {
   return 0;
 }
 
-void remove_in_child(const std::vector<int>& brig_dir_fds, const std::string& name) {
-  for (int fd : brig_dir_fds) ::unlinkat(fd, name.c_str(), AT_REMOVEDIR);
+int remove_in_child(const std::vector<int>& brig_dir_fds, const std::string& name) {
+  int left = 0;
+  for (int fd : brig_dir_fds)
+    if (::unlinkat(fd, name.c_str(), AT_REMOVEDIR) != 0) ++left;
+  return left;
 }
 
 }  // namespace brig::jail::cgroups

@@ -55,7 +55,7 @@ int join_in_child(const std::vector<int>& procs_fds, int* failed);
 
 // Child side (the init, after every jail process is reaped): rmdir `name`
 // under each brig directory fd (the child's numbers for Group::brig_dir_fds).
-// Errors are ignored: the launcher retries.
-void remove_in_child(const std::vector<int>& brig_dir_fds, const std::string& name);
+// Returns how many it could not remove (the launcher retries those).
+int remove_in_child(const std::vector<int>& brig_dir_fds, const std::string& name);
 
 }  // namespace brig::jail::cgroups

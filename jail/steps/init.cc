@@ -74,11 +74,14 @@ int exit_code_of(int wait_status) {
     }
     break;
   }
-  if (c.cgroup_dir_fds) cgroups::remove_in_child(*c.cgroup_dir_fds, *c.cgroup_name);
+  int cgroups_left = 0;
+  if (c.cgroup_dir_fds) cgroups_left = cgroups::remove_in_child(*c.cgroup_dir_fds, *c.cgroup_name);
   if (!have_status) ::_exit(128 + SIGKILL);
+  // Last: the launcher may stop waiting once it reads this.
   StatusRecord r;
   r.kind = StatusRecord::command_status;
   r.wait_status = wait_status;
+  r.cgroups_left = cgroups_left;
   [[maybe_unused]] ssize_t n = ::write(c.status_fd, &r, sizeof r);
   ::_exit(exit_code_of(wait_status));
 }

@@ -50,6 +50,21 @@ std::vector<std::string> watched_mounts(const std::vector<std::string>& dirs) {
   return out;
 }
 
+// This process's children (of every thread), from /proc.
+std::vector<pid_t> our_children() {
+  std::vector<pid_t> out;
+  DIR* d = ::opendir("/proc/self/task");
+  if (!d) return out;
+  while (const dirent* e = ::readdir(d)) {
+    if (e->d_name[0] == '.') continue;
+    std::ifstream in(std::string("/proc/self/task/") + e->d_name + "/children");
+    pid_t c;
+    while (in >> c) out.push_back(c);
+  }
+  ::closedir(d);
+  return out;
+}
+
 }  // namespace
 
 void SecurityTest::SetUp() {
@@ -127,6 +142,7 @@ BrigRan SecurityTest::brig_run(const std::vector<std::string>& args,
   const std::string& cwd = workspace();
 
   BrigRan ran;
+  const std::vector<pid_t> before = our_children();
   const pid_t pid = ::fork();
   if (pid < 0) {
     ADD_FAILURE() << "fork: " << ::strerror(errno);
@@ -153,6 +169,16 @@ BrigRan SecurityTest::brig_run(const std::vector<std::string>& args,
     ::waitpid(pid, &st, 0);
   } else if (WIFEXITED(st)) {
     ran.status = WEXITSTATUS(st);
+  }
+  // brig run returns once the jail's init reports the command's status and
+  // leaves the init to exit by itself: orphaned, it comes to this process
+  // (a subreaper), reaped here so that TearDown still finds no child left.
+  // brig was reaped, so its children are this process's children already.
+  for (pid_t c : our_children()) {
+    if (std::find(before.begin(), before.end(), c) != before.end()) continue;
+    while ((done = ::waitpid(c, &st, WNOHANG)) == 0 && Clock::now() < deadline)
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    if (done == 0) ADD_FAILURE() << "the jail's init " << c << " did not exit";
   }
   ran.out = jail::test::slurp(out.get());
   ran.err = jail::test::slurp(err.get());

@@ -52,7 +52,9 @@ class SecurityTest : public jail::test::JailTest {
 
   // `brig run ARGS…` from workspace() with env ("NAME=value") besides PATH
   // and HOME=home(); stdin /dev/null. Every fd of this process without
-  // CLOEXEC is inherited, as a user's shell would hand it on.
+  // CLOEXEC is inherited, as a user's shell would hand it on. Returns once
+  // brig and the jail's init it leaves to exit (an orphan that comes to this
+  // subreaper) are reaped.
   BrigRan brig_run(const std::vector<std::string>& args, const std::vector<std::string>& env = {});
   // argv for the probe copied into the workspace, with marker() appended.
   std::vector<std::string> probe(std::vector<std::string> args) const;
