@@ -16,16 +16,14 @@
 namespace brig::jail {
 
 struct ChildPlan {
-  // Fd numbers in the child once fds.moves are done (contain.cc step 3).
+  // Fd numbers in the child once fds.moves are done (contain.cc step 2).
   static constexpr int kStatusFd = 3;  // status records; CLOEXEC
   static constexpr int kWatchFd = 4;   // read end of the launcher's watch pipe
+  static constexpr int kSyncFd = 5;    // the sync socket, for the cgroups (then closed)
 
   int sync_fd = -1;               // the child's end of the sync socketpair (before the fd step)
   int status_fd_before_fds = -1;  // the status pipe's number before the fd step
   process::FdPlan fds;
-  std::vector<int> cgroup_procs_fds;  // child numbers, see cgroups::join_in_child
-  std::vector<int> cgroup_dir_fds;    // child numbers, see cgroups::remove_in_child
-  std::string cgroup_name;
 
   bool pid_namespace = true;  // the init is PID 1: its exit ends every jail process
   bool loopback_up = false;   // a new network namespace
@@ -42,7 +40,7 @@ struct ChildPlan {
   gid_t gid = 0;
   bool drop_groups = false;
 
-  std::vector<process::Rlimit> rlimits;
+  std::vector<process::Rlimit> rlimits;        // with the stand-ins for cgroups (plan_rlimits)
   std::vector<process::PageRange> code_pages;  // released by the command before its execve
   std::string cwd;                             // inside the jail
   caps::Prepared caps;

@@ -33,7 +33,8 @@ BRIG_ON_COMMAND_STACK [[noreturn]] void fail(Step step, int err, int index = -1,
 // each layer needs: caps are dropped while the process may still change
 // them; no_new_privs before Landlock and seccomp (which need it without
 // CAP_SYS_ADMIN); seccomp last so that it need not allow any setup syscall.
-BRIG_ON_COMMAND_STACK [[noreturn]] void run_command(const ChildPlan& p) {
+BRIG_ON_COMMAND_STACK [[noreturn]] void run_command(const ChildPlan& p,
+                                                    const cgroups::Received& cgroups) {
   // Ignored signals and the blocked mask survive execve: the init's must not.
   if (int e = process::reset_signals_in_child()) fail(Step::signals, e);
   if (!p.pid_namespace && ::setpgid(0, 0) != 0) fail(Step::identity, errno);
@@ -42,8 +43,10 @@ BRIG_ON_COMMAND_STACK [[noreturn]] void run_command(const ChildPlan& p) {
   if (p.switch_ids)
     if (int e = process::switch_ids_in_child(p.uid, p.gid)) fail(Step::identity, e);
   int failed = -1;
-  if (int e = cgroups::join_in_child(p.cgroup_procs_fds, &failed)) fail(Step::cgroup, e, failed);
-  if (int e = process::apply_rlimits_in_child(p.rlimits, &failed)) fail(Step::rlimit, e, failed);
+  if (int e = cgroups::join_in_child(cgroups, &failed)) fail(Step::cgroup, e, failed);
+  if (int e = process::apply_rlimits_in_child(p.rlimits, cgroups.limits_pids, cgroups.limits_memory,
+                                              &failed))
+    fail(Step::rlimit, e, failed);
   if (::chdir(p.cwd.c_str()) != 0) fail(Step::chdir, errno);
   if (int e = caps::apply_in_child(p.caps)) fail(Step::caps, e);
   if (int e = caps::set_no_new_privs_in_child()) fail(Step::no_new_privs, e);
@@ -59,8 +62,15 @@ BRIG_ON_COMMAND_STACK [[noreturn]] void run_command(const ChildPlan& p) {
   fail(Step::exec, e, -1, e == ENOENT || e == ENOTDIR ? 127 : 126);
 }
 
-BRIG_ON_COMMAND_STACK int command_main(void* plan) {
-  run_command(*static_cast<const ChildPlan*>(plan));
+// What the command reads of the init's memory.
+struct CommandArgs {
+  const ChildPlan* plan;
+  const cgroups::Received* cgroups;
+};
+
+BRIG_ON_COMMAND_STACK int command_main(void* arg) {
+  const auto* a = static_cast<const CommandArgs*>(arg);
+  run_command(*a->plan, *a->cgroups);
 }
 
 // The command's stack while it shares the init's memory (until execve). In
@@ -113,7 +123,13 @@ void contain(const ChildPlan& p) {
   if (p.set_hostname && ::sethostname(p.hostname.data(), p.hostname.size()) != 0)
     fail(Step::hostname, errno);
 
-  // 6. Start the command; this process stays as the jail's init. The
+  // 6. The cgroups, which the launcher made meanwhile (an empty message when
+  //    there are none); EOF means the launcher gave up.
+  cgroups::Received cgroups;
+  if (int e = cgroups::receive_in_child(ChildPlan::kSyncFd, &cgroups)) fail(Step::cgroup, e);
+  ::close(ChildPlan::kSyncFd);
+
+  // 7. Start the command; this process stays as the jail's init. The
   //    signalfd exists before the command so that no SIGCHLD is missed. The
   //    command shares the init's memory until its execve (vfork-style, not
   //    the jail's own clone: nothing has to happen in the init meanwhile),
@@ -121,8 +137,9 @@ void contain(const ChildPlan& p) {
   //    down at execve.
   const int sigfd = init::open_signalfd_in_child();
   if (sigfd < 0) fail(Step::signals, -sigfd);
-  const pid_t command = clone::vfork_on_stack(command_main, const_cast<ChildPlan*>(&p),
-                                              command_stack, sizeof command_stack);
+  CommandArgs args{&p, &cgroups};
+  const pid_t command =
+      clone::vfork_on_stack(command_main, &args, command_stack, sizeof command_stack);
   if (command < 0) fail(Step::fork, errno);
   // The memory was shared, and a uid change in the command (switch_ids)
   // resets the shared mm's dumpable flag to fs.suid_dumpable, which may be 2:
@@ -134,8 +151,7 @@ void contain(const ChildPlan& p) {
   config.pid_namespace = p.pid_namespace;
   config.status_fd = ChildPlan::kStatusFd;
   config.watch_fd = ChildPlan::kWatchFd;
-  config.cgroup_dir_fds = &p.cgroup_dir_fds;
-  config.cgroup_name = &p.cgroup_name;
+  config.cgroups = &cgroups;
   init::supervise(command, sigfd, config);
 }
 

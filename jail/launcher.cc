@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/signalfd.h>
@@ -66,6 +67,36 @@ std::string namespaces_not_used(const Namespaces& ns) {
   return s;
 }
 
+// Sets the report's cgroups entry (in place, or appended) and limits tier.
+void report_cgroups(LayerReport& r, const Limits& l, const cgroups::Group& group) {
+  LayerStatus entry{Layer::cgroups, LayerState::off, ""};
+  r.limits_tier = LimitsTier::none;
+  if (l.pids || l.memory_bytes) {
+    r.limits_tier = group.tier;
+    const bool pids_ok = !l.pids || group.limits_pids;
+    const bool memory_ok = !l.memory_bytes || group.limits_memory;
+    if (pids_ok && memory_ok) {
+      entry.state = LayerState::enforced;
+    } else {
+      std::string instead;
+      if (!pids_ok) instead += "RLIMIT_NPROC for pids";
+      if (!memory_ok)
+        instead += std::string(instead.empty() ? "" : ", ") + "RLIMIT_DATA for memory";
+      if (group.tier == LimitsTier::none) r.limits_tier = LimitsTier::rlimits;
+      entry.state = LayerState::degraded;
+      entry.detail = group.detail + " -> " + instead;
+    }
+  }
+  for (auto& existing : r.layers)
+    if (existing.layer == Layer::cgroups) {
+      existing = std::move(entry);
+      return;
+    }
+  r.layers.push_back(std::move(entry));
+}
+
+// Before spawn has made the cgroups, `group` is an empty Group, and the
+// cgroups entry says so until report_cgroups replaces it.
 LayerReport report_layers(const JailSpec& spec, const ChildPlan& plan,
                           const cgroups::Group& group) {
   LayerReport r;
@@ -84,33 +115,20 @@ LayerReport report_layers(const JailSpec& spec, const ChildPlan& plan,
   const LayerStatus landlock = landlock::layer_status(spec.landlock, plan.landlock);
   add(landlock.layer, landlock.state, landlock.detail);
   add(Layer::seccomp, plan.seccomp.enabled ? LayerState::enforced : LayerState::off, "");
-  const Limits& l = spec.limits;
-  if (!l.pids && !l.memory_bytes) {
-    add(Layer::cgroups, LayerState::off, "");
-  } else {
-    r.limits_tier = group.tier;
-    const bool pids_ok = !l.pids || group.limits_pids;
-    const bool memory_ok = !l.memory_bytes || group.limits_memory;
-    if (pids_ok && memory_ok) {
-      add(Layer::cgroups, LayerState::enforced, "");
-    } else {
-      std::string instead;
-      if (!pids_ok) instead += "RLIMIT_NPROC for pids";
-      if (!memory_ok)
-        instead += std::string(instead.empty() ? "" : ", ") + "RLIMIT_DATA for memory";
-      if (group.tier == LimitsTier::none) r.limits_tier = LimitsTier::rlimits;
-      add(Layer::cgroups, LayerState::degraded, group.detail + " -> " + instead);
-    }
-  }
+  report_cgroups(r, spec.limits, group);
   add(Layer::capabilities,
       plan.caps.unenforced.empty() ? LayerState::enforced : LayerState::degraded,
       join(plan.caps.unenforced));
   return r;
 }
 
-Result<void> check_required(const JailSpec& spec, const LayerReport& report) {
+// Before the cgroups are made (`cgroups_made` false), their entry is not
+// known yet and is not checked.
+Result<void> check_required(const JailSpec& spec, const LayerReport& report,
+                            bool cgroups_made = true) {
   for (const auto& l : report.layers) {
     if (!is_required(spec, l.layer) || l.state == LayerState::enforced) continue;
+    if (l.layer == Layer::cgroups && !cgroups_made) continue;
     return std::unexpected(
         step_error("require", std::string("required layer ") + layer_name(l.layer),
                    std::string(l.state == LayerState::off ? "switched off by the spec"
@@ -175,7 +193,7 @@ Result<void> degrade_to_no_namespaces(const JailSpec& spec, ChildPlan& plan, Lay
       for (const auto& u : plan.caps.unenforced) l.detail += (l.detail.empty() ? "" : "; ") + u;
     }
   }
-  return check_required(spec, report);
+  return check_required(spec, report, /*cgroups_made=*/false);
 }
 
 // Once per process: groups a killed brig left behind.
@@ -225,10 +243,8 @@ Result<std::unique_ptr<ChildPlan>> plan_child(const JailSpec& spec, const ExecRe
   return p;
 }
 
-// Where each fd goes in the child (ChildPlan's fixed numbers), and which
-// child numbers the cgroup fds get.
-Result<void> plan_fds(ChildPlan& p, const ExecRequest& req, int status_w, int watch_r,
-                      const cgroups::Group& group) {
+// Where each fd goes in the child (ChildPlan's fixed numbers).
+Result<void> plan_fds(ChildPlan& p, const ExecRequest& req, int status_w, int watch_r, int sync) {
   const int stdio[3] = {req.stdin_fd < 0 ? 0 : req.stdin_fd, req.stdout_fd < 0 ? 1 : req.stdout_fd,
                         req.stderr_fd < 0 ? 2 : req.stderr_fd};
   for (int i = 0; i < 3; ++i) {
@@ -239,17 +255,8 @@ Result<void> plan_fds(ChildPlan& p, const ExecRequest& req, int status_w, int wa
   }
   p.fds.moves.push_back({status_w, ChildPlan::kStatusFd, true});
   p.fds.moves.push_back({watch_r, ChildPlan::kWatchFd, true});
-  int next = ChildPlan::kWatchFd + 1;
-  for (const auto& fd : group.procs_fds) {
-    p.fds.moves.push_back({fd.get(), next, true});
-    p.cgroup_procs_fds.push_back(next++);
-  }
-  for (const auto& fd : group.brig_dir_fds) {
-    p.fds.moves.push_back({fd.get(), next, true});
-    p.cgroup_dir_fds.push_back(next++);
-  }
-  p.cgroup_name = group.name;
-  p.fds.first_unused = next;
+  p.fds.moves.push_back({sync, ChildPlan::kSyncFd, true});
+  p.fds.first_unused = ChildPlan::kSyncFd + 1;
   return {};
 }
 
@@ -347,14 +354,9 @@ Result<Jailed> spawn(const JailSpec& spec, const ExecRequest& req) {
   j.plan_ = BRIG_TRY(plan_child(spec, req));
   ChildPlan& plan = *j.plan_;
 
-  j.cgroup_ = cgroups::create(spec.limits);
-  plan.rlimits = process::plan_rlimits(spec.limits, /*nproc_for_pids=*/!j.cgroup_.limits_pids,
-                                       /*data_for_memory=*/!j.cgroup_.limits_memory);
+  plan.rlimits = process::plan_rlimits(spec.limits);
   j.layers_ = report_layers(spec, plan, j.cgroup_);
-  if (auto ok = check_required(spec, j.layers_); !ok) {
-    cgroups::remove(j.cgroup_);
-    return std::unexpected(ok.error());
-  }
+  BRIG_TRY_VOID(check_required(spec, j.layers_, /*cgroups_made=*/false));
 
   int sync[2], status[2], watch[2];
   if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sync) != 0)
@@ -368,7 +370,7 @@ Result<Jailed> spawn(const JailSpec& spec, const ExecRequest& req) {
     return std::unexpected(step_sys_error("sync", "watch pipe", errno));
   UniqueFd watch_r(watch[0]);
   j.watch_fd_.reset(watch[1]);
-  BRIG_TRY_VOID(plan_fds(plan, req, status_w.get(), watch_r.get(), j.cgroup_));
+  BRIG_TRY_VOID(plan_fds(plan, req, status_w.get(), watch_r.get(), sync_child.get()));
   plan.sync_fd = sync_child.get();
   plan.status_fd_before_fds = status_w.get();
 
@@ -377,16 +379,12 @@ Result<Jailed> spawn(const JailSpec& spec, const ExecRequest& req) {
   pid_t pid = clone::clone3_with_pidfd(flags, &pidfd);
   if (pid < 0 && spec.namespaces.user && userns_refused(errno) &&
       !is_required(spec, Layer::namespaces)) {
-    if (auto ok = degrade_to_no_namespaces(spec, plan, j.layers_, errno); !ok) {
-      cgroups::remove(j.cgroup_);
-      return std::unexpected(ok.error());
-    }
+    BRIG_TRY_VOID(degrade_to_no_namespaces(spec, plan, j.layers_, errno));
     flags = 0;
     pid = clone::clone3_with_pidfd(flags, &pidfd);
   }
   if (pid < 0) {
     const int err = errno;
-    cgroups::remove(j.cgroup_);
     std::string why = ::strerror(err);
     if (spec.namespaces.user && userns_refused(err)) why += std::string(" (") + kUsernsRemedy + ")";
     return std::unexpected(Error{"clone3 with the jail's namespaces", "clone3", why, err});
@@ -398,9 +396,6 @@ Result<Jailed> spawn(const JailSpec& spec, const ExecRequest& req) {
   sync_child.reset();
   status_w.reset();
   watch_r.reset();
-  // The jail's cgroup fds are the child's now; the parent keeps the paths.
-  j.cgroup_.procs_fds.clear();
-  j.cgroup_.brig_dir_fds.clear();
 
   j.pid_namespace_ = plan.pid_namespace;
   if (flags & CLONE_NEWUSER) {
@@ -410,9 +405,27 @@ Result<Jailed> spawn(const JailSpec& spec, const ExecRequest& req) {
   const char go = 1;
   if (::write(sync_parent.get(), &go, 1) != 1)
     return std::unexpected(step_sys_error("sync", "release the jail's child", errno));
-  // While the child builds the jail: sweeping reads /proc and the cgroup
-  // directories, ~0.2 ms that need not delay the jail. Its own group is
-  // named for this live process, so it is never swept.
+
+  // The child waits on this CPU until this process sleeps: this process
+  // moves to another one (taking back its affinity once there), and makes
+  // the cgroups (~0.2 ms as root, mostly mkdir) while the child builds the
+  // jail, which needs them only once it starts the command.
+  cpu_set_t cpus;
+  if (::sched_getaffinity(0, sizeof cpus, &cpus) == 0 && clone::move_to_other_cpu(0, cpus))
+    ::sched_setaffinity(0, sizeof cpus, &cpus);
+  j.cgroup_ = cgroups::create(spec.limits);
+  report_cgroups(j.layers_, spec.limits, j.cgroup_);
+  BRIG_TRY_VOID(check_required(spec, j.layers_));  // ~Jailed kills the child
+  // EPIPE: the child has already failed (and exited); wait() says why.
+  if (int e = cgroups::send_to_child(sync_parent.get(), j.cgroup_); e != 0 && e != EPIPE)
+    return std::unexpected(step_sys_error("cgroup", "hand the cgroups to the jail's child", e));
+  // The child has its own copies of the fds; the launcher keeps the paths.
+  j.cgroup_.procs_fds.clear();
+  j.cgroup_.brig_dir_fds.clear();
+
+  // Sweeping reads /proc and the cgroup directories, ~0.05 ms that need not
+  // delay the jail either. Its own group is named for this live process, so
+  // it is never swept.
   sweep_once();
   return j;
 }

@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -301,19 +302,80 @@ int sweep_stale() {
   return removed;
 }
 
-int join_in_child(const std::vector<int>& procs_fds, int* failed) {
-  for (size_t i = 0; i < procs_fds.size(); ++i)
-    if (::write(procs_fds[i], "0", 1) != 1) {
-      *failed = static_cast<int>(i);
+int send_to_child(int sock, const Group& g) {
+  const size_t n = g.procs_fds.size();
+  if (n > static_cast<size_t>(Received::kMaxGroups) || g.brig_dir_fds.size() != n) return EINVAL;
+  Received r;
+  if (g.name.size() >= sizeof r.name) return ENAMETOOLONG;
+  r.count = static_cast<int>(n);
+  r.limits_pids = g.limits_pids;
+  r.limits_memory = g.limits_memory;
+  ::memcpy(r.name, g.name.data(), g.name.size());
+  int fds[2 * Received::kMaxGroups];
+  for (size_t i = 0; i < n; ++i) {
+    fds[i] = g.procs_fds[i].get();
+    fds[n + i] = g.brig_dir_fds[i].get();
+  }
+  char control[CMSG_SPACE(sizeof fds)] = {};
+  iovec iov{&r, sizeof r};
+  msghdr msg{};
+  msg.msg_iov = &iov;
+  msg.msg_iovlen = 1;
+  if (n > 0) {
+    msg.msg_control = control;
+    msg.msg_controllen = CMSG_SPACE(2 * n * sizeof(int));
+    cmsghdr* c = CMSG_FIRSTHDR(&msg);
+    c->cmsg_level = SOL_SOCKET;
+    c->cmsg_type = SCM_RIGHTS;
+    c->cmsg_len = CMSG_LEN(2 * n * sizeof(int));
+    ::memcpy(CMSG_DATA(c), fds, 2 * n * sizeof(int));
+  }
+  ssize_t sent;
+  while ((sent = ::sendmsg(sock, &msg, MSG_NOSIGNAL)) < 0 && errno == EINTR) {
+  }
+  if (sent < 0) return errno;
+  return sent == sizeof r ? 0 : EPIPE;
+}
+
+int receive_in_child(int sock, Received* out) {
+  char control[CMSG_SPACE(2 * Received::kMaxGroups * sizeof(int))] = {};
+  iovec iov{out, sizeof *out};
+  msghdr msg{};
+  msg.msg_iov = &iov;
+  msg.msg_iovlen = 1;
+  msg.msg_control = control;
+  msg.msg_controllen = sizeof control;
+  ssize_t got;
+  while ((got = ::recvmsg(sock, &msg, MSG_CMSG_CLOEXEC | MSG_WAITALL)) < 0 && errno == EINTR) {
+  }
+  if (got < 0) return errno;
+  if (got != sizeof *out || (msg.msg_flags & MSG_CTRUNC)) return EPIPE;
+  if (out->count < 0 || out->count > Received::kMaxGroups) return EPROTO;
+  out->name[sizeof out->name - 1] = 0;
+  const size_t n = static_cast<size_t>(out->count);
+  if (n == 0) return 0;
+  const cmsghdr* c = CMSG_FIRSTHDR(&msg);
+  if (!c || c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS ||
+      c->cmsg_len != CMSG_LEN(2 * n * sizeof(int)))
+    return EPROTO;
+  ::memcpy(out->procs_fds, CMSG_DATA(c), n * sizeof(int));
+  ::memcpy(out->dir_fds, CMSG_DATA(c) + n * sizeof(int), n * sizeof(int));
+  return 0;
+}
+
+int join_in_child(const Received& groups, int* failed) {
+  for (int i = 0; i < groups.count; ++i)
+    if (::write(groups.procs_fds[i], "0", 1) != 1) {
+      *failed = i;
       return errno;
     }
   return 0;
 }
 
-int remove_in_child(const std::vector<int>& brig_dir_fds, const std::string& name) {
+int remove_in_child(const Received& groups) {
   int left = 0;
-  for (int fd : brig_dir_fds)
-    if (::unlinkat(fd, name.c_str(), AT_REMOVEDIR) != 0) ++left;
+  for (int i = 0; i < groups.count; ++i)
+    if (::unlinkat(groups.dir_fds[i], groups.name, AT_REMOVEDIR) != 0) ++left;
   return left;
 }
 

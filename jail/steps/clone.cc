@@ -36,4 +36,12 @@ pid_t vfork_on_stack(int (*fn)(void*), void* arg, char* stack, size_t stack_size
   return ::clone(fn, stack + stack_size, CLONE_VM | CLONE_VFORK | SIGCHLD, arg);
 }
 
+bool move_to_other_cpu(pid_t pid, const cpu_set_t& allowed) {
+  unsigned cpu = 0;
+  if (::syscall(SYS_getcpu, &cpu, nullptr, nullptr) != 0) return false;
+  cpu_set_t others = allowed;
+  CPU_CLR(cpu, &others);
+  return CPU_COUNT(&others) > 0 && ::sched_setaffinity(pid, sizeof others, &others) == 0;
+}
+
 }  // namespace brig::jail::clone

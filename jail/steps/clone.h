@@ -4,6 +4,7 @@
 // start the command without glibc's fork bookkeeping for the same reason.
 #pragma once
 
+#include <sched.h>
 #include <sys/types.h>
 
 #include <cstdint>
@@ -30,5 +31,13 @@ pid_t clone3_with_pidfd(uint64_t flags, int* pidfd);
 // of CLONE_THREAD, CLONE_SIGHAND or CLONE_FS is set. Returns the child's pid
 // or -1 with errno.
 pid_t vfork_on_stack(int (*fn)(void*), void* arg, char* stack, size_t stack_size);
+
+// Moves `pid` (0: the caller) to the CPUs of `allowed` but the one the
+// caller runs on, if there is another; returns whether it did. A new process
+// starts on its parent's CPU and waits there until the parent sleeps, even
+// with other CPUs idle (a scheduler that packs tasks onto few CPUs, as this
+// project's VMs do, keeps it there); moved, both run at once. Whoever was
+// moved restores `allowed` once it runs where it was sent. Async-signal-safe.
+bool move_to_other_cpu(pid_t pid, const cpu_set_t& allowed);
 
 }  // namespace brig::jail::clone

@@ -75,7 +75,7 @@ int exit_code_of(int wait_status) {
     break;
   }
   int cgroups_left = 0;
-  if (c.cgroup_dir_fds) cgroups_left = cgroups::remove_in_child(*c.cgroup_dir_fds, *c.cgroup_name);
+  if (c.cgroups) cgroups_left = cgroups::remove_in_child(*c.cgroups);
   if (!have_status) ::_exit(128 + SIGKILL);
   // Last: the launcher may stop waiting once it reads this.
   StatusRecord r;

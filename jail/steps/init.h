@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "jail/steps/cgroups.h"
 #include "jail/steps/process.h"
 
 namespace brig::jail::init {
@@ -28,10 +29,9 @@ int open_signalfd_in_child();
 
 struct Config {
   bool pid_namespace = true;
-  int status_fd = -1;  // for the final command_status record
-  int watch_fd = -1;   // POLLHUP = the launcher is gone
-  const std::vector<int>* cgroup_dir_fds = nullptr;
-  const std::string* cgroup_name = nullptr;
+  int status_fd = -1;                          // for the final command_status record
+  int watch_fd = -1;                           // POLLHUP = the launcher is gone
+  const cgroups::Received* cgroups = nullptr;  // removed once every jail process is reaped
   // Released (process::release_code_pages) before the loop first waits.
   const std::vector<process::PageRange>* code_pages = nullptr;
 };

@@ -29,7 +29,7 @@ int arrange_fds_in_child(const FdPlan& plan) {
   return ::close_range(static_cast<unsigned>(plan.first_unused), ~0U, 0) == 0 ? 0 : errno;
 }
 
-std::vector<Rlimit> plan_rlimits(const Limits& limits, bool nproc_for_pids, bool data_for_memory) {
+std::vector<Rlimit> plan_rlimits(const Limits& limits) {
   std::vector<Rlimit> out;
   auto add = [&](int resource, const std::optional<uint64_t>& v) {
     if (!v) return;
@@ -44,17 +44,22 @@ std::vector<Rlimit> plan_rlimits(const Limits& limits, bool nproc_for_pids, bool
   add(RLIMIT_NOFILE, limits.open_files);
   // RLIMIT_NPROC counts the init as well, which the cgroup tier does not
   // hold: one more keeps `pids` the command's own budget in both tiers.
-  if (nproc_for_pids && limits.pids) add(RLIMIT_NPROC, *limits.pids + 1);
-  if (data_for_memory) add(RLIMIT_DATA, limits.memory_bytes);
+  if (limits.pids) add(RLIMIT_NPROC, *limits.pids + 1);
+  add(RLIMIT_DATA, limits.memory_bytes);
   return out;
 }
 
-int apply_rlimits_in_child(const std::vector<Rlimit>& rlimits, int* failed) {
-  for (size_t i = 0; i < rlimits.size(); ++i)
+int apply_rlimits_in_child(const std::vector<Rlimit>& rlimits, bool cgroup_pids, bool cgroup_memory,
+                           int* failed) {
+  for (size_t i = 0; i < rlimits.size(); ++i) {
+    if ((rlimits[i].resource == RLIMIT_NPROC && cgroup_pids) ||
+        (rlimits[i].resource == RLIMIT_DATA && cgroup_memory))
+      continue;
     if (::setrlimit(static_cast<__rlimit_resource>(rlimits[i].resource), &rlimits[i].value) != 0) {
       *failed = static_cast<int>(i);
       return errno;
     }
+  }
   return 0;
 }
 

@@ -38,15 +38,19 @@ struct Rlimit {
   }
 };
 
-// The rlimits for `limits`: cpu, file size and open files always; pids (+1
-// for the init) as RLIMIT_NPROC when `nproc_for_pids` (no pids cgroup;
-// counted per user namespace since Linux 5.14) and memory as RLIMIT_DATA when
-// `data_for_memory` (no memory cgroup). Each value is capped at the caller's
-// hard limit, which an unprivileged process cannot raise. Reads getrlimit.
-std::vector<Rlimit> plan_rlimits(const Limits& limits, bool nproc_for_pids, bool data_for_memory);
+// The rlimits for `limits`: cpu, file size and open files; pids (+1 for the
+// init) as RLIMIT_NPROC (counted per user namespace since Linux 5.14) and
+// memory as RLIMIT_DATA, the stand-ins for a pids and a memory cgroup, which
+// apply_rlimits_in_child skips where a cgroup sets that limit (the plan is
+// made before the cgroups are). Each value is capped at the caller's hard
+// limit, which an unprivileged process cannot raise. Reads getrlimit.
+std::vector<Rlimit> plan_rlimits(const Limits& limits);
 
-// setrlimit for each entry; on failure *failed is the entry's index.
-int apply_rlimits_in_child(const std::vector<Rlimit>& rlimits, int* failed);
+// setrlimit for each entry but the stand-ins for a cgroup's limit
+// (RLIMIT_NPROC when `cgroup_pids`, RLIMIT_DATA when `cgroup_memory`); on
+// failure *failed is the entry's index.
+int apply_rlimits_in_child(const std::vector<Rlimit>& rlimits, bool cgroup_pids, bool cgroup_memory,
+                           int* failed);
 
 // setresgid + setresuid to `uid`/`gid` keeping the capabilities (which
 // caps::apply_in_child then drops, and which it needs to drop the bounding
