@@ -573,6 +573,10 @@ Result<Outcome> wait(Jailed& j, std::optional<Jailed::Clock::time_point> deadlin
   return wait_forwarding(j, deadline, -1);
 }
 
+Result<Outcome> wait_until_status(Jailed& j, std::optional<Jailed::Clock::time_point> deadline) {
+  return Jailed::wait_for(j, deadline, -1, /*until_status=*/true);
+}
+
 Outcome run(const JailSpec& spec, const ExecRequest& request) {
   sigset_t forwarded, old;
   sigemptyset(&forwarded);

@@ -32,6 +32,9 @@ class Jailed {
 
   pid_t pid() const { return pid_; }          // the init's pid in the caller's pid namespace
   int pidfd() const { return pidfd_.get(); }  // readable when the init has exited; for signals
+  // Readable when the init reports: a setup failure, or the command's status
+  // as the init exits (see wait_until_status).
+  int status_fd() const { return status_fd_.get(); }
   const LayerReport& layers() const { return layers_; }  // what is enforced
   Clock::time_point started() const { return started_; }
   // started() + the spec's wall_time; nullopt = no wall-time limit.
@@ -45,6 +48,7 @@ class Jailed {
   friend Result<Jailed> spawn(const JailSpec&, const ExecRequest&);
   friend Result<Outcome> wait(Jailed&, std::optional<Clock::time_point>);
   friend Result<Outcome> wait_forwarding(Jailed&, std::optional<Clock::time_point>, int);
+  friend Result<Outcome> wait_until_status(Jailed&, std::optional<Clock::time_point>);
   friend Outcome run(const JailSpec&, const ExecRequest&);
   Jailed();
   void kill_and_reap();
@@ -81,6 +85,15 @@ Result<Jailed> spawn(const JailSpec& spec, const ExecRequest& request);
 // waitid fails.
 Result<Outcome> wait(Jailed& jailed,
                      std::optional<Jailed::Clock::time_point> deadline = std::nullopt);
+
+// wait(), but returns as soon as the init has reported the command's status
+// (every other process of the jail killed and reaped, its cgroups removed),
+// as bwrap does: the init's own exit, with the teardown of the jail's
+// namespaces, need not delay the caller. The init is then left unreaped
+// (the Outcome has no rusage): the caller reaps it with waitid on pidfd()
+// once that is readable, or exits. For a loop that polls status_fd().
+Result<Outcome> wait_until_status(Jailed& jailed,
+                                  std::optional<Jailed::Clock::time_point> deadline = std::nullopt);
 
 // wait(), but also forwards the signals readable on `signal_fd` (a signalfd
 // the caller made for SIGINT, SIGTERM, …) to the jail.

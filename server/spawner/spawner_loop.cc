@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <poll.h>
 #include <sys/prctl.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -11,6 +12,22 @@
 #include <string>
 
 namespace brig::spawner {
+namespace {
+
+// waitid on a pidfd (flags: WEXITED, maybe WNOHANG), retried on EINTR.
+// Returns 0 or errno; *exited tells whether a process was reaped.
+int reap(int pidfd, int flags, bool* exited = nullptr) {
+  siginfo_t info{};
+  int rc;
+  while ((rc = ::waitid(static_cast<idtype_t>(P_PIDFD), static_cast<id_t>(pidfd), &info, flags)) !=
+             0 &&
+         errno == EINTR) {
+  }
+  if (exited) *exited = rc == 0 && info.si_pid != 0;
+  return rc == 0 ? 0 : errno;
+}
+
+}  // namespace
 
 void log_line(std::string_view message) {
   std::string line = "brig-spawner: ";
@@ -26,7 +43,11 @@ int SpawnerLoop::run() {
   std::vector<pollfd> fds;
   for (;;) {
     fds.assign(1, pollfd{socket_, POLLIN, 0});
-    for (const Live& l : live_) fds.push_back(pollfd{l.jailed.pidfd(), POLLIN, 0});
+    // A jail's status pipe is readable when its init reports (or exits:
+    // end of file).
+    for (const Live& l : live_) fds.push_back(pollfd{l.jailed.status_fd(), POLLIN, 0});
+    for (const jail::Jailed& j : exiting_) fds.push_back(pollfd{j.pidfd(), POLLIN, 0});
+    const std::size_t reaping = exiting_.size();  // the last entries of fds
     const int n = ::poll(fds.data(), fds.size(), poll_timeout_ms());
     if (n < 0 && errno != EINTR) {
       log_line(std::string("poll: ") + std::strerror(errno));
@@ -44,12 +65,26 @@ int SpawnerLoop::run() {
       socket_ok = report_exit(live_[i]) && socket_ok;
       live_.erase(live_.begin() + static_cast<std::ptrdiff_t>(i));
     }
+    reap_exited(fds, fds.size() - reaping, reaping);
     if (!socket_ok) break;
     if (fds[0].revents != 0 && !on_socket()) break;
   }
-  // Dropping a Jailed kills its whole jail and reaps the init.
+  // Dropping a Jailed kills its whole jail and reaps the init; the exiting
+  // ones need only the reaping.
   live_.clear();
+  for (const jail::Jailed& j : exiting_) reap(j.pidfd(), WEXITED);
+  exiting_.clear();
   return 0;
+}
+
+void SpawnerLoop::reap_exited(const std::vector<pollfd>& fds, std::size_t first,
+                              std::size_t count) {
+  // Only the first `count` were polled; report_exit may have added more.
+  for (std::size_t i = count; i-- > 0;) {
+    if ((fds[first + i].revents & (POLLIN | POLLHUP | POLLERR)) == 0) continue;
+    reap(exiting_[i].pidfd(), WEXITED);  // readable: it has exited, no blocking
+    exiting_.erase(exiting_.begin() + static_cast<std::ptrdiff_t>(i));
+  }
 }
 
 int SpawnerLoop::poll_timeout_ms() const {
@@ -109,13 +144,20 @@ bool SpawnerLoop::on_spawn(const Packet& packet) {
 }
 
 bool SpawnerLoop::report_exit(Live& live) {
-  auto outcome = jail::wait(live.jailed);
+  auto outcome = jail::wait_until_status(live.jailed);
   if (!outcome)
     return send(
         exited_message(live.id, jail::setup_failed_outcome("wait", outcome.error().sys_errno,
                                                            outcome.error().to_string())),
         {});
-  return send(exited_message(live.id, *outcome), {});
+  const bool ok = send(exited_message(live.id, *outcome), {});
+  // An init that reported the command's status may still be exiting (the
+  // namespaces' teardown): reaped once its pidfd polls readable. One that
+  // is already gone was reaped (ECHILD) or is reaped here.
+  bool exited = false;
+  if (reap(live.jailed.pidfd(), WEXITED | WNOHANG, &exited) == 0 && !exited)
+    exiting_.push_back(std::move(live.jailed));
+  return ok;
 }
 
 bool SpawnerLoop::send(std::string_view bytes, const std::vector<int>& fds) {

@@ -1,8 +1,13 @@
 // SpawnerLoop: the body of brig-spawner. One thread, one poll() over the
-// socket to brig-server and the pidfds of the jails it started; the timeout
-// is the nearest wall-time deadline. It only clones, reaps and reports: what
-// to run and how to confine it come whole from brig-server (messages.h).
+// socket to brig-server, the status pipes of the jails it started and the
+// pidfds of the inits still exiting; the timeout is the nearest wall-time
+// deadline. A jail's end is reported as soon as its init reports the
+// command's status (the rest of the jail dead, its cgroups removed); the
+// init's own exit, with the namespaces' teardown, is reaped afterwards. It only clones, reaps and
+// reports: what to run and how to confine it come whole from brig-server (messages.h).
 #pragma once
+
+#include <poll.h>
 
 #include <cstdint>
 #include <string_view>
@@ -33,13 +38,19 @@ class SpawnerLoop {
   // false: the socket closed or failed, time to shut down.
   bool on_socket();
   bool on_spawn(const Packet& packet);
+  // Reports how the jail ended; false when the socket is gone. Leaves an
+  // init that is still exiting to reap.
   bool report_exit(Live& live);
+  // Reaps the inits among the first `count` of exiting_ whose pidfd polled
+  // readable (fds[first + i] for exiting_[i]).
+  void reap_exited(const std::vector<pollfd>& fds, std::size_t first, std::size_t count);
   bool send(std::string_view bytes, const std::vector<int>& fds);
   int poll_timeout_ms() const;
 
   int socket_;
   UniqueFd dev_null_;
   std::vector<Live> live_;
+  std::vector<jail::Jailed> exiting_;  // reported, the init not yet reaped
 };
 
 // Writes "brig-spawner: <message>\n" to stderr with one write(2): no stdio

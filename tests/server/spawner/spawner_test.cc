@@ -356,6 +356,25 @@ TEST_F(SpawnerTest, TwentyJailsInFlight) {
   }
 }
 
+TEST_F(SpawnerTest, EndsAreReportedBeforeTheInitIsReapedAndNoZombieStays) {
+  // The spawner reports a jail's end when its init reports the command's
+  // status, and reaps the init after it has exited: none is left behind.
+  const auto children = [&] {
+    std::ifstream in("/proc/" + std::to_string(spawner_pid_) + "/task/" +
+                     std::to_string(spawner_pid_) + "/children");
+    return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  };
+  for (int i = 0; i < 5; ++i) {
+    auto running = spawn(sh("exit " + std::to_string(i + 3)));
+    ASSERT_TRUE(running) << running.error().to_string();
+    auto outcome = wait(*running);
+    ASSERT_TRUE(outcome) << outcome.error().to_string();
+    EXPECT_EQ(outcome->kind, Outcome::Kind::exited) << outcome->to_string();
+    EXPECT_EQ(outcome->exit_code, i + 3);
+  }
+  EXPECT_TRUE(eventually([&] { return children().empty(); })) << "children: " << children();
+}
+
 TEST_F(SpawnerTest, DestroyingTheSpawnerKillsItsJails) {
   Running running = spawn_ready("echo ready; sleep 1000; exit 0", {marker()});
   const pid_t init = running.pid();
