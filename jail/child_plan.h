@@ -20,13 +20,14 @@ struct ChildPlan {
   static constexpr int kStatusFd = 3;  // status records; CLOEXEC
   static constexpr int kWatchFd = 4;   // read end of the launcher's watch pipe
   static constexpr int kSyncFd = 5;    // the sync socket, for the cgroups (then closed)
+  static constexpr int kNetnsFd = 6;   // new_netns: the helper's socket (then closed)
 
   int sync_fd = -1;               // the child's end of the sync socketpair (before the fd step)
   int status_fd_before_fds = -1;  // the status pipe's number before the fd step
   process::FdPlan fds;
 
   bool pid_namespace = true;  // the init is PID 1: its exit ends every jail process
-  bool loopback_up = false;   // a new network namespace
+  bool new_netns = false;     // its own network namespace, lo up (net::make_in_helper)
   bool set_hostname = false;  // a new uts namespace
   std::string hostname;
   mounts::Plan mounts;  // empty = the host's root

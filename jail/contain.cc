@@ -117,9 +117,15 @@ void contain(const ChildPlan& p) {
   int failed = -1;
   if (int e = mounts::apply_in_child(p.mounts, &failed)) fail(Step::mount, e, failed);
 
-  // 5. Network and uts namespaces.
-  if (p.loopback_up)
-    if (int e = net::loopback_up_in_child()) fail(Step::loopback, e);
+  // 5. Network and uts namespaces: the network namespace the launcher's
+  //    helper made meanwhile (lo up), joined by this process, so by the
+  //    command too.
+  if (p.new_netns) {
+    bool in_loopback = false;
+    if (int e = net::join_in_child(ChildPlan::kNetnsFd, &in_loopback))
+      fail(in_loopback ? Step::loopback : Step::netns, e);
+    ::close(ChildPlan::kNetnsFd);
+  }
   if (p.set_hostname && ::sethostname(p.hostname.data(), p.hostname.size()) != 0)
     fail(Step::hostname, errno);
 

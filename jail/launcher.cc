@@ -20,6 +20,7 @@
 #include "jail/status_record.h"
 #include "jail/steps/clone.h"
 #include "jail/steps/init.h"
+#include "jail/steps/net.h"
 #include "jail/steps/userns.h"
 
 #ifndef P_PIDFD
@@ -171,7 +172,7 @@ Result<void> degrade_to_no_namespaces(const JailSpec& spec, ChildPlan& plan, Lay
   plan.mounts = mounts::Plan{};
   plan.switch_ids = plan.drop_groups = false;
   plan.pid_namespace = false;
-  plan.loopback_up = false;
+  plan.new_netns = false;
   plan.set_hostname = false;
   for (auto& l : report.layers) {
     if (l.layer == Layer::namespaces) {
@@ -222,7 +223,7 @@ Result<std::unique_ptr<ChildPlan>> plan_child(const JailSpec& spec, const ExecRe
   p->exec = exec::prepare(req);
   p->cwd = req.cwd.empty() ? "/" : req.cwd;
   p->pid_namespace = spec.namespaces.pid;
-  p->loopback_up = spec.namespaces.net && spec.network == NetworkMode::none;
+  p->new_netns = spec.namespaces.net && spec.network == NetworkMode::none;
   p->set_hostname = spec.namespaces.uts;
   p->hostname = spec.hostname;
   if (spec.namespaces.user) {
@@ -243,8 +244,10 @@ Result<std::unique_ptr<ChildPlan>> plan_child(const JailSpec& spec, const ExecRe
   return p;
 }
 
-// Where each fd goes in the child (ChildPlan's fixed numbers).
-Result<void> plan_fds(ChildPlan& p, const ExecRequest& req, int status_w, int watch_r, int sync) {
+// Where each fd goes in the child (ChildPlan's fixed numbers); netns: the
+// child's end of the network namespace helper's socket, or -1.
+Result<void> plan_fds(ChildPlan& p, const ExecRequest& req, int status_w, int watch_r, int sync,
+                      int netns) {
   const int stdio[3] = {req.stdin_fd < 0 ? 0 : req.stdin_fd, req.stdout_fd < 0 ? 1 : req.stdout_fd,
                         req.stderr_fd < 0 ? 2 : req.stderr_fd};
   for (int i = 0; i < 3; ++i) {
@@ -256,7 +259,8 @@ Result<void> plan_fds(ChildPlan& p, const ExecRequest& req, int status_w, int wa
   p.fds.moves.push_back({status_w, ChildPlan::kStatusFd, true});
   p.fds.moves.push_back({watch_r, ChildPlan::kWatchFd, true});
   p.fds.moves.push_back({sync, ChildPlan::kSyncFd, true});
-  p.fds.first_unused = ChildPlan::kSyncFd + 1;
+  if (netns >= 0) p.fds.moves.push_back({netns, ChildPlan::kNetnsFd, true});
+  p.fds.first_unused = ChildPlan::kNetnsFd + 1;
   return {};
 }
 
@@ -370,11 +374,21 @@ Result<Jailed> spawn(const JailSpec& spec, const ExecRequest& req) {
     return std::unexpected(step_sys_error("sync", "watch pipe", errno));
   UniqueFd watch_r(watch[0]);
   j.watch_fd_.reset(watch[1]);
-  BRIG_TRY_VOID(plan_fds(plan, req, status_w.get(), watch_r.get(), sync_child.get()));
+  UniqueFd netns_helper_end, netns_child_end;
+  if (plan.new_netns) {
+    int netns[2];
+    if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, netns) != 0)
+      return std::unexpected(step_sys_error("netns", "socketpair", errno));
+    netns_helper_end.reset(netns[0]);
+    netns_child_end.reset(netns[1]);
+  }
+  BRIG_TRY_VOID(plan_fds(plan, req, status_w.get(), watch_r.get(), sync_child.get(),
+                         netns_child_end ? netns_child_end.get() : -1));
   plan.sync_fd = sync_child.get();
   plan.status_fd_before_fds = status_w.get();
 
-  uint64_t flags = clone::namespace_flags(spec.namespaces, spec.network == NetworkMode::none);
+  // The network namespace (plan.new_netns) is made by a helper below.
+  uint64_t flags = clone::namespace_flags(spec.namespaces, /*new_net=*/false);
   int pidfd = -1;
   pid_t pid = clone::clone3_with_pidfd(flags, &pidfd);
   if (pid < 0 && spec.namespaces.user && userns_refused(errno) &&
@@ -396,9 +410,17 @@ Result<Jailed> spawn(const JailSpec& spec, const ExecRequest& req) {
   sync_child.reset();
   status_w.reset();
   watch_r.reset();
+  netns_child_end.reset();
 
   j.pid_namespace_ = plan.pid_namespace;
+  UniqueFd userns;  // the child's, for the network namespace helper
   if (flags & CLONE_NEWUSER) {
+    // Opened while the child is still dumpable (it is not from its step 3 on).
+    if (plan.new_netns) {
+      const std::string path = "/proc/" + std::to_string(pid) + "/ns/user";
+      userns.reset(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+      if (!userns) return std::unexpected(step_sys_error("netns", "open " + path, errno));
+    }
     if (auto ok = userns::write_maps_from_parent(pid, spec.identity, plan.drop_groups); !ok)
       return std::unexpected(at_step("uid_map", std::move(ok.error())));  // ~Jailed kills the child
   }
@@ -413,6 +435,28 @@ Result<Jailed> spawn(const JailSpec& spec, const ExecRequest& req) {
   cpu_set_t cpus;
   if (::sched_getaffinity(0, sizeof cpus, &cpus) == 0 && clone::move_to_other_cpu(0, cpus))
     ::sched_setaffinity(0, sizeof cpus, &cpus);
+
+  // The network namespace, made by a helper on this CPU while the child
+  // builds the mounts on its own (net.h says why). The helper goes first,
+  // since the child needs its namespace before the cgroups; and it is reaped
+  // before the cgroups are sent, so before the command can start: in the
+  // jail's user namespace, under the jail's uid, it counts against the
+  // command's RLIMIT_NPROC until reaped. It does bounded work and exits.
+  if (plan.new_netns) {
+    int helper_pidfd = -1;
+    const pid_t helper = clone::clone3_with_pidfd(0, &helper_pidfd);
+    if (helper < 0) return std::unexpected(step_sys_error("netns", "clone3 the helper", errno));
+    if (helper == 0) net::make_in_helper(userns ? userns.get() : -1, netns_helper_end.get());
+    const UniqueFd helper_fd(helper_pidfd);
+    netns_helper_end.reset();
+    userns.reset();
+    ::sched_yield();
+    siginfo_t info{};
+    while (::waitid(static_cast<idtype_t>(P_PIDFD), static_cast<id_t>(helper_fd.get()), &info,
+                    WEXITED) != 0 &&
+           errno == EINTR) {
+    }
+  }
   j.cgroup_ = cgroups::create(spec.limits);
   report_cgroups(j.layers_, spec.limits, j.cgroup_);
   BRIG_TRY_VOID(check_required(spec, j.layers_));  // ~Jailed kills the child

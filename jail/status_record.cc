@@ -12,6 +12,8 @@ const char* step_name(Step step) {
       return "fds";
     case Step::mount:
       return "mount";
+    case Step::netns:
+      return "netns";
     case Step::loopback:
       return "loopback";
     case Step::hostname:

@@ -16,6 +16,7 @@ enum class Step : uint32_t {
   identity,      // dumpable, pdeathsig, setsid
   fds,           // stdio and kept fds moved into place, the rest closed
   mount,         // index = the mount plan's op
+  netns,         // making the network namespace (the init's helper) and joining it
   loopback,      // lo up in the new network namespace
   hostname,      // sethostname in the new uts namespace
   signals,       // the init's signal handling
