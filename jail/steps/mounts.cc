@@ -95,8 +95,7 @@ class Planner {
     made_.insert("/");
     for (size_t i = 0; i < spec_.mounts.size(); ++i) plan_one(spec_.mounts[i], i);
     if (error_) return std::unexpected(std::move(*error_));
-    add(Op::Kind::detach, kOld, "detach the host's root");
-    add(Op::Kind::enter_root, kNew, "pivot_root into the jail's root");
+    add(Op::Kind::enter_root, kNew, "pivot_root into the jail's root, detach the host's");
     add(Op::Kind::set_attr, "/", "make the jail's root read-only").attr = MOUNT_ATTR_RDONLY;
     return std::move(plan_);
   }
@@ -372,12 +371,11 @@ int apply_op(const Op& op) {
       return set_attr(path, op.attr, op.recursive);
     case Op::Kind::mask:
       return mask(path);
-    case Op::Kind::detach:
-      return ::umount2(path, MNT_DETACH) == 0 ? 0 : errno;
     case Op::Kind::enter_root: {
       if (::chdir(path) != 0) return errno;
-      // pivot_root(".", ".") stacks the old root on top of the new one at
-      // "/"; detaching "." then leaves only the new root.
+      // pivot_root(".", ".") stacks the old root (the scratch tmpfs, with
+      // the host's root at /oldroot in it) on top of the new one at "/";
+      // detaching "." takes both away at once and leaves only the new root.
       if (int e = pivot(".", ".")) return e;
       if (::umount2(".", MNT_DETACH) != 0) return errno;
       return ::chdir("/") == 0 ? 0 : errno;

@@ -4,8 +4,9 @@
 // The child mounts a scratch tmpfs, pivots into it with the host's root at
 // /oldroot, builds the jail's root on another tmpfs at /newroot from
 // /oldroot/<source> binds (so host paths under the scratch's mount point,
-// like /tmp, stay reachable), detaches /oldroot, pivots into /newroot and
-// makes that root read-only.
+// like /tmp, stay reachable), pivots into /newroot, detaches the scratch
+// tmpfs and the host's root under it in one umount (each detaching umount
+// waits for an RCU grace period) and makes the new root read-only.
 #pragma once
 
 #include <sys/types.h>
@@ -48,8 +49,7 @@ struct Op {
     bind,      // open_tree(source) + mount_setattr(attr) + move_mount(path): never visible writable
     set_attr,  // mount_setattr(path, attr) on a mount already there
     mask,      // a directory gets an empty read-only tmpfs, a file /dev/null; missing = skipped
-    detach,    // umount2(path, MNT_DETACH)
-    enter_root,  // chdir(path), pivot_root(".", "."), detach the old root, chdir("/")
+    enter_root,  // chdir(path), pivot_root(".", "."), detach the old roots, chdir("/")
   };
   Kind kind = Kind::mkdir;
   std::string path;         // in the child's view during setup ("/newroot/usr")

@@ -77,9 +77,6 @@ std::vector<std::string> render(const Plan& p) {
       case Op::Kind::mask:
         out.push_back("mask " + op.path);
         break;
-      case Op::Kind::detach:
-        out.push_back("detach " + op.path);
-        break;
       case Op::Kind::enter_root:
         out.push_back("enter_root " + op.path);
         break;
@@ -157,7 +154,7 @@ TEST(MountPlanTest, WholePlanForSystemDirsWorkspaceAndGit) {
           "bind /oldroot/home/u/ws/.git/hooks /newroot/home/u/ws/.git/hooks ro,nosuid,nodev rec",
           "touch /newroot/home/u/ws/.git/config",
           "bind /oldroot/home/u/ws/.git/config /newroot/home/u/ws/.git/config ro,nosuid,nodev rec",
-          "mask /newroot/home/u/ws/.env", "detach /oldroot", "enter_root /newroot", "attr / ro"));
+          "mask /newroot/home/u/ws/.env", "enter_root /newroot", "attr / ro"));
 }
 
 TEST(MountPlanTest, SymlinkWithoutItsDestinationBoundIsBoundResolved) {
@@ -265,7 +262,7 @@ TEST(MountPlanTest, DevAddsThePolicysDevicesWithoutNodev) {
       "tmpfs /newroot/dev/shm mode=01777", "symlink /newroot/dev/fd -> /proc/self/fd",
       "symlink /newroot/dev/stdin -> /proc/self/fd/0",
       "symlink /newroot/dev/stdout -> /proc/self/fd/1",
-      "symlink /newroot/dev/stderr -> /proc/self/fd/2", "attr /newroot/dev ro", "detach /oldroot",
+      "symlink /newroot/dev/stderr -> /proc/self/fd/2", "attr /newroot/dev ro",
       "enter_root /newroot", "attr / ro"};
   want.insert(want.end(), rest.begin(), rest.end());
   EXPECT_EQ(render(*p), want);
