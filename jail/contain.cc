@@ -151,6 +151,11 @@ void contain(const ChildPlan& p) {
   // resets the shared mm's dumpable flag to fs.suid_dumpable, which may be 2:
   // make the init non-dumpable again.
   if (::prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0) fail(Step::identity, errno);
+  // The init writes nothing to stdio (it reports on the status pipe): with
+  // its copies closed, the command's are the last, and brig's pipes reach
+  // end of file as soon as the jail's processes are gone, not once the init
+  // has exited as well. (The command has its own fd table: no CLONE_FILES.)
+  for (int fd = 0; fd < 3; ++fd) ::close(fd);
 
   init::Config config;
   config.code_pages = &p.code_pages;

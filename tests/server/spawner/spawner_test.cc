@@ -375,6 +375,32 @@ TEST_F(SpawnerTest, EndsAreReportedBeforeTheInitIsReapedAndNoZombieStays) {
   EXPECT_TRUE(eventually([&] { return children().empty(); })) << "children: " << children();
 }
 
+TEST_F(SpawnerTest, OnlyTheJailsProcessesHoldItsStdio) {
+  // The init keeps no copy of the jail's stdio: once the command closes its
+  // own, the pipe ends there, while the jail still runs.
+  Pipe out;
+  auto r = sh("echo ready; exec >&- 2>&-; sleep 1000");
+  r.stdout_fd = out.write.get();
+  r.stderr_fd = out.write.get();
+  auto running = spawn(r);
+  ASSERT_TRUE(running) << running.error().to_string();
+  out.write.reset();
+  std::string got;
+  bool eof = false;
+  const auto deadline = std::chrono::steady_clock::now() + 10s;
+  while (!eof && std::chrono::steady_clock::now() < deadline) {
+    pollfd p{out.read.get(), POLLIN, 0};
+    if (::poll(&p, 1, 100) <= 0) continue;
+    char buf[256];
+    const ssize_t n = ::read(out.read.get(), buf, sizeof buf);
+    if (n <= 0) eof = true;
+    if (n > 0) got.append(buf, static_cast<size_t>(n));
+  }
+  EXPECT_TRUE(eof) << "the pipe stayed open while the jail ran";
+  EXPECT_EQ(got, "ready\n");
+  EXPECT_FALSE(process_gone(running->pid()));  // the jail is still there
+}
+
 TEST_F(SpawnerTest, DestroyingTheSpawnerKillsItsJails) {
   Running running = spawn_ready("echo ready; sleep 1000; exit 0", {marker()});
   const pid_t init = running.pid();
