@@ -31,7 +31,8 @@ std::vector<std::string> take_run_command(int* argc, char** argv);
 
 // Runs the command and returns the status to exit with. brig's own failures
 // (bad policy, refused workspace) are 125, with the reason on stderr; no
-// command at all is a usage error, 2.
+// command at all is a usage error, 2. Once the jail has run, it exits the
+// process with that status instead of returning (sanitizer builds return).
 int run_command(const RunOptions& options);
 
 }  // namespace brig::server
