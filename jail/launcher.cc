@@ -244,6 +244,25 @@ Result<std::unique_ptr<ChildPlan>> plan_child(const JailSpec& spec, const ExecRe
   return p;
 }
 
+// A child process of the launcher's own that does bounded work and exits
+// (the network namespace's helper): waited for and reaped when this goes.
+class Reaped {
+ public:
+  explicit Reaped(int pidfd) : pidfd_(pidfd) {}
+  Reaped(const Reaped&) = delete;
+  Reaped& operator=(const Reaped&) = delete;
+  ~Reaped() {
+    siginfo_t info{};
+    while (::waitid(static_cast<idtype_t>(P_PIDFD), static_cast<id_t>(pidfd_.get()), &info,
+                    WEXITED) != 0 &&
+           errno == EINTR) {
+    }
+  }
+
+ private:
+  UniqueFd pidfd_;
+};
+
 // Where each fd goes in the child (ChildPlan's fixed numbers); netns: the
 // child's end of the network namespace helper's socket, or -1.
 Result<void> plan_fds(ChildPlan& p, const ExecRequest& req, int status_w, int watch_r, int sync,
@@ -438,28 +457,25 @@ Result<Jailed> spawn(const JailSpec& spec, const ExecRequest& req) {
 
   // The network namespace, made by a helper on this CPU while the child
   // builds the mounts on its own (net.h says why). The helper goes first,
-  // since the child needs its namespace before the cgroups; and it is reaped
-  // before the cgroups are sent, so before the command can start: in the
-  // jail's user namespace, under the jail's uid, it counts against the
-  // command's RLIMIT_NPROC until reaped. It does bounded work and exits.
+  // since the child needs its namespace before the cgroups, which are made
+  // while it finishes. It is reaped before they are sent, so before the
+  // command can start: in the jail's user namespace, under the jail's uid,
+  // it counts against the command's RLIMIT_NPROC until reaped.
+  std::optional<Reaped> helper;
   if (plan.new_netns) {
     int helper_pidfd = -1;
-    const pid_t helper = clone::clone3_with_pidfd(0, &helper_pidfd);
-    if (helper < 0) return std::unexpected(step_sys_error("netns", "clone3 the helper", errno));
-    if (helper == 0) net::make_in_helper(userns ? userns.get() : -1, netns_helper_end.get());
-    const UniqueFd helper_fd(helper_pidfd);
+    const pid_t pid = clone::clone3_with_pidfd(0, &helper_pidfd);
+    if (pid < 0) return std::unexpected(step_sys_error("netns", "clone3 the helper", errno));
+    if (pid == 0) net::make_in_helper(userns ? userns.get() : -1, netns_helper_end.get());
+    helper.emplace(helper_pidfd);
     netns_helper_end.reset();
     userns.reset();
     ::sched_yield();
-    siginfo_t info{};
-    while (::waitid(static_cast<idtype_t>(P_PIDFD), static_cast<id_t>(helper_fd.get()), &info,
-                    WEXITED) != 0 &&
-           errno == EINTR) {
-    }
   }
   j.cgroup_ = cgroups::create(spec.limits);
   report_cgroups(j.layers_, spec.limits, j.cgroup_);
   BRIG_TRY_VOID(check_required(spec, j.layers_));  // ~Jailed kills the child
+  helper.reset();
   // EPIPE: the child has already failed (and exited); wait() says why.
   if (int e = cgroups::send_to_child(sync_parent.get(), j.cgroup_); e != 0 && e != EPIPE)
     return std::unexpected(step_sys_error("cgroup", "hand the cgroups to the jail's child", e));
