@@ -257,11 +257,12 @@ int main(int argc, char** argv) {
   std::printf(
       "\nbrig's setup by step (medians; the launcher has no per-step timers: start-up is a\n"
       "`brig run` that exits after parsing its arguments, the rest is timed in this process\n"
-      "around the library calls `brig run` makes; the steps inside the child are one number):\n");
+      "around the library calls `brig run` makes; the child's steps are one number, and\n"
+      "run partly during spawn's, on the other CPU):\n");
   print_row("process start + command line", stats(startup), o.runs);
   print_row("load default policy + plan the JailSpec", stats(plan_ms), o.runs);
-  print_row("spawn: validate, prepare, cgroups, clone3, maps", stats(spawn_ms), o.runs);
-  print_row("child: mounts..seccomp, execve, exit, reap", stats(jail_ms), o.runs);
+  print_row("spawn: plan, clone3, maps, netns helper, cgroups", stats(spawn_ms), o.runs);
+  print_row("then: the child's rest, execve, exit, reap", stats(jail_ms), o.runs);
 
   std::printf("\nwhat brig enforced in these jails: %s\n", layers.c_str());
   std::printf(
