@@ -15,6 +15,8 @@
 #include <string_view>
 #include <thread>
 
+#include "jail/base/fd_message.h"
+
 namespace brig::jail::cgroups {
 namespace {
 
@@ -316,50 +318,22 @@ int send_to_child(int sock, const Group& g) {
     fds[i] = g.procs_fds[i].get();
     fds[n + i] = g.brig_dir_fds[i].get();
   }
-  char control[CMSG_SPACE(sizeof fds)] = {};
-  iovec iov{&r, sizeof r};
-  msghdr msg{};
-  msg.msg_iov = &iov;
-  msg.msg_iovlen = 1;
-  if (n > 0) {
-    msg.msg_control = control;
-    msg.msg_controllen = CMSG_SPACE(2 * n * sizeof(int));
-    cmsghdr* c = CMSG_FIRSTHDR(&msg);
-    c->cmsg_level = SOL_SOCKET;
-    c->cmsg_type = SCM_RIGHTS;
-    c->cmsg_len = CMSG_LEN(2 * n * sizeof(int));
-    ::memcpy(CMSG_DATA(c), fds, 2 * n * sizeof(int));
-  }
-  ssize_t sent;
-  while ((sent = ::sendmsg(sock, &msg, MSG_NOSIGNAL)) < 0 && errno == EINTR) {
-  }
-  if (sent < 0) return errno;
-  return sent == sizeof r ? 0 : EPIPE;
+  return send_with_fds(sock, &r, sizeof r, fds, 2 * n);
 }
 
+static_assert(2 * Received::kMaxGroups <= kMaxMessageFds);
+
 int receive_in_child(int sock, Received* out) {
-  char control[CMSG_SPACE(2 * Received::kMaxGroups * sizeof(int))] = {};
-  iovec iov{out, sizeof *out};
-  msghdr msg{};
-  msg.msg_iov = &iov;
-  msg.msg_iovlen = 1;
-  msg.msg_control = control;
-  msg.msg_controllen = sizeof control;
-  ssize_t got;
-  while ((got = ::recvmsg(sock, &msg, MSG_CMSG_CLOEXEC | MSG_WAITALL)) < 0 && errno == EINTR) {
-  }
-  if (got < 0) return errno;
-  if (got != sizeof *out || (msg.msg_flags & MSG_CTRUNC)) return EPIPE;
+  int fds[kMaxMessageFds];
+  size_t nfds = 0;
+  if (int e = receive_with_fds(sock, out, sizeof *out, fds, &nfds)) return e;
   if (out->count < 0 || out->count > Received::kMaxGroups) return EPROTO;
   out->name[sizeof out->name - 1] = 0;
   const size_t n = static_cast<size_t>(out->count);
   if (n == 0) return 0;
-  const cmsghdr* c = CMSG_FIRSTHDR(&msg);
-  if (!c || c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS ||
-      c->cmsg_len != CMSG_LEN(2 * n * sizeof(int)))
-    return EPROTO;
-  ::memcpy(out->procs_fds, CMSG_DATA(c), n * sizeof(int));
-  ::memcpy(out->dir_fds, CMSG_DATA(c) + n * sizeof(int), n * sizeof(int));
+  if (nfds != 2 * n) return EPROTO;
+  ::memcpy(out->procs_fds, fds, n * sizeof(int));
+  ::memcpy(out->dir_fds, fds + n, n * sizeof(int));
   return 0;
 }
 

@@ -10,6 +10,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "jail/base/fd_message.h"
+
 namespace brig::jail::net {
 namespace {
 
@@ -43,45 +45,21 @@ void make_in_helper(int userns_fd, int sock) {
   } else if ((ns = ::ioctl(fd, SIOCGSKNS, 0)) < 0) {
     reply.err = errno;
   }
-  char control[CMSG_SPACE(sizeof ns)] = {};
-  iovec iov{&reply, sizeof reply};
-  msghdr msg{};
-  msg.msg_iov = &iov;
-  msg.msg_iovlen = 1;
-  if (reply.err == 0) {
-    msg.msg_control = control;
-    msg.msg_controllen = sizeof control;
-    cmsghdr* c = CMSG_FIRSTHDR(&msg);
-    c->cmsg_level = SOL_SOCKET;
-    c->cmsg_type = SCM_RIGHTS;
-    c->cmsg_len = CMSG_LEN(sizeof ns);
-    ::memcpy(CMSG_DATA(c), &ns, sizeof ns);
-  }
-  [[maybe_unused]] ssize_t n = ::sendmsg(sock, &msg, MSG_NOSIGNAL);
+  send_with_fds(sock, &reply, sizeof reply, &ns, reply.err == 0 ? 1 : 0);
   ::_exit(0);
 }
 
 int join_in_child(int sock, bool* in_loopback) {
   Reply reply{EPIPE, false};
-  char control[CMSG_SPACE(sizeof(int))] = {};
-  iovec iov{&reply, sizeof reply};
-  msghdr msg{};
-  msg.msg_iov = &iov;
-  msg.msg_iovlen = 1;
-  msg.msg_control = control;
-  msg.msg_controllen = sizeof control;
-  ssize_t got;
-  while ((got = ::recvmsg(sock, &msg, MSG_CMSG_CLOEXEC | MSG_WAITALL)) < 0 && errno == EINTR) {
-  }
+  int fds[kMaxMessageFds];
+  size_t nfds = 0;
   *in_loopback = false;
-  if (got < 0) return errno;
-  if (got != sizeof reply) return EPIPE;  // EOF: the helper died first
+  // EPIPE: EOF, the helper died first.
+  if (int e = receive_with_fds(sock, &reply, sizeof reply, fds, &nfds)) return e;
   *in_loopback = reply.in_loopback;
   if (reply.err != 0) return reply.err;
-  const cmsghdr* c = CMSG_FIRSTHDR(&msg);
-  if (!c || c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) return EPROTO;
-  int ns;
-  ::memcpy(&ns, CMSG_DATA(c), sizeof ns);
+  if (nfds != 1) return EPROTO;
+  const int ns = fds[0];
   const int err = ::setns(ns, CLONE_NEWNET) == 0 ? 0 : errno;
   ::close(ns);
   return err;

@@ -1,0 +1,69 @@
+// One fixed-size message with descriptors riding along (SCM_RIGHTS) over a
+// Unix socket, between the launcher's side and the jail's child. Nothing
+// here allocates: the child calls it between clone3 and execve.
+#pragma once
+
+#include <errno.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include <cstddef>
+
+namespace brig {
+
+// The most descriptors one message carries (the cgroups: two per hierarchy).
+inline constexpr std::size_t kMaxMessageFds = 8;
+
+// Sends the `size` bytes at `data` with `nfds` descriptors (at most
+// kMaxMessageFds). Returns 0, errno, or EPIPE when the socket took less.
+inline int send_with_fds(int sock, const void* data, std::size_t size, const int* fds,
+                         std::size_t nfds) {
+  if (nfds > kMaxMessageFds) return EINVAL;
+  char control[CMSG_SPACE(kMaxMessageFds * sizeof(int))] = {};
+  iovec iov{const_cast<void*>(data), size};
+  msghdr msg{};
+  msg.msg_iov = &iov;
+  msg.msg_iovlen = 1;
+  if (nfds > 0) {
+    msg.msg_control = control;
+    msg.msg_controllen = CMSG_SPACE(nfds * sizeof(int));
+    cmsghdr* c = CMSG_FIRSTHDR(&msg);
+    c->cmsg_level = SOL_SOCKET;
+    c->cmsg_type = SCM_RIGHTS;
+    c->cmsg_len = CMSG_LEN(nfds * sizeof(int));
+    ::memcpy(CMSG_DATA(c), fds, nfds * sizeof(int));
+  }
+  ssize_t sent;
+  while ((sent = ::sendmsg(sock, &msg, MSG_NOSIGNAL)) < 0 && errno == EINTR) {
+  }
+  if (sent < 0) return errno;
+  return static_cast<std::size_t>(sent) == size ? 0 : EPIPE;
+}
+
+// Receives exactly `size` bytes into `data` and the descriptors sent with
+// them (CLOEXEC) into `fds`, which has room for kMaxMessageFds; *nfds says
+// how many came. Returns 0, errno, or EPIPE for a short message (the sender
+// is gone) or descriptors cut off.
+inline int receive_with_fds(int sock, void* data, std::size_t size, int* fds, std::size_t* nfds) {
+  *nfds = 0;
+  char control[CMSG_SPACE(kMaxMessageFds * sizeof(int))] = {};
+  iovec iov{data, size};
+  msghdr msg{};
+  msg.msg_iov = &iov;
+  msg.msg_iovlen = 1;
+  msg.msg_control = control;
+  msg.msg_controllen = sizeof control;
+  ssize_t got;
+  while ((got = ::recvmsg(sock, &msg, MSG_CMSG_CLOEXEC | MSG_WAITALL)) < 0 && errno == EINTR) {
+  }
+  if (got < 0) return errno;
+  if (static_cast<std::size_t>(got) != size || (msg.msg_flags & MSG_CTRUNC)) return EPIPE;
+  if (const cmsghdr* c = CMSG_FIRSTHDR(&msg);
+      c && c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
+    *nfds = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+    ::memcpy(fds, CMSG_DATA(c), *nfds * sizeof(int));
+  }
+  return 0;
+}
+
+}  // namespace brig
