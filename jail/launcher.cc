@@ -432,14 +432,35 @@ Result<Jailed> spawn(const JailSpec& spec, const ExecRequest& req) {
   netns_child_end.reset();
 
   j.pid_namespace_ = plan.pid_namespace;
-  UniqueFd userns;  // the child's, for the network namespace helper
-  if (flags & CLONE_NEWUSER) {
-    // Opened while the child is still dumpable (it is not from its step 3 on).
-    if (plan.new_netns) {
+  cpu_set_t cpus;
+  const bool have_cpus = ::sched_getaffinity(0, sizeof cpus, &cpus) == 0;
+
+  // The network namespace, made by a helper (net.h says why) on another CPU
+  // than the child's, started before the child is released: a new process
+  // starts on its parent's CPU and waits there while the parent runs, even
+  // with other CPUs idle. The helper needs no id maps (only its
+  // capabilities in the jail's user namespace). It is reaped before the
+  // cgroups are sent, so before the command can start: in the jail's user
+  // namespace, under the jail's uid, it counts against the command's
+  // RLIMIT_NPROC until reaped.
+  std::optional<Reaped> helper;
+  if (plan.new_netns) {
+    UniqueFd userns;
+    if (flags & CLONE_NEWUSER) {
+      // Opened while the child is still dumpable (it is not from its step 3 on).
       const std::string path = "/proc/" + std::to_string(pid) + "/ns/user";
       userns.reset(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
       if (!userns) return std::unexpected(step_sys_error("netns", "open " + path, errno));
     }
+    int helper_pidfd = -1;
+    const pid_t helper_pid = clone::clone3_with_pidfd(0, &helper_pidfd);
+    if (helper_pid < 0) return std::unexpected(step_sys_error("netns", "clone3 the helper", errno));
+    if (helper_pid == 0) net::make_in_helper(userns ? userns.get() : -1, netns_helper_end.get());
+    helper.emplace(helper_pidfd);
+    if (have_cpus) clone::move_to_other_cpu(helper_pid, cpus);
+    netns_helper_end.reset();
+  }
+  if (flags & CLONE_NEWUSER) {
     if (auto ok = userns::write_maps_from_parent(pid, spec.identity, plan.drop_groups); !ok)
       return std::unexpected(at_step("uid_map", std::move(ok.error())));  // ~Jailed kills the child
   }
@@ -447,31 +468,9 @@ Result<Jailed> spawn(const JailSpec& spec, const ExecRequest& req) {
   if (::write(sync_parent.get(), &go, 1) != 1)
     return std::unexpected(step_sys_error("sync", "release the jail's child", errno));
 
-  // The child waits on this CPU until this process sleeps: this process
-  // moves to another one (taking back its affinity once there), and makes
-  // the cgroups (~0.2 ms as root, mostly mkdir) while the child builds the
-  // jail, which needs them only once it starts the command.
-  cpu_set_t cpus;
-  if (::sched_getaffinity(0, sizeof cpus, &cpus) == 0 && clone::move_to_other_cpu(0, cpus))
-    ::sched_setaffinity(0, sizeof cpus, &cpus);
-
-  // The network namespace, made by a helper on this CPU while the child
-  // builds the mounts on its own (net.h says why). The helper goes first,
-  // since the child needs its namespace before the cgroups, which are made
-  // while it finishes. It is reaped before they are sent, so before the
-  // command can start: in the jail's user namespace, under the jail's uid,
-  // it counts against the command's RLIMIT_NPROC until reaped.
-  std::optional<Reaped> helper;
-  if (plan.new_netns) {
-    int helper_pidfd = -1;
-    const pid_t pid = clone::clone3_with_pidfd(0, &helper_pidfd);
-    if (pid < 0) return std::unexpected(step_sys_error("netns", "clone3 the helper", errno));
-    if (pid == 0) net::make_in_helper(userns ? userns.get() : -1, netns_helper_end.get());
-    helper.emplace(helper_pidfd);
-    netns_helper_end.reset();
-    userns.reset();
-    ::sched_yield();
-  }
+  // The cgroups (~0.2 ms as root, mostly mkdir) share this CPU with the
+  // child, which needs them only once its mounts are built, and the helper's
+  // namespace too.
   j.cgroup_ = cgroups::create(spec.limits);
   report_cgroups(j.layers_, spec.limits, j.cgroup_);
   BRIG_TRY_VOID(check_required(spec, j.layers_));  // ~Jailed kills the child
@@ -482,6 +481,11 @@ Result<Jailed> spawn(const JailSpec& spec, const ExecRequest& req) {
   // The child has its own copies of the fds; the launcher keeps the paths.
   j.cgroup_.procs_fds.clear();
   j.cgroup_.brig_dir_fds.clear();
+
+  // The child waits for nothing more from this process, whose remaining
+  // work (below, and brig run's) moves to another CPU, taking back its
+  // affinity once there: the child keeps this one to itself.
+  if (have_cpus && clone::move_to_other_cpu(0, cpus)) ::sched_setaffinity(0, sizeof cpus, &cpus);
 
   // Sweeping reads /proc and the cgroup directories, ~0.05 ms that need not
   // delay the jail either. Its own group is named for this live process, so

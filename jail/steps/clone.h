@@ -36,8 +36,9 @@ pid_t vfork_on_stack(int (*fn)(void*), void* arg, char* stack, size_t stack_size
 // caller runs on, if there is another; returns whether it did. A new process
 // starts on its parent's CPU and waits there until the parent sleeps, even
 // with other CPUs idle (a scheduler that packs tasks onto few CPUs, as this
-// project's VMs do, keeps it there); moved, both run at once. Whoever was
-// moved restores `allowed` once it runs where it was sent. Async-signal-safe.
+// project's VMs do, keeps it there); moved, both run at once. The move
+// narrows the mask: a process that lives on restores `allowed` once it runs
+// where it was sent. Async-signal-safe.
 bool move_to_other_cpu(pid_t pid, const cpu_set_t& allowed);
 
 }  // namespace brig::jail::clone
