@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "jail/step_times.h"
 #include "jail/steps/caps.h"
 #include "jail/steps/exec.h"
 #include "jail/steps/landlock.h"
@@ -48,6 +49,7 @@ struct ChildPlan {
   landlock::Prepared landlock;
   seccomp::Prepared seccomp;
   exec::Prepared exec;
+  StepStamps stamps;  // timing off unless SpawnOptions::time_steps
 };
 
 }  // namespace brig::jail

@@ -36,26 +36,32 @@ BRIG_ON_COMMAND_STACK [[noreturn]] void fail(Step step, int err, int index = -1,
 BRIG_ON_COMMAND_STACK [[noreturn]] void run_command(const ChildPlan& p,
                                                     const cgroups::Received& cgroups) {
   // Ignored signals and the blocked mask survive execve: the init's must not.
+  const StepStamps stamps = p.stamps;
   if (int e = process::reset_signals_in_child()) fail(Step::signals, e);
   if (!p.pid_namespace && ::setpgid(0, 0) != 0) fail(Step::identity, errno);
   // Raw syscall, as for the ids: glibc's setgroups is a per-thread broadcast.
   if (p.drop_groups && ::syscall(SYS_setgroups, 0, nullptr) != 0) fail(Step::identity, errno);
   if (p.switch_ids)
     if (int e = process::switch_ids_in_child(p.uid, p.gid)) fail(Step::identity, e);
+  stamps.mark(StepMark::command_ids);
   int failed = -1;
   if (int e = cgroups::join_in_child(cgroups, &failed)) fail(Step::cgroup, e, failed);
   if (int e = process::apply_rlimits_in_child(p.rlimits, cgroups.limits_pids, cgroups.limits_memory,
                                               &failed))
     fail(Step::rlimit, e, failed);
   if (::chdir(p.cwd.c_str()) != 0) fail(Step::chdir, errno);
+  stamps.mark(StepMark::command_limits);
   if (int e = caps::apply_in_child(p.caps)) fail(Step::caps, e);
   if (int e = caps::set_no_new_privs_in_child()) fail(Step::no_new_privs, e);
+  stamps.mark(StepMark::command_caps);
   if (int e = landlock::apply_in_child(p.landlock)) fail(Step::landlock, e);
+  stamps.mark(StepMark::command_landlock);
   // The command still runs in the init's memory (vfork-style): dropping the
   // code mappings here drops the init's, before the init runs again, so it
   // keeps resident only what it runs from now on (its supervise loop and the
   // few pages below), however late it is scheduled.
   process::release_code_pages(p.code_pages);
+  stamps.mark(StepMark::command_seccomp_next);
   // Should be the last thing before execve: every later syscall is filtered.
   if (int e = seccomp::apply_in_child(p.seccomp)) fail(Step::seccomp, e);
   const int e = exec::exec_in_child(p.exec);
@@ -87,6 +93,7 @@ void contain(const ChildPlan& p) {
   while (::read(p.sync_fd, &go, 1) != 1) {
     if (errno != EINTR) ::_exit(125);
   }
+  p.stamps.mark(StepMark::child_released);
 
   // 2. Fds: stdio from the request, brig's status and watch fds at fixed
   //    numbers, every other inherited fd closed before any jail code runs.
@@ -96,6 +103,7 @@ void contain(const ChildPlan& p) {
     report_setup_failure(p.status_fd_before_fds, Step::fds, e);
     ::_exit(125);
   }
+  p.stamps.mark(StepMark::child_fds);
 
   // 3. Identity. Non-dumpable: the jail's processes (even uid 0 in the jail)
   //    can neither ptrace the init nor open its fds through /proc. Signals
@@ -111,11 +119,13 @@ void contain(const ChildPlan& p) {
   // (not to whoever is above the launcher), so it can reap them.
   if (!p.pid_namespace && ::prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0)
     fail(Step::identity, errno);
+  p.stamps.mark(StepMark::child_identity);
 
   // 4. Mounts: the new root, pivoted into; needs the capabilities this
   //    process holds in its new user namespace.
   int failed = -1;
   if (int e = mounts::apply_in_child(p.mounts, &failed)) fail(Step::mount, e, failed);
+  p.stamps.mark(StepMark::child_mounts);
 
   // 5. Network and uts namespaces: the network namespace the launcher's
   //    helper made meanwhile (lo up), joined by this process, so by the
@@ -128,12 +138,14 @@ void contain(const ChildPlan& p) {
   }
   if (p.set_hostname && ::sethostname(p.hostname.data(), p.hostname.size()) != 0)
     fail(Step::hostname, errno);
+  p.stamps.mark(StepMark::child_network);
 
   // 6. The cgroups, which the launcher made meanwhile (an empty message when
   //    there are none); EOF means the launcher gave up.
   cgroups::Received cgroups;
   if (int e = cgroups::receive_in_child(ChildPlan::kSyncFd, &cgroups)) fail(Step::cgroup, e);
   ::close(ChildPlan::kSyncFd);
+  p.stamps.mark(StepMark::child_cgroups_received);
 
   // 7. Start the command; this process stays as the jail's init. The
   //    signalfd exists before the command so that no SIGCHLD is missed. The
@@ -147,6 +159,7 @@ void contain(const ChildPlan& p) {
   const pid_t command =
       clone::vfork_on_stack(command_main, &args, command_stack, sizeof command_stack);
   if (command < 0) fail(Step::fork, errno);
+  p.stamps.mark(StepMark::command_execed);
   // The memory was shared, and a uid change in the command (switch_ids)
   // resets the shared mm's dumpable flag to fs.suid_dumpable, which may be 2:
   // make the init non-dumpable again.

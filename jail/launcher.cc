@@ -331,6 +331,7 @@ Jailed& Jailed::operator=(Jailed&& o) noexcept {
     deadline_ = o.deadline_;
     plan_ = std::move(o.plan_);
     pid_namespace_ = o.pid_namespace_;
+    steps_ = std::move(o.steps_);
     reaped_ = o.reaped_;
     o.reaped_ = true;
   }
@@ -365,7 +366,7 @@ int Jailed::signal(int sig) const {
   return ::syscall(SYS_pidfd_send_signal, pidfd_.get(), sig, nullptr, 0) == 0 ? 0 : errno;
 }
 
-Result<Jailed> spawn(const JailSpec& spec, const ExecRequest& req) {
+Result<Jailed> spawn(const JailSpec& spec, const ExecRequest& req, SpawnOptions options) {
   const auto started = Jailed::Clock::now();
   if (auto v = validate(spec); !v)
     return std::unexpected(at_step("validate", std::move(v.error())));
@@ -374,8 +375,11 @@ Result<Jailed> spawn(const JailSpec& spec, const ExecRequest& req) {
   Jailed j;
   j.started_ = started;
   if (spec.limits.wall_time) j.deadline_ = started + *spec.limits.wall_time;
+  if (options.time_steps) j.steps_ = BRIG_TRY(StepClock::create());
+  const StepStamps stamps = j.steps_.stamps();
   j.plan_ = BRIG_TRY(plan_child(spec, req));
   ChildPlan& plan = *j.plan_;
+  plan.stamps = stamps;
 
   plan.rlimits = process::plan_rlimits(spec.limits);
   j.layers_ = report_layers(spec, plan, j.cgroup_);
@@ -405,6 +409,7 @@ Result<Jailed> spawn(const JailSpec& spec, const ExecRequest& req) {
                          netns_child_end ? netns_child_end.get() : -1));
   plan.sync_fd = sync_child.get();
   plan.status_fd_before_fds = status_w.get();
+  stamps.mark(StepMark::planned);
 
   // The network namespace (plan.new_netns) is made by a helper below.
   uint64_t flags = clone::namespace_flags(spec.namespaces, /*new_net=*/false);
@@ -424,6 +429,7 @@ Result<Jailed> spawn(const JailSpec& spec, const ExecRequest& req) {
   }
   if (pid == 0) contain(plan);  // never returns
 
+  stamps.mark(StepMark::cloned);
   j.pid_ = pid;
   j.pidfd_.reset(pidfd);
   sync_child.reset();
@@ -459,14 +465,17 @@ Result<Jailed> spawn(const JailSpec& spec, const ExecRequest& req) {
     helper.emplace(helper_pidfd);
     if (have_cpus) clone::move_to_other_cpu(helper_pid, cpus);
     netns_helper_end.reset();
+    stamps.mark(StepMark::netns_helper_started);
   }
   if (flags & CLONE_NEWUSER) {
     if (auto ok = userns::write_maps_from_parent(pid, spec.identity, plan.drop_groups); !ok)
       return std::unexpected(at_step("uid_map", std::move(ok.error())));  // ~Jailed kills the child
+    stamps.mark(StepMark::maps_written);
   }
   const char go = 1;
   if (::write(sync_parent.get(), &go, 1) != 1)
     return std::unexpected(step_sys_error("sync", "release the jail's child", errno));
+  stamps.mark(StepMark::released);
 
   // The cgroups (~0.2 ms as root, mostly mkdir) share this CPU with the
   // child, which needs them only once its mounts are built, and the helper's
@@ -474,13 +483,18 @@ Result<Jailed> spawn(const JailSpec& spec, const ExecRequest& req) {
   j.cgroup_ = cgroups::create(spec.limits);
   report_cgroups(j.layers_, spec.limits, j.cgroup_);
   BRIG_TRY_VOID(check_required(spec, j.layers_));  // ~Jailed kills the child
-  helper.reset();
+  stamps.mark(StepMark::cgroups_made);
+  if (helper) {
+    helper.reset();
+    stamps.mark(StepMark::netns_helper_reaped);
+  }
   // EPIPE: the child has already failed (and exited); wait() says why.
   if (int e = cgroups::send_to_child(sync_parent.get(), j.cgroup_); e != 0 && e != EPIPE)
     return std::unexpected(step_sys_error("cgroup", "hand the cgroups to the jail's child", e));
   // The child has its own copies of the fds; the launcher keeps the paths.
   j.cgroup_.procs_fds.clear();
   j.cgroup_.brig_dir_fds.clear();
+  stamps.mark(StepMark::cgroups_sent);
 
   // The child waits for nothing more from this process, whose remaining
   // work (below, and brig run's) moves to another CPU, taking back its
@@ -491,6 +505,7 @@ Result<Jailed> spawn(const JailSpec& spec, const ExecRequest& req) {
   // delay the jail either. Its own group is named for this live process, so
   // it is never swept.
   sweep_once();
+  stamps.mark(StepMark::spawn_returned);
   return j;
 }
 
@@ -580,6 +595,7 @@ Result<Outcome> Jailed::wait_for(Jailed& j, std::optional<Clock::time_point> dea
     }
     if (n > 0 && (fds[0].revents & POLLIN)) break;
   }
+  j.steps_.stamps().mark(StepMark::status_received);
   siginfo_t info{};
   struct rusage ru {};
   while (!init_exiting &&
@@ -625,6 +641,7 @@ Result<Outcome> Jailed::wait_for(Jailed& j, std::optional<Clock::time_point> dea
   o.duration = ended - j.started_;
   o.rusage = ru;
   o.layers = j.layers_;
+  if (j.steps_.active()) o.steps = j.steps_.read(j.started_);
   return o;
 }
 

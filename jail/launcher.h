@@ -15,11 +15,18 @@
 #include "jail/layer_report.h"
 #include "jail/outcome.h"
 #include "jail/spec.h"
+#include "jail/step_times.h"
 #include "jail/steps/cgroups.h"
 
 namespace brig::jail {
 
 struct ChildPlan;
+
+struct SpawnOptions {
+  // Stamp each setup step (Outcome::steps): a page shared with the child,
+  // for benchmarks; off, the steps cost nothing more.
+  bool time_steps = false;
+};
 
 // A started jail. Move-only. Dropping a Jailed that was not waited for
 // kills the whole jail (SIGKILL to its init) and reaps it.
@@ -45,7 +52,7 @@ class Jailed {
   int signal(int sig) const;
 
  private:
-  friend Result<Jailed> spawn(const JailSpec&, const ExecRequest&);
+  friend Result<Jailed> spawn(const JailSpec&, const ExecRequest&, SpawnOptions);
   friend Result<Outcome> wait(Jailed&, std::optional<Clock::time_point>);
   friend Result<Outcome> wait_forwarding(Jailed&, std::optional<Clock::time_point>, int);
   friend Result<Outcome> wait_until_status(Jailed&, std::optional<Clock::time_point>);
@@ -68,6 +75,7 @@ class Jailed {
   std::optional<Clock::time_point> deadline_;
   std::unique_ptr<ChildPlan> plan_;  // kept to name the failed step's input
   bool pid_namespace_ = true;        // false: the no-namespace tier, see kill_and_reap
+  StepClock steps_;                  // active with SpawnOptions::time_steps
   bool reaped_ = false;
 };
 
@@ -76,7 +84,7 @@ class Jailed {
 // naming the step ("validate", "require", "clone3", "uid_map", …), when the
 // spec is invalid, a required layer cannot be enforced, or the jail cannot
 // be created; failures inside the jail come out of wait() as setup_failed.
-Result<Jailed> spawn(const JailSpec& spec, const ExecRequest& request);
+Result<Jailed> spawn(const JailSpec& spec, const ExecRequest& request, SpawnOptions options = {});
 
 // Waits until the jail's init exits, or until the earlier of `deadline` and
 // the jailed deadline(), then kills the whole jail (timed_out). Removes the

@@ -7,9 +7,11 @@
 #include <sys/resource.h>
 
 #include <chrono>
+#include <optional>
 #include <string>
 
 #include "jail/layer_report.h"
+#include "jail/step_times.h"
 
 namespace brig::jail {
 
@@ -37,6 +39,7 @@ struct Outcome {
   struct rusage rusage {};               // the whole jail's (the init and all it reaped); zero
                                          // from run(), which does not reap the init
   LayerReport layers;                    // what was enforced; empty if never spawned
+  std::optional<StepTimes> steps;        // with SpawnOptions::time_steps
 
   // The status `brig run` exits with (see the top of this file).
   int exit_status() const;

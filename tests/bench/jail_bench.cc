@@ -1,8 +1,8 @@
 // brig-jail-bench: `brig run -- /bin/true` against bubblewrap doing the same
 // (user, mount, pid, ipc, uts, net and cgroup namespaces; the mounts of the
 // JailSpec brig plans for the default policy; brig's own seccomp programs),
-// alternating A B A B in one run; then brig's setup split as far as it can be
-// seen from outside the launcher, and the PSS of brig's and bwrap's own
+// alternating A B A B in one run; then brig's setup split by step (stamped
+// inside the launcher and the jail), and the PSS of brig's and bwrap's own
 // processes while a command runs. Not a test: it passes or fails nothing.
 // Run tests/bench/run_jail_bench.sh.
 #include <fcntl.h>
@@ -147,6 +147,114 @@ void print_row(const char* name, const Stats& s, int n) {
               s.p10, s.p90, n);
 }
 
+// Each side's stamps in order. A step is timed from the stamp before it on
+// the same side: the launcher's first from the start of spawn, the child's
+// first from its release, and the init's report from the command's execve.
+constexpr jail::StepMark kLauncherSide[] = {jail::StepMark::planned,
+                                            jail::StepMark::cloned,
+                                            jail::StepMark::netns_helper_started,
+                                            jail::StepMark::maps_written,
+                                            jail::StepMark::released,
+                                            jail::StepMark::cgroups_made,
+                                            jail::StepMark::netns_helper_reaped,
+                                            jail::StepMark::cgroups_sent,
+                                            jail::StepMark::spawn_returned};
+constexpr jail::StepMark kChildSide[] = {
+    jail::StepMark::child_released,       jail::StepMark::child_fds,
+    jail::StepMark::child_identity,       jail::StepMark::child_mounts,
+    jail::StepMark::child_network,        jail::StepMark::child_cgroups_received,
+    jail::StepMark::command_ids,          jail::StepMark::command_limits,
+    jail::StepMark::command_caps,         jail::StepMark::command_landlock,
+    jail::StepMark::command_seccomp_next, jail::StepMark::command_execed,
+    jail::StepMark::status_received};
+
+const char* describe(jail::StepMark m) {
+  switch (m) {
+    case jail::StepMark::planned:
+      return "validate, plan the child (mounts, exec, caps, Landlock)";
+    case jail::StepMark::cloned:
+      return "clone3 with the namespaces";
+    case jail::StepMark::netns_helper_started:
+      return "open the userns, clone the netns helper";
+    case jail::StepMark::maps_written:
+      return "write uid/gid maps";
+    case jail::StepMark::released:
+      return "release the child";
+    case jail::StepMark::cgroups_made:
+      return "make the cgroups (or none)";
+    case jail::StepMark::netns_helper_reaped:
+      return "wait for the netns helper";
+    case jail::StepMark::cgroups_sent:
+      return "hand the cgroups to the child";
+    case jail::StepMark::spawn_returned:
+      return "move to the other CPU, sweep; spawn returns";
+    case jail::StepMark::child_released:
+      return "child: wake up once released";
+    case jail::StepMark::child_fds:
+      return "child: arrange fds";
+    case jail::StepMark::child_identity:
+      return "child: dumpable, signals, setsid";
+    case jail::StepMark::child_mounts:
+      return "child: build the root, pivot_root";
+    case jail::StepMark::child_network:
+      return "child: join the netns, hostname";
+    case jail::StepMark::child_cgroups_received:
+      return "child: receive the cgroups";
+    case jail::StepMark::command_ids:
+      return "command: vfork, signals, ids";
+    case jail::StepMark::command_limits:
+      return "command: join cgroups, rlimits, chdir";
+    case jail::StepMark::command_caps:
+      return "command: drop caps, no_new_privs";
+    case jail::StepMark::command_landlock:
+      return "command: Landlock";
+    case jail::StepMark::command_seccomp_next:
+      return "command: release the init's code pages";
+    case jail::StepMark::command_execed:
+      return "command: seccomp, execve";
+    case jail::StepMark::status_received:
+      return "/bin/true runs and exits; init reports";
+    default:
+      return "?";
+  }
+}
+
+using PerMark = std::vector<std::vector<double>>;  // samples in ms, by StepMark
+
+template <std::size_t N>
+void record_side(const jail::StepTimes& t, const jail::StepMark (&marks)[N],
+                 std::optional<std::chrono::nanoseconds> previous, PerMark& at_ms,
+                 PerMark& step_ms) {
+  auto ms = [](std::chrono::nanoseconds d) { return static_cast<double>(d.count()) / 1e6; };
+  for (jail::StepMark m : marks) {
+    const auto at = t.at(m);
+    if (!at) continue;  // not in this tier
+    const auto i = static_cast<std::size_t>(m);
+    at_ms[i].push_back(ms(*at));
+    if (previous) step_ms[i].push_back(ms(*at - *previous));
+    previous = at;
+  }
+}
+
+void record_steps(const jail::StepTimes& t, PerMark& at_ms, PerMark& step_ms) {
+  record_side(t, kLauncherSide, std::chrono::nanoseconds(0), at_ms, step_ms);
+  record_side(t, kChildSide, t.at(jail::StepMark::released), at_ms, step_ms);
+}
+
+void print_steps(const PerMark& at_ms, const PerMark& step_ms) {
+  auto rows = [&](const char* title, const auto& marks) {
+    std::printf("  %s\n", title);
+    for (jail::StepMark m : marks) {
+      const auto i = static_cast<std::size_t>(m);
+      if (step_ms[i].empty()) continue;  // not in this tier
+      std::printf("    %-52s at %6.3f ms   step %6.3f ms\n", describe(m), stats(at_ms[i]).median,
+                  stats(step_ms[i]).median);
+    }
+  };
+  rows("launcher (jail::spawn):", kLauncherSide);
+  rows("jail's child, then the command until execve:", kChildSide);
+}
+
 Options parse(int argc, char** argv) {
   Options o;
   for (int i = 1; i < argc; ++i) {
@@ -230,40 +338,38 @@ int main(int argc, char** argv) {
   std::printf("  ratio brig / bwrap: %.2f (target <= 0.70: %s)\n", sa.median / sb.median,
               sa.median / sb.median <= 0.70 ? "met" : "NOT met");
 
-  // The split. The launcher has no per-step timers, so the steps are timed
-  // from outside it: brig's start-up by a `brig run` that stops after
-  // parsing its command line, and the rest in this process with brig's own
-  // libraries, the calls `brig run` makes, in its order.
-  std::vector<double> startup, plan_ms, spawn_ms, jail_ms;
+  // The split. brig's start-up is timed from outside (a `brig run` that
+  // stops after parsing its command line), policy loading and planning
+  // around the library call `brig run` makes; the jail's steps are stamped
+  // from inside (SpawnOptions::time_steps) by the launcher, the jail's child
+  // and the command until its execve.
+  std::vector<double> startup, plan_ms;
+  PerMark at_ms(jail::kStepMarks), step_ms(jail::kStepMarks);
   std::string layers;
   for (int i = 0; i < o.runs; ++i) {
     startup.push_back(time_one(Command{{o.brig, "run"}, o.workspace, {}}, 2));
     auto t0 = Clock::now();
     Planned p = plan_default(o.workspace, {"/bin/true"});
     plan_ms.push_back(ms_since(t0));
-    t0 = Clock::now();
     p.request.stdout_fd = p.request.stderr_fd = -1;
-    auto jailed = jail::spawn(p.spec, p.request);
+    auto jailed = jail::spawn(p.spec, p.request, jail::SpawnOptions{.time_steps = true});
     if (!jailed) die("spawn: " + jailed.error().to_string());
-    spawn_ms.push_back(ms_since(t0));
-    t0 = Clock::now();
-    auto outcome = jail::wait(*jailed);
+    auto outcome = jail::wait_until_status(*jailed);
     if (!outcome || outcome->exit_status() != 0)
       die("jail: " + (outcome ? outcome->to_string() : outcome.error().to_string()));
-    jail_ms.push_back(ms_since(t0));
+    if (!outcome->steps) die("the jail's steps were not stamped");
+    record_steps(*outcome->steps, at_ms, step_ms);
     layers = outcome->layers.to_string();
     std::replace(layers.begin(), layers.end(), '\n', ';');
   }
   std::printf(
-      "\nbrig's setup by step (medians; the launcher has no per-step timers: start-up is a\n"
-      "`brig run` that exits after parsing its arguments, the rest is timed in this process\n"
-      "around the library calls `brig run` makes; the child's steps are one number, and\n"
-      "run partly during spawn's, on the other CPU):\n");
+      "\nbrig's setup by step (medians; start-up is a `brig run` that exits after parsing its\n"
+      "arguments; the rest is stamped inside jail::spawn + wait_until_status as `brig run`\n"
+      "calls them. The launcher and the jail's child run at the same time on two CPUs: \"at\"\n"
+      "is from the start of spawn, \"step\" from the previous stamp on the same side):\n");
   print_row("process start + command line", stats(startup), o.runs);
   print_row("load default policy + plan the JailSpec", stats(plan_ms), o.runs);
-  print_row("spawn: plan, clone3, maps, netns helper, cgroups", stats(spawn_ms), o.runs);
-  print_row("then: the child's rest, execve, exit, reap", stats(jail_ms), o.runs);
-
+  print_steps(at_ms, step_ms);
   std::printf("\nwhat brig enforced in these jails: %s\n", layers.c_str());
   std::printf(
       "what differs: bwrap has no Landlock and no resource limits (brig: rlimits, and cgroups\n"
