@@ -84,6 +84,9 @@ struct LandlockRules {
   bool enabled = true;
   std::vector<std::string> read_only;   // read, list, execute
   std::vector<std::string> read_write;  // also create, write, remove, rename, truncate
+  // List the directory and those beneath it, nothing more: the jail's
+  // private root, whose own directories only hold the mount points.
+  std::vector<std::string> list_only;
   // TCP (ABI >= 4). Applied only where the network namespace is not already
   // the boundary; empty lists with restrict_tcp = deny all bind/connect.
   bool restrict_tcp = false;

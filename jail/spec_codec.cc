@@ -171,6 +171,7 @@ void put_spec(Writer& w, const JailSpec& s) {
   w.boolean(ll.enabled);
   put_strings(w, ll.read_only);
   put_strings(w, ll.read_write);
+  put_strings(w, ll.list_only);
   w.boolean(ll.restrict_tcp);
   put_ports(w, ll.bind_tcp);
   put_ports(w, ll.connect_tcp);
@@ -224,6 +225,7 @@ JailSpec get_spec(Reader& r) {
   ll.enabled = r.boolean();
   ll.read_only = get_strings(r);
   ll.read_write = get_strings(r);
+  ll.list_only = get_strings(r);
   ll.restrict_tcp = r.boolean();
   ll.bind_tcp = get_ports(r);
   ll.connect_tcp = get_ports(r);

@@ -167,6 +167,9 @@ Result<void> validate(const JailSpec& spec) {
   for (size_t i = 0; i < spec.landlock.read_write.size(); ++i)
     BRIG_TRY_VOID(
         check_path(spec.landlock.read_write[i], "landlock.read_write[" + std::to_string(i) + "]"));
+  for (size_t i = 0; i < spec.landlock.list_only.size(); ++i)
+    BRIG_TRY_VOID(
+        check_path(spec.landlock.list_only[i], "landlock.list_only[" + std::to_string(i) + "]"));
   return {};
 }
 

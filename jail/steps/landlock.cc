@@ -20,7 +20,7 @@ int probe_abi() {
 Result<Prepared> plan(const LandlockRules& rules, int kernel_abi) {
   Prepared prepared;
   if (!rules.enabled) return prepared;
-  for (const auto* list : {&rules.read_only, &rules.read_write}) {
+  for (const auto* list : {&rules.read_only, &rules.read_write, &rules.list_only}) {
     for (const std::string& path : *list) {
       if (path.empty() || path.front() != '/') {
         return std::unexpected(
@@ -45,6 +45,7 @@ Result<Prepared> plan(const LandlockRules& rules, int kernel_abi) {
   constexpr uint64_t kReadOnly = abi::kFsExecute | abi::kFsReadFile | abi::kFsReadDir;
   for (const std::string& path : rules.read_only) prepared.paths.push_back({path, kReadOnly});
   for (const std::string& path : rules.read_write) prepared.paths.push_back({path, all});
+  for (const std::string& path : rules.list_only) prepared.paths.push_back({path, abi::kFsReadDir});
 
   if (rules.restrict_tcp) {
     if (level >= 4) {

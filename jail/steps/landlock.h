@@ -34,7 +34,7 @@ struct PathGrant {
 struct Prepared {
   int abi = 0;                     // the ABI planned for; 0 = apply_in_child does nothing
   landlock_abi::RulesetAttr attr;  // handled rights and scopes: denied unless granted
-  std::vector<PathGrant> paths;    // in order: read_only entries, then read_write
+  std::vector<PathGrant> paths;    // in order: read_only, read_write, then list_only entries
   std::vector<landlock_abi::NetPortAttr> ports;  // TCP ports granted (ABI >= 4)
   // What the rules ask for that this kernel cannot enforce, one sentence each
   // ("landlock: TCP rules need ABI 4, this kernel has 3"); empty = everything

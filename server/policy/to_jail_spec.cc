@@ -188,6 +188,10 @@ jail::LandlockRules landlock_for(const Policy& p, const Context& ctx,
           break;
       }
     }
+    // The root is brig's own tmpfs, whose directories hold only the mount
+    // points above: listing them shows nothing the jail cannot reach, and
+    // without it `ls /` or `find /` fail with EACCES.
+    add_unique(rules.list_only, "/");
   } else {
     // The host's own tree: Landlock is the only filesystem boundary.
     for (const PathRule& r : p.filesystem.read_only) add_unique(rules.read_only, r.path);

@@ -46,6 +46,7 @@ JailSpec full_spec() {
   s.landlock.enabled = false;
   s.landlock.read_only = {"/usr", "/etc"};
   s.landlock.read_write = {"/work"};
+  s.landlock.list_only = {"/"};
   s.landlock.restrict_tcp = true;
   s.landlock.bind_tcp = {8080};
   s.landlock.connect_tcp = {443, 65535};

@@ -215,6 +215,28 @@ TEST_F(LandlockKernel, FilesystemAccessIsOnlyWhatRulesGrant) {
   expect_probes(probes, rules);
 }
 
+// The jail's root gets list_only: its directories can be listed, and
+// nothing beneath it can be read, written or run through that rule alone.
+TEST_F(LandlockKernel, ListOnlyListsDirectoriesAndGrantsNothingElse) {
+  LandlockRules rules;
+  rules.read_only = {"/usr", "/bin", "/lib", "/lib64", "/etc"};
+  rules.list_only = {root_};
+  const std::string r = root_;
+  std::vector<Probe> probes = {
+      {"list the listed directory", [r] { return open_and_close(r, O_RDONLY | O_DIRECTORY); },
+       kSucceeds, kSucceeds},
+      {"list a directory beneath it",
+       [r] { return open_and_close(r + "/hidden", O_RDONLY | O_DIRECTORY); }, kSucceeds, kSucceeds},
+      {"read a file beneath it", [r] { return open_and_close(r + "/hidden/secret", O_RDONLY); },
+       EACCES, kSucceeds},
+      {"write a file beneath it", [r] { return open_and_close(r + "/ro/data", O_WRONLY); }, EACCES,
+       kSucceeds},
+      {"create beneath it", [r] { return open_and_close(r + "/rw/new", O_CREAT | O_WRONLY); },
+       EACCES, kSucceeds},
+  };
+  expect_probes(probes, rules);
+}
+
 TEST_F(LandlockKernel, TcpBindAndConnectFollowThePortRules) {
   ASSERT_GE(abi_, 4);
   Listener allowed = listen_on_loopback();

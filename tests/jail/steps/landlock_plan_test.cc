@@ -61,6 +61,18 @@ TEST(LandlockPlan, WholePlanAtAbi7) {
   EXPECT_TRUE(prepared->unenforced.empty());
 }
 
+TEST(LandlockPlan, ListOnlyGrantsReadDirAlone) {
+  LandlockRules rules;
+  rules.read_only = {"/usr"};
+  rules.list_only = {"/"};
+  auto prepared = landlock::plan(rules, 7);
+  ASSERT_TRUE(prepared) << prepared.error().to_string();
+  std::vector<landlock::PathGrant> paths = {{"/usr", kReadOnly}, {"/", 0x8}};
+  EXPECT_EQ(prepared->paths, paths);
+  rules.list_only = {"relative"};
+  EXPECT_FALSE(landlock::plan(rules, 7));
+}
+
 TEST(LandlockPlan, HandledFilesystemRightsFollowTheAbi) {
   const std::pair<int, uint64_t> expected[] = {
       {1, 0x1fff},  // execute .. make_sym

@@ -129,7 +129,8 @@ TEST_F(BrigRun, JailSetupFailureExits125NamingTheStepAndErrno) {
       << "extends = \"default\"\n[filesystem]\nread_only_add = [\"/nonexistent/brig-missing\"]\n";
   Ran r = run({"--policy", ws.file("missing.toml"), "--", "/bin/true"});
   EXPECT_EQ(r.status, 125);
-  EXPECT_THAT(r.err, HasSubstr("brig run: setup failed at step mount: bind /nonexistent/brig-missing"));
+  EXPECT_THAT(r.err,
+              HasSubstr("brig run: setup failed at step mount: bind /nonexistent/brig-missing"));
   EXPECT_THAT(r.err, HasSubstr(": No such file or directory"));
   // The positive control: marked optional, the same path is skipped.
   std::ofstream(ws.file("optional.toml"))
@@ -152,6 +153,23 @@ TEST_F(BrigRun, PassesStdoutThrough) {
   EXPECT_EQ(r.status, 0);
   EXPECT_EQ(r.out, "out\n");
   EXPECT_EQ(r.err, "err\n");
+}
+
+TEST_F(BrigRun, TheJailsRootAndItsSkeletonDirectoriesCanBeListed) {
+  // The root is brig's own tmpfs: it shows the mount points, nothing else.
+  Ran root = run({"--", "/bin/ls", "/"});
+  EXPECT_EQ(root.status, 0) << root.err;
+  EXPECT_THAT(root.out, HasSubstr("usr\n"));
+  EXPECT_THAT(root.out, HasSubstr("tmp\n"));
+  // So is each directory on the way to the workspace (under the host's
+  // /tmp here): only the workspace's own mount point is in its parent.
+  const std::string parent = ws.path().substr(0, ws.path().rfind('/'));
+  Ran up = run({"--", "/bin/ls", "-a", parent});
+  EXPECT_EQ(up.status, 0) << up.err;
+  EXPECT_EQ(up.out, ".\n..\n" + ws.path().substr(ws.path().rfind('/') + 1) + "\n");
+  Ran find = run({"--", "/usr/bin/find", "/", "-maxdepth", "1", "-name", "usr"});
+  EXPECT_EQ(find.status, 0) << find.err;
+  EXPECT_EQ(find.out, "/usr\n");
 }
 
 TEST_F(BrigRun, DefaultWritesTheWorkspaceStrictCannot) {

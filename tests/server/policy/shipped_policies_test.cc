@@ -137,6 +137,7 @@ TEST(ShippedPolicies, DefaultForAnUnprivilegedUser) {
                              "/sbin",
                              "/usr"};
   want.landlock.read_write = {"/dev", "/home/ada", "/home/ada/proj", "/home/ada/proj/.git", "/tmp"};
+  want.landlock.list_only = {"/"};
   want.landlock.restrict_tcp = false;  // loopback servers: the network namespace is the boundary
   EXPECT_EQ(plan("default", ada()), want);
 }
@@ -152,6 +153,7 @@ TEST(ShippedPolicies, DefaultForRoot) {
   want.landlock.read_only = {"/bin",    "/etc", "/lib",  "/lib32", "/lib64",
                              "/libx32", "/opt", "/proc", "/sbin",  "/usr"};
   want.landlock.read_write = {"/dev", "/root", "/tmp", "/work/app"};
+  want.landlock.list_only = {"/"};
   want.landlock.restrict_tcp = false;
   EXPECT_EQ(plan("default", root()), want);
 }
@@ -197,6 +199,7 @@ TEST(ShippedPolicies, StrictForAnUnprivilegedUser) {
   want.landlock.read_only = {"/bin",    "/etc", "/home/ada/proj", "/lib",  "/lib32", "/lib64",
                              "/libx32", "/opt", "/proc",          "/sbin", "/usr"};
   want.landlock.read_write = {"/dev", "/home/ada", "/tmp"};
+  want.landlock.list_only = {"/"};
   want.landlock.restrict_tcp = true;
   EXPECT_EQ(plan("strict", ada()), want);
   EXPECT_THAT(shipped("strict", ada()).disabled_tools, ElementsAre("write_file", "edit_file"));
@@ -213,6 +216,7 @@ TEST(ShippedPolicies, StrictForRoot) {
   want.landlock.read_only = {"/bin", "/etc",  "/lib",  "/lib32", "/lib64",   "/libx32",
                              "/opt", "/proc", "/sbin", "/usr",   "/work/app"};
   want.landlock.read_write = {"/dev", "/root", "/tmp"};
+  want.landlock.list_only = {"/"};
   want.landlock.restrict_tcp = true;
   EXPECT_EQ(plan("strict", root()), want);
 }
@@ -281,6 +285,7 @@ TEST(ShippedPolicies, DevForAnUnprivilegedUser) {
   want.landlock.read_write = {"/dev",         h,           h + "/.cache",    h + "/.cargo",
                               h + "/.gradle", h + "/.m2",  h + "/.npm",      h + "/.yarn",
                               h + "/go",      h + "/proj", h + "/proj/.git", "/tmp"};
+  want.landlock.list_only = {"/"};
   want.landlock.restrict_tcp = false;  // loopback servers
   EXPECT_EQ(plan("dev", ada()), want);
 }
@@ -315,6 +320,7 @@ TEST(ShippedPolicies, DevForRoot) {
   want.landlock.read_write = {"/dev",         h,          h + "/.cache", h + "/.cargo",
                               h + "/.gradle", h + "/.m2", h + "/.npm",   h + "/.yarn",
                               h + "/go",      "/tmp",     "/work/app"};
+  want.landlock.list_only = {"/"};
   EXPECT_EQ(plan("dev", root()), want);
 }
 

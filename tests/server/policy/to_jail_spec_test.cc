@@ -255,6 +255,8 @@ TEST_F(Planner, LandlockFollowsTheMounts) {
   EXPECT_THAT(spec->landlock.read_only, ElementsAre("/proc", "/usr"));
   EXPECT_THAT(spec->landlock.read_write,
               ElementsAre("/dev", "/home/ada", "/home/ada/proj", "/tmp"));
+  // The private root's own directories hold only mount points.
+  EXPECT_THAT(spec->landlock.list_only, ElementsAre("/"));
   EXPECT_TRUE(spec->landlock.restrict_tcp);
   EXPECT_THAT(spec->landlock.bind_tcp, IsEmpty());
   EXPECT_THAT(spec->landlock.connect_tcp, IsEmpty());
@@ -300,6 +302,7 @@ TEST_F(Planner, SharedMountNamespaceLeavesLandlockAsTheFilesystemBoundary) {
   EXPECT_THAT(spec->mounts, IsEmpty());
   EXPECT_THAT(spec->landlock.read_only, ElementsAre("/usr", "/proc"));
   EXPECT_THAT(spec->landlock.read_write, ElementsAre("/srv/out", "/home/ada/proj", "/tmp", "/dev"));
+  EXPECT_THAT(spec->landlock.list_only, IsEmpty());  // the host's root: nothing to list
   EXPECT_TRUE(jail::validate(*spec));
 }
 
