@@ -225,34 +225,7 @@ void append_json_string(std::string& out, std::string_view s) {
   out.push_back('"');
 }
 
-namespace {
-
-// Writes one value. A long string equal to one already written in the same
-// value is copied from the output instead of escaped again: a tool result
-// carries its text twice (content[0].text and structuredContent), and
-// comparing with memcmp is far cheaper than escaping.
-class Writer {
- public:
-  explicit Writer(std::string& out) : out_(out) {}
-  void value(const Json& j);
-
- private:
-  // Strings shorter than this are escaped every time; comparing would not pay.
-  static constexpr std::size_t kRepeatMin = 4096;
-  struct Written {
-    std::string_view in;  // the string as the value holds it
-    std::size_t at = 0;   // its escaped text, quotes included, in out_
-    std::size_t size = 0;
-  };
-
-  void string_value(std::string_view s);
-
-  std::string& out_;
-  std::array<Written, 4> written_{};  // the last few long strings, round robin
-  std::size_t next_ = 0;
-};
-
-void Writer::string_value(std::string_view s) {
+void JsonWriter::string_value(std::string_view s) {
   if (s.size() < kRepeatMin) return append_json_string(out_, s);
   for (const Written& w : written_) {
     if (w.in.size() == s.size() && std::memcmp(w.in.data(), s.data(), s.size()) == 0) {
@@ -266,7 +239,7 @@ void Writer::string_value(std::string_view s) {
   written_[next_++ % written_.size()] = {s, at, out_.size() - at};
 }
 
-void Writer::value(const Json& j) {
+void JsonWriter::value(const Json& j) {
   switch (j.type()) {
     case Json::value_t::object: {
       out_.push_back('{');
@@ -317,10 +290,8 @@ void Writer::value(const Json& j) {
   }
 }
 
-}  // namespace
-
 void append_json(std::string& out, const Json& j) {
-  Writer{out}.value(j);
+  JsonWriter{out}.value(j);
 }
 
 std::size_t estimate_json_size(const Json& j) {

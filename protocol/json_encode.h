@@ -6,6 +6,7 @@
 // output is reserved once instead of grown. Pure: no I/O.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <string>
 #include <string_view>
@@ -20,6 +21,32 @@ namespace brig::protocol {
 // becomes U+FFFD as nlohmann's replace handler does it (one per maximal
 // subpart of an ill-formed sequence, one for a sequence cut off at the end).
 void append_json(std::string& out, const nlohmann::json& j);
+
+// Appends values to out, one after another, as append_json does. A long
+// string equal to one already written by the same writer is copied from the
+// output instead of escaped again: a tool result carries its text twice
+// (content[0].text and structuredContent), and comparing with memcmp is far
+// cheaper than escaping. Text appended to out between values is fine.
+class JsonWriter {
+ public:
+  explicit JsonWriter(std::string& out) : out_(out) {}
+  void value(const nlohmann::json& j);
+
+ private:
+  // Strings shorter than this are escaped every time; comparing would not pay.
+  static constexpr std::size_t kRepeatMin = 4096;
+  struct Written {
+    std::string_view in;  // the string as the value holds it
+    std::size_t at = 0;   // its escaped text, quotes included, in out_
+    std::size_t size = 0;
+  };
+
+  void string_value(std::string_view s);
+
+  std::string& out_;
+  std::array<Written, 4> written_{};  // the last few long strings, round robin
+  std::size_t next_ = 0;
+};
 
 // Appends s as a JSON string literal, quotes included, with the escapes
 // nlohmann uses: \" \\ \b \f \n \r \t, \u00xx (lowercase hex) for the other

@@ -26,8 +26,15 @@ Json ToolDescriptor::to_json() const {
 }
 
 ToolResult ToolResult::text(std::string text) {
-  return ToolResult{Json::array({Json{{"type", "text"}, {"text", std::move(text)}}}), std::nullopt,
-                    false};
+  // Built member by member: an initializer list makes (and frees) a
+  // temporary array for every key/value pair, on every tool call.
+  Json block = Json::object();
+  auto& members = block.get_ref<Json::object_t&>();
+  members.emplace("text", std::move(text));
+  members.emplace("type", "text");
+  ToolResult r{Json::array(), std::nullopt, false};
+  r.content.get_ref<Json::array_t&>().push_back(std::move(block));
+  return r;
 }
 
 ToolResult ToolResult::error(std::string text) {

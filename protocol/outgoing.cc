@@ -4,12 +4,19 @@
 #include <numeric>
 
 #include "protocol/error_codes.h"
+#include "protocol/json_encode.h"
 #include "protocol/text.h"
 
 namespace brig::protocol {
 
 Outgoing::Outgoing(ServerInfo info, std::size_t max_bytes)
-    : info_(std::move(info)), max_(max_bytes) {}
+    : info_(std::move(info)), max_(max_bytes) {
+  meta_member_ = "\"_meta\":{";
+  append_json_string(meta_member_, kMetaServerInfo);
+  meta_member_ += ':';
+  append_json(meta_member_, info_.to_json());
+  meta_member_ += '}';
+}
 
 std::string Outgoing::too_large(std::size_t size) const {
   return std::to_string(size) + " bytes, over the " + std::to_string(max_) +
@@ -29,6 +36,39 @@ Reply Outgoing::result(const Id& id, Json result, Era era, bool tool_call) const
   r.line = encode_response(id, decorate(std::move(result), era));
   r.standin = Reply::Standin{id, era, tool_call};
   return r;
+}
+
+Reply Outgoing::tool_result(const Id& id, ToolResult&& r, Era era) const {
+  // The members in the order encode() sorts them: _meta, content, isError,
+  // resultType, structuredContent.
+  const Json id_json = id.to_json();
+  const std::size_t estimate = estimate_json_size(r.content) +
+                               (r.structured ? estimate_json_size(*r.structured) : 0) +
+                               estimate_json_size(id_json) + meta_member_.size() + 128;
+  std::string out;
+  out.reserve(estimate + estimate / 8 + 1);
+  out += "{\"id\":";
+  append_json(out, id_json);
+  out += ",\"jsonrpc\":\"2.0\",\"result\":{";
+  if (era == Era::modern) {
+    out += meta_member_;
+    out += ',';
+  }
+  // One writer for both: structuredContent usually repeats content's text.
+  JsonWriter writer(out);
+  out += "\"content\":";
+  writer.value(r.content);
+  out += r.is_error ? ",\"isError\":true" : ",\"isError\":false";
+  if (era == Era::modern) out += ",\"resultType\":\"complete\"";
+  if (r.structured) {
+    out += ",\"structuredContent\":";
+    writer.value(*r.structured);
+  }
+  out += "}}";
+  Reply reply;
+  reply.line = std::move(out);
+  reply.standin = Reply::Standin{id, era, /*tool_call=*/true};
+  return reply;
 }
 
 std::string Outgoing::fallback(const Reply& r) const {

@@ -38,6 +38,9 @@ class Outgoing {
   // tool_call: the stand-in is an isError CallToolResult, so the model sees
   // why; otherwise it is a -32603 error.
   Reply result(const Id& id, Json result, Era era, bool tool_call) const;
+  // A tools/call result: the bytes of result(id, r.to_json(), era, true),
+  // written straight from r instead of through a JSON object.
+  Reply tool_result(const Id& id, ToolResult&& r, Era era) const;
   // An error response; its stand-in drops data and shortens the message.
   Reply error(const ErrorResponse& e) const;
 
@@ -62,6 +65,7 @@ class Outgoing {
 
   ServerInfo info_;
   std::size_t max_;
+  std::string meta_member_;  // "_meta":{serverInfo} of modern results, encoded once
 };
 
 }  // namespace brig::protocol

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "protocol/error_codes.h"
+#include "protocol/request_scan.h"
 #include "protocol/session_state.h"
 #include "protocol/text.h"
 #include "protocol/versions.h"
@@ -33,6 +34,7 @@ Session::State::State(ServerInfo info_in, std::string instructions_in,
       out(info, options.max_outgoing_bytes) {
   for (std::size_t i = 0; i < tools.size(); ++i) {
     tool_json.push_back(tools[i].to_json());
+    tool_checks.emplace_back(tools[i].input_schema);
     tool_index.emplace(tools[i].name, i);
   }
 }
@@ -62,6 +64,12 @@ std::vector<CallId> Session::in_flight() const {
 std::vector<Action> Session::on_line(std::string_view line) {
   State& s = *state_;
   Collector c;
+  // Nearly every line is one well-formed request: read it without building
+  // the envelope's DOM. Anything else takes the general path below.
+  if (auto req = scan_request(line, s.options.max_nesting_depth)) {
+    s.handle_request(*req, c);
+    return std::move(c.actions);
+  }
   auto parsed = parse_line(line, s.options.max_nesting_depth);
   if (!parsed) {
     s.error(parsed.error(), c);
@@ -183,8 +191,7 @@ std::vector<Action> Session::complete(CallId call, ToolResult&& result) {
   CallRecord& record = node.mapped();
   s.call_by_id.erase(record.id);
   Collector c;
-  Reply r =
-      s.out.result(record.id, std::move(result).to_json(), record.ctx.era, /*tool_call=*/true);
+  Reply r = s.out.tool_result(record.id, std::move(result), record.ctx.era);
   if (record.batch) {
     s.batch_member_done(*record.batch, std::move(r), c);
   } else {

@@ -186,7 +186,7 @@ void Session::State::call_tool(Request& req, const RequestContext& ctx, Collecto
   }
   // Bad arguments are a tool error, not a protocol error: the model reads
   // isError results and can correct itself (SEP-1303).
-  if (auto why = check_schema(arguments, tools[tool->second].input_schema)) {
+  if (auto why = tool_checks[tool->second].check(arguments)) {
     auto result = ToolResult::error("invalid arguments for tool " + tool_name + ": " + *why);
     return reply(out.result(req.id, result.to_json(), ctx.era, /*tool_call=*/true), c);
   }

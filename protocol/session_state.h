@@ -10,6 +10,7 @@
 
 #include "protocol/outgoing.h"
 #include "protocol/request_context.h"
+#include "protocol/schema_check.h"
 #include "protocol/session.h"
 
 namespace brig::protocol {
@@ -65,7 +66,8 @@ struct Session::State {
   ServerInfo info;
   std::string instructions;
   std::vector<ToolDescriptor> tools;
-  std::vector<Json> tool_json;  // tools[i].to_json(), made once
+  std::vector<Json> tool_json;             // tools[i].to_json(), made once
+  std::vector<SchemaChecker> tool_checks;  // tools[i].input_schema, read once
   std::unordered_map<std::string, std::size_t> tool_index;
   SessionOptions options;
   Outgoing out;

@@ -34,7 +34,16 @@ void StreamTransport::send(std::string message) {
   if (state_ != State::created && state_ != State::open) return;
   message.push_back('\n');
   queued_bytes_ += message.size();
-  queue_.push_back(std::move(message));
+  // Small messages share one queue entry: asio gathers at most 64 buffers per
+  // system call, and a pipelining client's hundreds of short answers then
+  // still go out in one write. An entry the write under way points into is
+  // never appended to; a large message keeps its own entry (no copy).
+  constexpr std::size_t coalesce_bytes = std::size_t{64} << 10;
+  if (queue_.size() > in_flight_ && queue_.back().size() + message.size() <= coalesce_bytes) {
+    queue_.back() += message;
+  } else {
+    queue_.push_back(std::move(message));
+  }
   if (queued_bytes_ >= limits_.send_queue_bytes && !stall_armed_) arm_stall_timer();
   if (state_ == State::open) start_writing();
 }
@@ -123,9 +132,10 @@ asio::awaitable<void> StreamTransport::write_loop() {
   auto self = shared_from_this();
   while (!queue_.empty() && (state_ == State::open || state_ == State::closing)) {
     // Everything waiting, up to the 64 buffers asio gathers per system call
-    // and 256 KiB beyond the first message, in one write: a pipelining
-    // client's many answers cost one system call. What the kernel took is
-    // accounted at once, a message partly written included.
+    // (each holding many small messages, see send()) and 256 KiB beyond the
+    // first one, in one write: a pipelining client's many answers cost one
+    // system call. What the kernel took is accounted at once, a message
+    // partly written included.
     // std::deque keeps references to elements valid across push_back.
     constexpr std::size_t max_messages = 64;
     constexpr std::size_t batch_bytes = std::size_t{256} << 10;
@@ -139,7 +149,9 @@ asio::awaitable<void> StreamTransport::write_loop() {
       bytes += batch_.back().size();
     }
     std::error_code ec;
+    in_flight_ = batch_.size();
     std::size_t written = co_await write_some(batch_, ec);
+    in_flight_ = 0;
     if (state_ == State::closed) co_return;
     if (ec) {
       fail(Error{"write to peer", name_, ec.message(), ec.value()});

@@ -97,6 +97,7 @@ class StreamTransport : public Transport, public std::enable_shared_from_this<St
   bool stall_armed_ = false;
   std::deque<std::string> queue_;
   std::vector<asio::const_buffer> batch_;  // what the write under way holds of queue_
+  std::size_t in_flight_ = 0;              // queue_ entries batch_ points into
   std::size_t front_written_ = 0;          // bytes of queue_.front() already written
   std::size_t queued_bytes_ = 0;
   asio::steady_timer drain_timer_;  // wakes a paused reader

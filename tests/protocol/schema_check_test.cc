@@ -91,5 +91,70 @@ TEST(SchemaCheck, AllOfAndUnknownKeywords) {
   EXPECT_EQ(check_schema(Json(2), schema), "arguments: must be >= 3, got 2");
 }
 
+TEST(SchemaCheck, OddKeywordValuesReadAsBefore) {
+  auto check_with = [](const char* schema, const Json& value) {
+    return check_schema(value, Json::parse(schema));
+  };
+  // A type list without names matches nothing; an unknown type name neither.
+  EXPECT_EQ(check_with(R"({"type":[1,2]})", Json(1)), "arguments: expected , got integer");
+  EXPECT_EQ(check_with(R"({"type":"text"})", Json("a")), "arguments: expected text, got string");
+  EXPECT_EQ(check_with(R"({"type":["text",7,"string"]})", Json(1)),
+            "arguments: expected text or string, got integer");
+  EXPECT_EQ(check_with(R"({"type":5})", Json(1)), std::nullopt);
+  // Keywords of the wrong kind are ignored: non-array enum, negative or
+  // fractional counts, non-numeric bounds, non-object properties.
+  EXPECT_EQ(check_with(R"({"enum":"a","minLength":-1,"maxLength":1.5})", Json("abc")),
+            std::nullopt);
+  EXPECT_EQ(check_with(R"({"minimum":"5","properties":[{"a":false}]})", Json(1)), std::nullopt);
+  EXPECT_EQ(check_with(R"({"const":null})", Json(0)), "arguments: must be null, got 0");
+  EXPECT_EQ(check_with(R"({"enum":[1,"a"]})", Json(1.0)), std::nullopt);  // 1 == 1.0
+  // Empty anyOf passes, empty oneOf matches none; a non-object `not` matches all.
+  EXPECT_EQ(check_with(R"({"anyOf":[]})", Json(1)), std::nullopt);
+  EXPECT_EQ(check_with(R"({"oneOf":[]})", Json(1)),
+            "arguments: must match exactly one of oneOf, matches 0");
+  EXPECT_EQ(check_with(R"({"oneOf":[true,{}]})", Json(1)),
+            "arguments: must match exactly one of oneOf, matches 2");
+  EXPECT_EQ(check_with(R"({"not":5})", Json(1)), "arguments: matches a schema it must not match");
+  // additionalProperties: true and non-schemas accept, a schema checks.
+  EXPECT_EQ(check_with(R"({"additionalProperties":true})", Json{{"a", 1}}), std::nullopt);
+  EXPECT_EQ(check_with(R"({"additionalProperties":3})", Json{{"a", 1}}), std::nullopt);
+  EXPECT_EQ(check_with(R"({"properties":{"b":{}},"additionalProperties":{"type":"string"}})",
+                       Json{{"a", 1}, {"b", 2}}),
+            "arguments.a: expected string, got integer");
+  // Paths through arrays of objects; the required check comes before members.
+  EXPECT_EQ(check_with(R"({"items":{"properties":{"k":{"maximum":1}},"required":["r"]}})",
+                       Json::parse(R"([{"r":1},{"k":2}])")),
+            "arguments[1].r: required property missing");
+  EXPECT_EQ(check_with(R"({"items":{"properties":{"k":{"maximum":1.5}}}})",
+                       Json::parse(R"([{"k":1},{"k":2}])")),
+            "arguments[1].k: must be <= 1.5, got 2");
+}
+
+// A checker is read once and used for every call: its answers must not
+// depend on what it checked before.
+TEST(SchemaCheck, OneCheckerAnswersEveryValueTheSame) {
+  const SchemaChecker checker(kSchema);
+  const std::vector<std::pair<const char*, std::optional<std::string>>> cases = {
+      {R"({"command":"ls"})", std::nullopt},
+      {R"({})", "arguments.command: required property missing"},
+      {R"({"command":"ls","tags":["a",1]})", "arguments.tags[1]: expected string, got integer"},
+      {R"({"command":"ls","env":{"A":1}})", "arguments.env.A: expected string, got integer"},
+      {R"({"command":"ls","extra":1})", "arguments.extra: unknown property"},
+      {R"({"command":"ls","either":2})",
+       "arguments.either: matches none of anyOf (first: arguments.either: expected boolean, got "
+       "integer)"},
+      {R"({"command":"ls","count":2.0})", std::nullopt},
+  };
+  for (int pass = 0; pass < 2; ++pass) {
+    for (std::size_t i = 0; i < cases.size(); ++i) {
+      const auto& [args, want] = cases[pass == 0 ? i : cases.size() - 1 - i];
+      SCOPED_TRACE(args);
+      EXPECT_EQ(checker.check(Json::parse(args)), want);
+      EXPECT_EQ(check_schema(Json::parse(args), kSchema), want);
+    }
+  }
+  EXPECT_EQ(checker.check(Json::parse("{}"), "p"), "p.command: required property missing");
+}
+
 }  // namespace
 }  // namespace brig::protocol

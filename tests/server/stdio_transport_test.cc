@@ -93,6 +93,33 @@ TEST(StdioTransport, WritesEachMessageAsOneLineAndDeliversInputChunks) {
   ASSERT_TRUE(pump(f.io, [&] { return f.closed; }));
 }
 
+// Small messages share queue entries (and writes) while a write is under
+// way; what arrives must still be every message, whole and in order.
+TEST(StdioTransport, KeepsEveryMessageInOrderWhenSmallOnesShareWrites) {
+  PipeFixture f;
+  std::string expected;
+  auto send = [&](std::string m) {
+    expected += m + "\n";
+    f.transport->send(std::move(m));
+  };
+  // The pipe (64 KiB) fills with nobody reading, so later messages queue
+  // behind a write in progress; large ones keep entries of their own.
+  for (int round = 0; round < 3; ++round) {
+    for (int i = 0; i < 2000; ++i) send("{\"id\":" + std::to_string(round * 10000 + i) + "}");
+    send(std::string(100 << 10, static_cast<char>('a' + round)));
+    pump(
+        f.io, [] { return false; }, 20ms);
+  }
+  std::string out;
+  ASSERT_TRUE(pump(f.io, [&] {
+    out += f.drain_output();
+    return out.size() >= expected.size();
+  }));
+  EXPECT_EQ(out.size(), expected.size());
+  EXPECT_TRUE(out == expected);
+  EXPECT_EQ(f.transport->queued_bytes(), 0u);
+}
+
 TEST(StdioTransport, ReportsEndOfInputAndFlushesOnClose) {
   PipeFixture f;
   f.to_server.reset();
