@@ -36,26 +36,6 @@ class SessionRunner::CallContext final : public ToolContext {
   RunningCall& call_;
 };
 
-namespace {
-
-// The coroutine of one call. The runner is held by the caller's completion
-// handler; call and tool stay valid until that handler runs.
-asio::awaitable<std::optional<protocol::ToolResult>> run_handler(const Tool& tool,
-                                                                 protocol::Json arguments,
-                                                                 ToolContext& ctx,
-                                                                 std::string& failure) {
-  try {
-    co_return co_await tool.handler(std::move(arguments), ctx);
-  } catch (const std::exception& e) {
-    failure = e.what();
-  } catch (...) {
-    failure = "unknown exception";
-  }
-  co_return std::nullopt;
-}
-
-}  // namespace
-
 std::shared_ptr<SessionRunner> SessionRunner::create(const asio::any_io_executor& executor,
                                                      std::shared_ptr<Transport> transport,
                                                      const Registry& registry,
@@ -92,7 +72,7 @@ void SessionRunner::start() {
 void SessionRunner::shutdown() {
   if (shutting_down_) return;
   shutting_down_ = true;
-  for (auto& [id, call] : calls_) cancel_call(*call);
+  for (auto& [id, call] : calls_) cancel_call(call);
   transport_->close();
 }
 
@@ -136,8 +116,8 @@ void SessionRunner::perform(std::vector<protocol::Action> actions) {
     } else if (auto* cancel = std::get_if<protocol::Cancel>(&action)) {
       if (auto it = calls_.find(cancel->call.value); it != calls_.end()) {
         spdlog::debug("{}: call {} ({}) cancelled by the client", transport_->name(),
-                      cancel->call.value, it->second->tool);
-        cancel_call(*it->second);
+                      cancel->call.value, it->second.tool);
+        cancel_call(it->second);
       }
     }
   }
@@ -152,11 +132,10 @@ void SessionRunner::start_call(protocol::Call call) {
     return;
   }
   const std::uint64_t id = call.call.value;
-  auto owned = std::make_unique<RunningCall>();
-  RunningCall& running = *owned;
+  // Ids only grow: the new node goes at the end.
+  RunningCall& running = calls_.try_emplace(calls_.end(), id)->second;
   running.id = call.call;
-  running.tool = call.tool;
-  calls_.emplace(id, std::move(owned));
+  running.tool = std::move(call.tool);
   spdlog::debug("{}: call {} ({}) started", transport_->name(), id, running.tool);
 
   auto self = shared_from_this();
@@ -167,8 +146,14 @@ void SessionRunner::start_call(protocol::Call call) {
     if (running.cancelled) co_return;
     CallContext ctx(*self, running);
     std::string failure;
-    std::optional<protocol::ToolResult> result =
-        co_await run_handler(tool, std::move(arguments), ctx, failure);
+    std::optional<protocol::ToolResult> result;
+    try {
+      result = co_await tool.handler(std::move(arguments), ctx);
+    } catch (const std::exception& e) {
+      failure = e.what();
+    } catch (...) {
+      failure = "unknown exception";
+    }
     // A cancelled call is never answered: the session forgot a client-cancelled
     // one, and a shutdown or disconnect has no one left to answer.
     if (running.cancelled) co_return;
@@ -196,14 +181,21 @@ void SessionRunner::cancel_call(RunningCall& call) {
 void SessionRunner::finish_call(std::uint64_t id) {
   auto it = calls_.find(id);
   if (it == calls_.end()) return;
-  it->second->returned = true;
-  spdlog::debug("{}: call {} ({}) returned", transport_->name(), id, it->second->tool);
+  it->second.returned = true;
+  spdlog::debug("{}: call {} ({}) returned", transport_->name(), id, it->second.tool);
   // The signal is still referenced by co_spawn's frames until this handler
   // returns: free it from a fresh handler.
-  asio::post(executor_, [self = shared_from_this(), id] {
-    self->calls_.erase(id);
-    self->maybe_finished();
-  });
+  returned_.push_back(id);
+  if (sweep_posted_) return;
+  sweep_posted_ = true;
+  asio::post(executor_, [self = shared_from_this()] { self->sweep_returned(); });
+}
+
+void SessionRunner::sweep_returned() {
+  sweep_posted_ = false;
+  for (std::uint64_t id : returned_) calls_.erase(id);
+  returned_.clear();
+  maybe_finished();
 }
 
 void SessionRunner::maybe_finished() {

@@ -10,6 +10,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <asio/any_io_executor.hpp>
 #include <asio/cancellation_signal.hpp>
@@ -68,6 +69,8 @@ class SessionRunner : public std::enable_shared_from_this<SessionRunner> {
   void start_call(protocol::Call call);
   void cancel_call(RunningCall& call);
   void finish_call(std::uint64_t id);
+  // Frees the calls finish_call() set aside; runs from its own handler.
+  void sweep_returned();
   void maybe_finished();
 
   asio::any_io_executor executor_;
@@ -76,8 +79,13 @@ class SessionRunner : public std::enable_shared_from_this<SessionRunner> {
   protocol::Session session_;
   protocol::LineFramer framer_;
   std::function<void()> on_finished_;
-  // Keyed by CallId value; unique_ptr because the cancellation signal must not move.
-  std::map<std::uint64_t, std::unique_ptr<RunningCall>> calls_;
+  // Keyed by CallId value. A map node never moves, as the cancellation
+  // signal must not.
+  std::map<std::uint64_t, RunningCall> calls_;
+  // Calls whose coroutines have returned, to free from one later handler
+  // (a burst of pipelined calls posts one sweep, not one handler each).
+  std::vector<std::uint64_t> returned_;
+  bool sweep_posted_ = false;
   bool shutting_down_ = false;
   bool transport_closed_ = false;
 };

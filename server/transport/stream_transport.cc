@@ -37,10 +37,22 @@ void StreamTransport::send(std::string message) {
   // Small messages share one queue entry: asio gathers at most 64 buffers per
   // system call, and a pipelining client's hundreds of short answers then
   // still go out in one write. An entry the write under way points into is
-  // never appended to; a large message keeps its own entry (no copy).
-  constexpr std::size_t coalesce_bytes = std::size_t{64} << 10;
-  if (queue_.size() > in_flight_ && queue_.back().size() + message.size() <= coalesce_bytes) {
-    queue_.back() += message;
+  // never appended to; a large message keeps its own entry (no copy). A
+  // shared entry is sized once and recycled after it is written (spare_):
+  // growing strings through 64 KiB again and again made the allocator
+  // consolidate its free lists over and over.
+  if (queue_.size() > in_flight_ && queue_.back().size() + message.size() <= kShareBytes) {
+    std::string& back = queue_.back();
+    if (back.capacity() < kShareBytes) {
+      if (spare_.capacity() >= kShareBytes) {
+        spare_.assign(back);
+        back.swap(spare_);
+        spare_ = std::string();
+      } else {
+        back.reserve(kShareBytes);
+      }
+    }
+    back += message;
   } else {
     queue_.push_back(std::move(message));
   }
@@ -166,6 +178,10 @@ asio::awaitable<void> StreamTransport::write_loop() {
       }
       written -= left;
       front_written_ = 0;
+      if (queue_.front().capacity() >= kShareBytes && spare_.capacity() < kShareBytes) {
+        spare_ = std::move(queue_.front());
+        spare_.clear();
+      }
       queue_.pop_front();
     }
     if (queued_bytes_ < limits_.send_queue_bytes) {

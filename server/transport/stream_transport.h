@@ -98,7 +98,10 @@ class StreamTransport : public Transport, public std::enable_shared_from_this<St
   std::deque<std::string> queue_;
   std::vector<asio::const_buffer> batch_;  // what the write under way holds of queue_
   std::size_t in_flight_ = 0;              // queue_ entries batch_ points into
-  std::size_t front_written_ = 0;          // bytes of queue_.front() already written
+  // Small messages share queue entries up to this size (see send()).
+  static constexpr std::size_t kShareBytes = std::size_t{64} << 10;
+  std::string spare_;              // a written shared entry's storage, for the next one
+  std::size_t front_written_ = 0;  // bytes of queue_.front() already written
   std::size_t queued_bytes_ = 0;
   asio::steady_timer drain_timer_;  // wakes a paused reader
   asio::steady_timer stall_timer_;  // runs while the queue is at or over the limit

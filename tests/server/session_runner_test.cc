@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <filesystem>
+#include <future>
 #include <set>
 #include <stdexcept>
 #include <thread>
@@ -66,6 +67,12 @@ class InProcessServer {
 
   LineClient& client() { return *client_; }
   bool finished() const { return finished_; }
+  // The runner's running_calls(), read on the server's thread.
+  std::size_t running_calls() {
+    std::promise<std::size_t> count;
+    asio::post(io_, [&] { count.set_value(runner_->running_calls()); });
+    return count.get_future().get();
+  }
 
  private:
   asio::io_context io_{1};
@@ -99,6 +106,28 @@ TEST(SessionRunner, AnswersAHundredRequestsInFlight) {
   EXPECT_EQ(answered.size(), 100u);
   EXPECT_EQ(*answered.begin(), 1);
   EXPECT_EQ(*answered.rbegin(), 100);
+}
+
+// Calls that finish at once, hundreds per read, are each answered and freed;
+// a call still running stays counted while the others are swept.
+TEST(SessionRunner, FreesPipelinedCallsAsTheyReturn) {
+  InProcessServer server;
+  ASSERT_TRUE(testing::initialize(server.client()));
+  ASSERT_TRUE(server.client().send(tool_call("slow", "slow", {{"seconds", 1}})));
+  std::string batch;
+  for (int i = 1; i <= 2000; ++i) {
+    batch += protocol::encode(tool_call(i, "echo", {{"text", std::to_string(i)}})) + "\n";
+  }
+  ASSERT_TRUE(server.client().send_raw(batch));
+  for (int i = 1; i <= 2000; ++i) {
+    auto m = server.client().read();
+    ASSERT_TRUE(m) << "after " << i - 1 << " answers";
+    EXPECT_EQ(m->at("id"), i);
+    EXPECT_EQ(text_of(*m), std::to_string(i));
+  }
+  EXPECT_TRUE(testing::wait_until([&] { return server.running_calls() == 1; }));
+  ASSERT_TRUE(server.client().read_response("slow"));
+  EXPECT_TRUE(testing::wait_until([&] { return server.running_calls() == 0; }));
 }
 
 TEST(SessionRunner, AnswersInCompletionOrderNotRequestOrder) {
