@@ -27,9 +27,10 @@ struct ChildPlan {
   int status_fd_before_fds = -1;  // the status pipe's number before the fd step
   process::FdPlan fds;
 
-  bool pid_namespace = true;  // the init is PID 1: its exit ends every jail process
-  bool new_netns = false;     // its own network namespace, lo up (net::make_in_helper)
-  bool set_hostname = false;  // a new uts namespace
+  bool pid_namespace = true;   // the init is PID 1: its exit ends every jail process
+  bool await_command = false;  // built ahead: the command comes over kSyncFd (contain.cc 6b)
+  bool new_netns = false;      // its own network namespace, lo up (net::make_in_helper)
+  bool set_hostname = false;   // a new uts namespace
   std::string hostname;
   mounts::Plan mounts;  // empty = the host's root
 

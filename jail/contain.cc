@@ -8,6 +8,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "jail/command_message.h"
 #include "jail/status_record.h"
 #include "jail/steps/cgroups.h"
 #include "jail/steps/clone.h"
@@ -34,7 +35,8 @@ BRIG_ON_COMMAND_STACK [[noreturn]] void fail(Step step, int err, int index = -1,
 // them; no_new_privs before Landlock and seccomp (which need it without
 // CAP_SYS_ADMIN); seccomp last so that it need not allow any setup syscall.
 BRIG_ON_COMMAND_STACK [[noreturn]] void run_command(const ChildPlan& p,
-                                                    const cgroups::Received& cgroups) {
+                                                    const cgroups::Received& cgroups,
+                                                    const command::Received& c) {
   // Ignored signals and the blocked mask survive execve: the init's must not.
   const StepStamps stamps = p.stamps;
   if (int e = process::reset_signals_in_child()) fail(Step::signals, e);
@@ -49,7 +51,7 @@ BRIG_ON_COMMAND_STACK [[noreturn]] void run_command(const ChildPlan& p,
   if (int e = process::apply_rlimits_in_child(p.rlimits, cgroups.limits_pids, cgroups.limits_memory,
                                               &failed))
     fail(Step::rlimit, e, failed);
-  if (::chdir(p.cwd.c_str()) != 0) fail(Step::chdir, errno);
+  if (::chdir(c.cwd) != 0) fail(Step::chdir, errno);
   stamps.mark(StepMark::command_limits);
   if (int e = caps::apply_in_child(p.caps)) fail(Step::caps, e);
   if (int e = caps::set_no_new_privs_in_child()) fail(Step::no_new_privs, e);
@@ -64,7 +66,7 @@ BRIG_ON_COMMAND_STACK [[noreturn]] void run_command(const ChildPlan& p,
   stamps.mark(StepMark::command_seccomp_next);
   // Should be the last thing before execve: every later syscall is filtered.
   if (int e = seccomp::apply_in_child(p.seccomp)) fail(Step::seccomp, e);
-  const int e = exec::exec_in_child(p.exec);
+  const int e = exec::exec_in_child(c.candidates, c.argv, c.envp);
   fail(Step::exec, e, -1, e == ENOENT || e == ENOTDIR ? 127 : 126);
 }
 
@@ -72,11 +74,12 @@ BRIG_ON_COMMAND_STACK [[noreturn]] void run_command(const ChildPlan& p,
 struct CommandArgs {
   const ChildPlan* plan;
   const cgroups::Received* cgroups;
+  const command::Received* command;
 };
 
 BRIG_ON_COMMAND_STACK int command_main(void* arg) {
   const auto* a = static_cast<const CommandArgs*>(arg);
-  run_command(*a->plan, *a->cgroups);
+  run_command(*a->plan, *a->cgroups, *a->command);
 }
 
 // The command's stack while it shares the init's memory (until execve). In
@@ -144,8 +147,24 @@ void contain(const ChildPlan& p) {
   //    there are none); EOF means the launcher gave up.
   cgroups::Received cgroups;
   if (int e = cgroups::receive_in_child(ChildPlan::kSyncFd, &cgroups)) fail(Step::cgroup, e);
-  ::close(ChildPlan::kSyncFd);
   p.stamps.mark(StepMark::child_cgroups_received);
+
+  // 6b. A jail built ahead (spawn_awaiting) is complete here, and waits for
+  //     its command: stdio, cwd, argv, env. Everything that confines the
+  //     command still comes after, as for a fresh jail. A launcher that
+  //     closes the socket instead dropped the jail unused.
+  command::Received to_run{p.cwd.c_str(), p.exec.candidate_ptrs.data(), p.exec.argv.data(),
+                           p.exec.envp.data()};
+  if (p.await_command) {
+    if (int e = command::receive_in_child(ChildPlan::kSyncFd, &to_run)) {
+      if (e == EPIPE) {
+        cgroups::remove_in_child(cgroups);  // nobody joined them
+        ::_exit(125);
+      }
+      fail(Step::command, e);
+    }
+  }
+  ::close(ChildPlan::kSyncFd);
 
   // 7. Start the command; this process stays as the jail's init. The
   //    signalfd exists before the command so that no SIGCHLD is missed. The
@@ -155,7 +174,7 @@ void contain(const ChildPlan& p) {
   //    down at execve.
   const int sigfd = init::open_signalfd_in_child();
   if (sigfd < 0) fail(Step::signals, -sigfd);
-  CommandArgs args{&p, &cgroups};
+  CommandArgs args{&p, &cgroups, &to_run};
   const pid_t command =
       clone::vfork_on_stack(command_main, &args, command_stack, sizeof command_stack);
   if (command < 0) fail(Step::fork, errno);

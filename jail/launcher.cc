@@ -15,6 +15,7 @@
 #include <mutex>
 
 #include "jail/child_plan.h"
+#include "jail/command_message.h"
 #include "jail/contain.h"
 #include "jail/spec_validate.h"
 #include "jail/status_record.h"
@@ -220,7 +221,7 @@ Result<std::unique_ptr<ChildPlan>> plan_child(const JailSpec& spec, const ExecRe
   auto mount_plan = mounts::plan(spec, mounts::real_host());
   if (!mount_plan) return std::unexpected(at_step("mount", std::move(mount_plan.error())));
   p->mounts = std::move(*mount_plan);
-  p->exec = exec::prepare(req);
+  if (!req.argv.empty()) p->exec = exec::prepare(req);  // else: awaiting, it comes later
   p->cwd = req.cwd.empty() ? "/" : req.cwd;
   p->pid_namespace = spec.namespaces.pid;
   p->new_netns = spec.namespaces.net && spec.network == NetworkMode::none;
@@ -325,6 +326,7 @@ Jailed& Jailed::operator=(Jailed&& o) noexcept {
     pidfd_ = std::move(o.pidfd_);
     status_fd_ = std::move(o.status_fd_);
     watch_fd_ = std::move(o.watch_fd_);
+    command_fd_ = std::move(o.command_fd_);
     cgroup_ = std::move(o.cgroup_);
     layers_ = std::move(o.layers_);
     started_ = o.started_;
@@ -366,20 +368,26 @@ int Jailed::signal(int sig) const {
   return ::syscall(SYS_pidfd_send_signal, pidfd_.get(), sig, nullptr, 0) == 0 ? 0 : errno;
 }
 
-Result<Jailed> spawn(const JailSpec& spec, const ExecRequest& req, SpawnOptions options) {
+// spawn(), or with `awaiting` spawn_awaiting() (req: only its stdio, all
+// /dev/null).
+Result<Jailed> spawn_jail(const JailSpec& spec, const ExecRequest& req, SpawnOptions options,
+                          bool awaiting) {
   const auto started = Jailed::Clock::now();
   if (auto v = validate(spec); !v)
     return std::unexpected(at_step("validate", std::move(v.error())));
-  if (auto v = validate(req); !v) return std::unexpected(at_step("validate", std::move(v.error())));
+  if (!awaiting)
+    if (auto v = validate(req); !v)
+      return std::unexpected(at_step("validate", std::move(v.error())));
 
   Jailed j;
   j.started_ = started;
-  if (spec.limits.wall_time) j.deadline_ = started + *spec.limits.wall_time;
+  if (spec.limits.wall_time && !awaiting) j.deadline_ = started + *spec.limits.wall_time;
   if (options.time_steps) j.steps_ = BRIG_TRY(StepClock::create());
   const StepStamps stamps = j.steps_.stamps();
   j.plan_ = BRIG_TRY(plan_child(spec, req));
   ChildPlan& plan = *j.plan_;
   plan.stamps = stamps;
+  plan.await_command = awaiting;
 
   plan.rlimits = process::plan_rlimits(spec.limits);
   j.layers_ = report_layers(spec, plan, j.cgroup_);
@@ -506,7 +514,49 @@ Result<Jailed> spawn(const JailSpec& spec, const ExecRequest& req, SpawnOptions 
   // it is never swept.
   sweep_once();
   stamps.mark(StepMark::spawn_returned);
+  if (awaiting) j.command_fd_ = std::move(sync_parent);
   return j;
+}
+
+Result<Jailed> spawn(const JailSpec& spec, const ExecRequest& req, SpawnOptions options) {
+  return spawn_jail(spec, req, options, /*awaiting=*/false);
+}
+
+Result<Jailed> spawn_awaiting(const JailSpec& spec, SpawnOptions options) {
+  UniqueFd dev_null(::open("/dev/null", O_RDWR | O_CLOEXEC));
+  if (!dev_null) return std::unexpected(step_sys_error("fds", "open /dev/null", errno));
+  ExecRequest none;
+  none.stdin_fd = none.stdout_fd = none.stderr_fd = dev_null.get();
+  return spawn_jail(spec, none, options, /*awaiting=*/true);
+}
+
+Result<void> start_command(Jailed& j, const ExecRequest& req,
+                           std::optional<std::chrono::milliseconds> wall_time) {
+  const char* what = "give a jail built ahead its command";
+  if (!j.command_fd_ || j.reaped_)
+    return std::unexpected(Error{what, std::to_string(j.pid_),
+                                 "it is not awaiting one (it was given one already)", EALREADY});
+  if (auto v = validate(req); !v) return std::unexpected(at_step("validate", std::move(v.error())));
+  auto encoded = command::encode(req);
+  if (!encoded) return std::unexpected(std::move(encoded.error()));
+  UniqueFd dev_null;
+  int stdio[3] = {req.stdin_fd, req.stdout_fd, req.stderr_fd};
+  for (int& fd : stdio) {
+    if (fd >= 0) continue;
+    if (!dev_null) dev_null.reset(::open("/dev/null", O_RDWR | O_CLOEXEC));
+    if (!dev_null) return std::unexpected(sys_error(what, "open /dev/null", errno));
+    fd = dev_null.get();
+  }
+  // For the messages of a failed chdir or execve, as a fresh jail has them.
+  j.plan_->exec = exec::prepare(req);
+  j.plan_->cwd = req.cwd.empty() ? "/" : req.cwd;
+  j.started_ = Jailed::Clock::now();
+  if (wall_time) j.deadline_ = j.started_ + *wall_time;
+  // Once only, whether or not it arrives: a jail is never given a second.
+  UniqueFd socket = std::move(j.command_fd_);
+  if (int e = command::send(socket.get(), *encoded, stdio))
+    return std::unexpected(sys_error(what, std::to_string(j.pid_), e));
+  return {};
 }
 
 namespace {

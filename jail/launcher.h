@@ -47,12 +47,17 @@ class Jailed {
   // started() + the spec's wall_time; nullopt = no wall-time limit.
   std::optional<Clock::time_point> deadline() const { return deadline_; }
 
+  // Built ahead by spawn_awaiting and not yet given its command.
+  bool awaiting() const { return static_cast<bool>(command_fd_); }
+
   // Sends `sig` to the init, which forwards HUP INT QUIT TERM USR1 USR2
   // WINCH CONT to the command; SIGKILL ends the whole jail. Returns errno or 0.
   int signal(int sig) const;
 
  private:
-  friend Result<Jailed> spawn(const JailSpec&, const ExecRequest&, SpawnOptions);
+  friend Result<Jailed> spawn_jail(const JailSpec&, const ExecRequest&, SpawnOptions, bool);
+  friend Result<void> start_command(Jailed&, const ExecRequest&,
+                                    std::optional<std::chrono::milliseconds>);
   friend Result<Outcome> wait(Jailed&, std::optional<Clock::time_point>);
   friend Result<Outcome> wait_forwarding(Jailed&, std::optional<Clock::time_point>, int);
   friend Result<Outcome> wait_until_status(Jailed&, std::optional<Clock::time_point>);
@@ -67,8 +72,9 @@ class Jailed {
 
   pid_t pid_ = -1;
   UniqueFd pidfd_;
-  UniqueFd status_fd_;  // read end: setup failures and the command's status
-  UniqueFd watch_fd_;   // write end: its closing tells the init the launcher is gone
+  UniqueFd status_fd_;   // read end: setup failures and the command's status
+  UniqueFd watch_fd_;    // write end: its closing tells the init the launcher is gone
+  UniqueFd command_fd_;  // awaiting: the sync socket the command goes over
   cgroups::Group cgroup_;
   LayerReport layers_;
   Clock::time_point started_;
@@ -85,6 +91,22 @@ class Jailed {
 // spec is invalid, a required layer cannot be enforced, or the jail cannot
 // be created; failures inside the jail come out of wait() as setup_failed.
 Result<Jailed> spawn(const JailSpec& spec, const ExecRequest& request, SpawnOptions options = {});
+
+// A jail built ahead of its command (a pool's): spawn() without a command,
+// up to the last step before it (contain.cc 6b), where it waits, its stdio
+// /dev/null, no wall-time deadline yet. start_command gives it one command,
+// once; everything that confines the command (ids, cgroups, rlimits, caps,
+// no_new_privs, Landlock, seccomp) is applied after it came, as in a fresh
+// jail. Dropping it unused kills it like any Jailed.
+Result<Jailed> spawn_awaiting(const JailSpec& spec, SpawnOptions options = {});
+
+// Sends an awaiting jail its command (stdio fds -1: /dev/null); the
+// jail's time (Outcome::duration, `wall_time`'s deadline) starts now. Fails
+// without sending anything, the jail still awaiting, for an invalid request
+// or one over command::kMaxBytes; fails with the jail no longer usable when
+// it is gone (it failed, or was killed) or was already given a command.
+Result<void> start_command(Jailed& jailed, const ExecRequest& request,
+                           std::optional<std::chrono::milliseconds> wall_time);
 
 // Waits until the jail's init exits, or until the earlier of `deadline` and
 // the jailed deadline(), then kills the whole jail (timed_out). Removes the

@@ -38,6 +38,8 @@ const char* step_name(Step step) {
       return "seccomp";
     case Step::exec:
       return "exec";
+    case Step::command:
+      return "command";
   }
   return "unknown";
 }

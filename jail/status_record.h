@@ -29,6 +29,7 @@ enum class Step : uint32_t {
   landlock,      // Landlock restrict_self
   seccomp,       // loading the seccomp filter
   exec,          // execve of every PATH candidate failed
+  command,       // a jail built ahead receiving its command
 };
 
 // A stable lower-case name for messages ("mount", "no_new_privs").

@@ -27,6 +27,8 @@ std::vector<std::string> path_candidates(const std::string& file,
 Prepared prepare(const ExecRequest& request) {
   Prepared p;
   p.candidates = path_candidates(request.argv[0], request.env);
+  for (const auto& c : p.candidates) p.candidate_ptrs.push_back(c.c_str());
+  p.candidate_ptrs.push_back(nullptr);
   p.strings.reserve(request.argv.size() + request.env.size());
   for (const auto& a : request.argv) p.strings.push_back(a);
   for (const auto& e : request.env) p.strings.push_back(e);
@@ -39,10 +41,14 @@ Prepared prepare(const ExecRequest& request) {
 }
 
 int exec_in_child(const Prepared& p) {
+  return exec_in_child(p.candidate_ptrs.data(), p.argv.data(), p.envp.data());
+}
+
+int exec_in_child(const char* const* candidates, char* const* argv, char* const* envp) {
   bool denied = false;
   int last = ENOENT;
-  for (const auto& c : p.candidates) {
-    ::execve(c.c_str(), p.argv.data(), p.envp.data());
+  for (const char* const* c = candidates; *c; ++c) {
+    ::execve(*c, argv, envp);
     last = errno;
     if (last == EACCES)
       denied = true;

@@ -12,10 +12,11 @@ namespace brig::jail::exec {
 
 // Not copyable: argv/envp point into the owned strings.
 struct Prepared {
-  std::vector<std::string> candidates;  // paths to try in order
-  std::vector<std::string> strings;     // storage for argv then env
-  std::vector<char*> argv;              // null-terminated
-  std::vector<char*> envp;              // null-terminated
+  std::vector<std::string> candidates;      // paths to try in order
+  std::vector<const char*> candidate_ptrs;  // null-terminated, into candidates
+  std::vector<std::string> strings;         // storage for argv then env
+  std::vector<char*> argv;                  // null-terminated
+  std::vector<char*> envp;                  // null-terminated
   Prepared() = default;
   Prepared(Prepared&&) = default;
   Prepared& operator=(Prepared&&) = default;
@@ -35,5 +36,7 @@ Prepared prepare(const ExecRequest& request);
 // failure: EACCES if some candidate was there but denied, else the last
 // errno. Async-signal-safe.
 int exec_in_child(const Prepared& prepared);
+// The same over null-terminated arrays (a pooled jail's received command).
+int exec_in_child(const char* const* candidates, char* const* argv, char* const* envp);
 
 }  // namespace brig::jail::exec

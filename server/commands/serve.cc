@@ -184,6 +184,10 @@ CLI::App* add_serve_command(CLI::App& app, ServeOptions& o) {
                   "tool, arguments (long strings cut, env values never), outcome, exit code, "
                   "bytes, duration, and the error text that names a policy denial")
       ->option_text("FILE");
+  cmd->add_flag_callback(
+      "--no-jail-pool", [&o] { o.jail_pool = false; },
+      "Build every exec's jail when the call comes, instead of taking the one built ahead for "
+      "the next call (equally strict; slower by the jail's setup)");
   return cmd;
 }
 
@@ -215,7 +219,7 @@ int run_serve(const ServeOptions& o, const ToolInstaller& extra_tools) {
   // spawner must not inherit a secret.
   auto spawner_path = find_sibling({"brig-spawner", "../libexec/brig/brig-spawner"});
   if (!spawner_path) return fail(spawner_path.error());
-  auto spawner = Spawner::start(io.get_executor(), *spawner_path);
+  auto spawner = Spawner::start(io.get_executor(), *spawner_path, o.jail_pool);
   if (!spawner) return fail(spawner.error());
   sandbox->spawner = std::move(*spawner);
   auto worker_path = find_sibling({"brig-worker", "../libexec/brig/brig-worker"});

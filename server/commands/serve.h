@@ -32,6 +32,7 @@ struct ServeOptions {
   double stall_timeout_seconds = 30;
   std::string log_level = "info";
   std::string audit_log;  // a file for one JSON line per tool call; empty: no audit log
+  bool jail_pool = true;  // false: --no-jail-pool, every exec's jail built for it
 };
 
 // Adds the `serve` subcommand and its options, bound to options. The caller

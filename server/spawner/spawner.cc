@@ -164,7 +164,7 @@ asio::awaitable<void> read_loop(std::shared_ptr<SpawnerCore> core) {
 }  // namespace
 
 Result<std::shared_ptr<Spawner>> Spawner::start(asio::any_io_executor executor,
-                                                const std::string& spawner_path) {
+                                                const std::string& spawner_path, bool jail_pool) {
   int sv[2];
   if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0)
     return std::unexpected(sys_error("create the spawner socket", "socketpair", errno));
@@ -195,8 +195,9 @@ Result<std::shared_ptr<Spawner>> Spawner::start(asio::any_io_executor executor,
   ::posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
 
   const std::string parent = std::to_string(::getpid());
+  char no_pool[] = "--no-jail-pool";
   char* argv[] = {const_cast<char*>(spawner_path.c_str()), const_cast<char*>(parent.c_str()),
-                  nullptr};
+                  jail_pool ? nullptr : no_pool, nullptr};
   // An empty environment: the spawner and every jail's init are clones of
   // it, and nothing of the server's environment (API keys) may be in them.
   char* envp[] = {nullptr};

@@ -40,8 +40,11 @@ class Spawner : public std::enable_shared_from_this<Spawner> {
   // returns its handle. Fails when the program cannot be started. Call it
   // from the thread that lives as long as the server (the main thread):
   // PR_SET_PDEATHSIG fires when the thread that started the spawner ends.
+  // `jail_pool`: the spawner keeps a jail built ahead for the next spawn
+  // (server/spawner/jail_pool.h); false builds every jail for its spawn.
   static Result<std::shared_ptr<Spawner>> start(asio::any_io_executor executor,
-                                                const std::string& spawner_path);
+                                                const std::string& spawner_path,
+                                                bool jail_pool = true);
   // brig-spawner next to the running executable (bin/ of the build tree,
   // libexec/brig/ where brig-server is installed).
   static Result<std::string> find_program();

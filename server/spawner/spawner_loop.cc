@@ -36,24 +36,34 @@ void log_line(std::string_view message) {
   [[maybe_unused]] const ssize_t n = ::write(STDERR_FILENO, line.data(), line.size());
 }
 
-SpawnerLoop::SpawnerLoop(int socket, UniqueFd dev_null)
-    : socket_(socket), dev_null_(std::move(dev_null)) {}
+// A jail built ahead is built once the spawner is idle: at once when no jail
+// runs, else after this long without an event, so that a running command's
+// end is never reported late because the spawner was busy cloning.
+constexpr int kRefillAfterIdleMs = 20;
+
+SpawnerLoop::SpawnerLoop(int socket, UniqueFd dev_null, bool pool)
+    : socket_(socket), dev_null_(std::move(dev_null)), use_pool_(pool) {}
 
 int SpawnerLoop::run() {
   std::vector<pollfd> fds;
   for (;;) {
+    if (pool_.wants_refill() && live_.empty()) pool_.refill();
     fds.assign(1, pollfd{socket_, POLLIN, 0});
     // A jail's status pipe is readable when its init reports (or exits:
     // end of file).
     for (const Live& l : live_) fds.push_back(pollfd{l.jailed.status_fd(), POLLIN, 0});
     for (const jail::Jailed& j : exiting_) fds.push_back(pollfd{j.pidfd(), POLLIN, 0});
     const std::size_t reaping = exiting_.size();  // the last entries of fds
-    const int n = ::poll(fds.data(), fds.size(), poll_timeout_ms());
+    int timeout = poll_timeout_ms();
+    if (pool_.wants_refill() && (timeout < 0 || timeout > kRefillAfterIdleMs))
+      timeout = kRefillAfterIdleMs;
+    const int n = ::poll(fds.data(), fds.size(), timeout);
     if (n < 0 && errno != EINTR) {
       log_line(std::string("poll: ") + std::strerror(errno));
       break;
     }
     if (n < 0) continue;
+    if (n == 0 && pool_.wants_refill()) pool_.refill();
     // Jails first: the fds vector still matches live_ here, and a reply sent
     // before a new SPAWN is handled keeps the order of events.
     const auto now = jail::Jailed::Clock::now();
@@ -71,6 +81,7 @@ int SpawnerLoop::run() {
   }
   // Dropping a Jailed kills its whole jail and reaps the init; the exiting
   // ones need only the reaping.
+  pool_.clear();
   live_.clear();
   for (const jail::Jailed& j : exiting_) reap(j.pidfd(), WEXITED);
   exiting_.clear();
@@ -124,6 +135,21 @@ bool SpawnerLoop::on_spawn(const Packet& packet) {
   auto& [spec, request] = *decoded;
   for (int* fd : {&request.stdin_fd, &request.stdout_fd, &request.stderr_fd})
     if (*fd < 0) *fd = dev_null_.get();
+  auto jailed = start_jail(spec, request);
+  // The packet's stdio fds are closed by the caller once this returns: the
+  // jail's child has its own copies now.
+  if (!jailed) return send(spawn_failed_message(packet.id, jailed.error()), {});
+  // SCM_RIGHTS gives brig-server its own copy of the pidfd; this process
+  // keeps the original to wait on.
+  const bool ok = send(started_message(packet.id, jailed->pid()), {jailed->pidfd()});
+  live_.push_back(Live{packet.id, std::move(*jailed)});
+  return ok;
+}
+
+Result<jail::Jailed> SpawnerLoop::start_jail(const jail::JailSpec& spec,
+                                             const jail::ExecRequest& request) {
+  if (use_pool_)
+    if (auto pooled = pool_.take(spec, request)) return std::move(*pooled);
   // The clone inherits this process's dumpable flag, and a non-dumpable
   // child's /proc files belong to root: an unprivileged spawner could not
   // write its uid_map. So the flag is up only while the jail is cloned (the
@@ -133,14 +159,7 @@ bool SpawnerLoop::on_spawn(const Packet& packet) {
   if (toggle_dumpable) ::prctl(PR_SET_DUMPABLE, 1);
   auto jailed = jail::spawn(spec, request);
   if (toggle_dumpable) ::prctl(PR_SET_DUMPABLE, 0);
-  // The packet's stdio fds are closed by the caller once this returns: the
-  // jail's child has its own copies now.
-  if (!jailed) return send(spawn_failed_message(packet.id, jailed.error()), {});
-  // SCM_RIGHTS gives brig-server its own copy of the pidfd; this process
-  // keeps the original to wait on.
-  const bool ok = send(started_message(packet.id, jailed->pid()), {jailed->pidfd()});
-  live_.push_back(Live{packet.id, std::move(*jailed)});
-  return ok;
+  return jailed;
 }
 
 bool SpawnerLoop::report_exit(Live& live) {

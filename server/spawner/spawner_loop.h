@@ -15,6 +15,7 @@
 
 #include "jail/base/unique_fd.h"
 #include "jail/launcher.h"
+#include "server/spawner/jail_pool.h"
 #include "server/spawner/messages.h"
 
 namespace brig::spawner {
@@ -24,7 +25,9 @@ class SpawnerLoop {
   // `socket`: the SOCK_SEQPACKET end to brig-server. `dev_null`: the stdio of
   // a jail for which brig-server sent no fd (the spawner's own fd 0 is the
   // socket, which a jail must never get).
-  SpawnerLoop(int socket, UniqueFd dev_null);
+  // `pool`: serve SPAWNs from a jail built ahead when one is ready
+  // (jail_pool.h); false, every jail is built for its SPAWN.
+  SpawnerLoop(int socket, UniqueFd dev_null, bool pool = true);
 
   // Serves until brig-server closes the socket or is gone, then kills and
   // reaps every jail. Returns the process's exit status.
@@ -38,6 +41,8 @@ class SpawnerLoop {
   // false: the socket closed or failed, time to shut down.
   bool on_socket();
   bool on_spawn(const Packet& packet);
+  // The pooled jail for `spec` given `request`, else a fresh one.
+  Result<jail::Jailed> start_jail(const jail::JailSpec& spec, const jail::ExecRequest& request);
   // Reports how the jail ended; false when the socket is gone. Leaves an
   // init that is still exiting to reap.
   bool report_exit(Live& live);
@@ -49,6 +54,8 @@ class SpawnerLoop {
 
   int socket_;
   UniqueFd dev_null_;
+  bool use_pool_;
+  JailPool pool_;
   std::vector<Live> live_;
   std::vector<jail::Jailed> exiting_;  // reported, the init not yet reaped
 };

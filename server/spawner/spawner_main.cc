@@ -1,9 +1,10 @@
 // brig-spawner: clones every jail brig-server needs (DESIGN.md, "The jail").
 // brig-server starts it with posix_spawn, an empty environment, fd 0 a
 // SOCK_SEQPACKET socket to the server, fd 1 /dev/null, fd 2 the server's
-// stderr, and argv[1] the server's pid. It links only brig_jail: every jail
-// is a clone of this process, so it stays small and single-threaded, and it
-// never holds a secret.
+// stderr, argv[1] the server's pid, and argv[2] "--no-jail-pool" when every
+// jail is to be built for its SPAWN (no jail built ahead, jail_pool.h). It links only brig_jail:
+// every jail is a clone of this process, so it stays small and single-threaded, and it never holds
+// a secret.
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -48,8 +49,11 @@ void reset_libc_internal_signals() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 2) {
-    log_line("started by brig-server only: brig-spawner <server pid>, fd 0 its socket");
+  const bool pool = !(argc == 3 && std::strcmp(argv[2], "--no-jail-pool") == 0);
+  if (argc != 2 && pool) {
+    log_line(
+        "started by brig-server only: brig-spawner <server pid> [--no-jail-pool], fd 0 its "
+        "socket");
     return 2;
   }
   const pid_t server = static_cast<pid_t>(std::strtol(argv[1], nullptr, 10));
@@ -86,6 +90,6 @@ int main(int argc, char** argv) {
     log_line(std::string("open /dev/null: ") + std::strerror(errno));
     return 1;
   }
-  brig::spawner::SpawnerLoop loop(STDIN_FILENO, std::move(dev_null));
+  brig::spawner::SpawnerLoop loop(STDIN_FILENO, std::move(dev_null), pool);
   return loop.run();
 }

@@ -1,8 +1,10 @@
 // brig-tools-bench: brig's tools through `brig serve`, driven by one raw MCP
 // client (newline-framed JSON-RPC; JSON is parsed only outside the timed
 // part), against named peers in the same run (issue 4, "Benchmarks"):
-//   exec    `exec` of /bin/true (client -> server -> spawner -> fresh jail ->
-//           result) against bwrap running /bin/true with equal isolation;
+//   exec    `exec` of /bin/true (client -> server -> spawner -> jail ->
+//           result), from the spawner's jail built ahead and (--no-jail-pool)
+//           from a jail built for the call, spaced and back to back, against
+//           bwrap running /bin/true with equal isolation;
 //   search  `search` on the Linux tree against `rg -j1`: counts and matching
 //           lines for a literal, a case-insensitive literal and a regex, with
 //           brig's counts checked against rg's;
@@ -197,12 +199,21 @@ std::optional<long> next_offset(std::string_view line) {
 
 // ---------------------------------------------------------------- exec
 
+// Two ways to call: spaced, with a pause before every timed run so that
+// nothing of the previous one still runs (the pooled jail has been rebuilt,
+// so it waits ready; bwrap does not share the CPUs with that rebuild); and
+// back to back, each call sent as soon as the previous result came, so the
+// pool is rebuilding (or not yet rebuilt) when the next call needs it. brig
+// without its pool (--no-jail-pool: every jail built for its call) is timed
+// both ways too, as the reference for what the pool buys.
 void bench_exec(const Options& o, Client& brig) {
-  std::printf("\n== exec: /bin/true, client -> brig serve -> spawner -> fresh jail -> result\n");
-  std::printf("   versus bwrap running /bin/true with the same isolation, alternating A B\n");
+  std::printf("\n== exec: /bin/true, client -> brig serve -> spawner -> jail -> result\n");
+  std::printf("   versus bwrap running /bin/true with the same isolation\n");
+  Client fresh("brig serve --no-jail-pool", o.brig,
+               {"serve", "--workspace", o.workspace, "--no-jail-pool"});
   const std::string args = R"({"argv":["/bin/true"]})";
-  {
-    Json r = result_of("brig exec", brig.call("exec", args));
+  for (Client* c : {&brig, &fresh}) {
+    Json r = result_of("brig exec", c->call("exec", args));
     const Json& s = r["structuredContent"];
     if (s.value("status", "") != "exited" || s.value("exit_code", -1) != 0)
       die("brig exec of /bin/true: " + s.dump());
@@ -219,9 +230,9 @@ void bench_exec(const Options& o, Client& brig) {
     return ms;
   };
   std::vector<double> duration_ms;  // the job's own duration as brig reports it
-  auto run_brig = [&] {
+  auto run_brig = [&](Client& c) {
     const auto t0 = Clock::now();
-    std::string line = brig.call("exec", args);
+    std::string line = c.call("exec", args);
     const double ms = ms_since(t0);
     if (Client::is_error(line)) die("brig exec failed: " + line.substr(0, 500));
     if (auto at = line.find("\"duration_ms\":"); at != std::string::npos)
@@ -233,21 +244,44 @@ void bench_exec(const Options& o, Client& brig) {
     brig.request("ping", "{}");
     return ms_since(t0);
   };
-  for (int i = 0; i < 10; ++i) run_brig(), run_bwrap();
+  auto pause = [] { ::usleep(20'000); };
+  for (int i = 0; i < 10; ++i) run_brig(brig), run_brig(fresh), run_bwrap();
   duration_ms.clear();
-  std::vector<double> a, b, p;
+
+  std::vector<double> pooled, built, b, p;
   for (int i = 0; i < o.exec_runs; ++i) {
-    a.push_back(run_brig());
+    pause();
+    pooled.push_back(run_brig(brig));
+    pause();
     b.push_back(run_bwrap());
+    pause();
+    built.push_back(run_brig(fresh));
     p.push_back(run_ping());
   }
-  const Stats sa = stats(a), sb = stats(b), sp = stats(p), sd = stats(duration_ms);
-  print_row("brig: MCP exec of /bin/true, request to result", sa);
+  const Stats sd = stats(duration_ms);
+  std::vector<double> pooled_b2b, built_b2b;
+  for (int i = 0; i < o.exec_runs; ++i) pooled_b2b.push_back(run_brig(brig));
+  for (int i = 0; i < o.exec_runs; ++i) built_b2b.push_back(run_brig(fresh));
+
+  const Stats sa = stats(pooled), sf = stats(built), sb = stats(b), sp = stats(p);
+  const Stats sa2 = stats(pooled_b2b), sf2 = stats(built_b2b);
+  std::printf("  spaced (20 ms pause before each run), alternating:\n");
+  print_row("brig: MCP exec, jail built ahead (pool), request to result", sa);
+  print_row("brig --no-jail-pool: MCP exec, jail built for the call", sf);
   print_row("bwrap /bin/true, start to exit (same isolation)", sb);
   print_row("brig: MCP ping round trip (protocol floor)", sp);
-  std::printf("  brig's own duration_ms of the job (whole ms): median %.0f\n", sd.median);
-  print_ratio("exec through MCP / bwrap alone (medians)", sa.median / sb.median, "<= 0.5",
+  std::printf("  brig's own duration_ms of the pooled job (whole ms): median %.0f\n", sd.median);
+  std::printf("  back to back (each call as soon as the last result came; the pool rebuilding):\n");
+  print_row("brig: MCP exec, pool (drained while it rebuilds)", sa2);
+  print_row("brig --no-jail-pool: MCP exec", sf2);
+  print_ratio("exec through MCP / bwrap alone, spaced (medians)", sa.median / sb.median, "<= 0.5",
               sa.median / sb.median <= 0.5, sa.p10 / sb.p10);
+  print_ratio("exec through MCP / bwrap alone, back to back", sa2.median / sb.median, "<= 0.5",
+              sa2.median / sb.median <= 0.5, sa2.p10 / sb.p10);
+  print_ratio("the same without the pool, spaced", sf.median / sb.median, "<= 0.5",
+              sf.median / sb.median <= 0.5, sf.p10 / sb.p10);
+  print_ratio("the same without the pool, back to back", sf2.median / sb.median, "<= 0.5",
+              sf2.median / sb.median <= 0.5, sf2.p10 / sb.p10);
 }
 
 // ---------------------------------------------------------------- search

@@ -15,6 +15,7 @@
 #include <filesystem>
 #include <fstream>
 #include <optional>
+#include <set>
 #include <thread>
 
 #include <asio/bind_cancellation_slot.hpp>
@@ -130,6 +131,21 @@ bool eventually(F f) {
   return true;
 }
 
+// The live (not zombie) children of `parent`.
+std::vector<pid_t> children_of(pid_t parent) {
+  std::vector<pid_t> out;
+  for (const auto& e : std::filesystem::directory_iterator("/proc")) {
+    const std::string name = e.path().filename().string();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream in(e.path() / "stat");
+    std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const auto paren = stat.rfind(')');
+    if (paren == std::string::npos || paren + 4 >= stat.size() || stat[paren + 2] == 'Z') continue;
+    if (std::atoi(stat.c_str() + paren + 4) == parent) out.push_back(std::stoi(name));
+  }
+  return out;
+}
+
 class SpawnerTest : public jail::test::JailTest {
  protected:
   void SetUp() override {
@@ -168,6 +184,25 @@ class SpawnerTest : public jail::test::JailTest {
     out.write.reset();
     EXPECT_THAT(read_until(out.read.get(), "ready"), HasSubstr("ready"));
     return std::move(*running);
+  }
+
+  // Runs /bin/true through the spawner, then returns the init of the jail
+  // it builds ahead for the next spawn: a child of the spawner other than
+  // that jail's (which may still be exiting); -1 if none comes.
+  pid_t jail_built_ahead() {
+    jail::ExecRequest t;
+    t.argv = {"/bin/true"};
+    auto running = spawn(t);
+    if (!running) return -1;
+    if (auto o = wait(*running); !o || o->exit_status() != 0) return -1;
+    const pid_t used = running->pid();
+    pid_t ahead = -1;
+    eventually([&] {
+      for (pid_t c : children_of(spawner_pid_))
+        if (c != used) ahead = c;
+      return ahead > 0;
+    });
+    return ahead;
   }
 
   asio::io_context io_;
@@ -358,7 +393,7 @@ TEST_F(SpawnerTest, TwentyJailsInFlight) {
 
 TEST_F(SpawnerTest, EndsAreReportedBeforeTheInitIsReapedAndNoZombieStays) {
   // The spawner reports a jail's end when its init reports the command's
-  // status, and reaps the init after it has exited: none is left behind.
+  // status, and reaps the init after it has exited: no zombie is left behind.
   const auto children = [&] {
     std::ifstream in("/proc/" + std::to_string(spawner_pid_) + "/task/" +
                      std::to_string(spawner_pid_) + "/children");
@@ -372,7 +407,12 @@ TEST_F(SpawnerTest, EndsAreReportedBeforeTheInitIsReapedAndNoZombieStays) {
     EXPECT_EQ(outcome->kind, Outcome::Kind::exited) << outcome->to_string();
     EXPECT_EQ(outcome->exit_code, i + 3);
   }
-  EXPECT_TRUE(eventually([&] { return children().empty(); })) << "children: " << children();
+  // What stays is at most the jail built ahead for the next spawn, waiting.
+  EXPECT_TRUE(eventually([&] {
+    const std::vector<pid_t> live = children_of(spawner_pid_);
+    return live.size() <= 1 && children() == (live.empty() ? "" : std::to_string(live[0]) + " ");
+  })) << "children: "
+      << children();
 }
 
 TEST_F(SpawnerTest, OnlyTheJailsProcessesHoldItsStdio) {
@@ -417,8 +457,16 @@ TEST_F(SpawnerTest, DestroyingTheSpawnerKillsItsJails) {
 }
 
 TEST_F(SpawnerTest, KilledSpawnerLeavesNoJailAndFailsWhatIsPending) {
+  ASSERT_GT(jail_built_ahead(), 0);
   Running running = spawn_ready("echo ready; sleep 1000; exit 0", {marker()});
   const pid_t init = running.pid();
+  // With a jail running, the next one is built ahead once the spawner idles.
+  pid_t ahead = -1;
+  ASSERT_TRUE(eventually([&] {
+    for (pid_t c : children_of(spawner_pid_))
+      if (c != init) ahead = c;
+    return ahead > 0;
+  }));
   Completion<Result<Outcome>> waited;
   start_op(io_, running.wait(), waited);
   io_.poll();
@@ -428,18 +476,22 @@ TEST_F(SpawnerTest, KilledSpawnerLeavesNoJailAndFailsWhatIsPending) {
   ASSERT_FALSE(*waited.value);
   EXPECT_THAT(waited.value->error().to_string(), HasSubstr("closed its socket"));
   EXPECT_FALSE(spawner_->alive());
-  // Each init watches a pipe the spawner held: it ends its jail. This test
-  // is a child subreaper, so the orphaned init is ours to reap.
+  // Each init watches a pipe the spawner held: it ends its jail; the one
+  // built ahead ends when the socket it awaits its command on closes. This
+  // test is a child subreaper, so the orphaned inits are ours to reap.
+  std::set<pid_t> ended;
   EXPECT_TRUE(eventually([&] {
     io_.poll();
-    // Ours once reparented; not ours (ECHILD) while the spawner still had it.
-    // The init can end while the dying spawner still has it (its watch pipe
-    // closes before the spawner's exit is done): a zombie that only then
-    // comes to this test, so it counts as gone only once the spawner is.
-    const pid_t r = ::waitpid(init, nullptr, WNOHANG);
-    const bool ended =
-        r == init || (r < 0 && errno == ECHILD && process_gone(init) && process_gone(spawner_pid_));
-    return ended && processes_with(marker()).empty();
+    for (pid_t pid : {init, ahead}) {
+      // Ours once reparented; not ours (ECHILD) while the spawner still had
+      // it. An init can end while the dying spawner still has it: a zombie
+      // that only then comes to this test, so it counts as gone only once
+      // the spawner is.
+      const pid_t r = ::waitpid(pid, nullptr, WNOHANG);
+      if (r == pid || (r < 0 && errno == ECHILD && process_gone(pid) && process_gone(spawner_pid_)))
+        ended.insert(pid);
+    }
+    return ended.size() == 2 && processes_with(marker()).empty();
   }));
   jail::ExecRequest t;
   t.argv = {"/bin/true"};
@@ -530,26 +582,122 @@ TEST_F(SpawnerTest, SpawnerHasNoEnvironmentAndIsNotDumpable) {
   const std::string proc = "/proc/" + std::to_string(spawner_pid_);
   // A round trip first: /proc reads of a process still starting up (ASan
   // mapping its shadow) can come back empty.
-  jail::ExecRequest t;
-  t.argv = {"/bin/true"};
-  auto running = spawn(t);
-  ASSERT_TRUE(running) << running.error().to_string();
-  ASSERT_TRUE(wait(*running));
+  ASSERT_GT(jail_built_ahead(), 0);
   std::ifstream cmdline(proc + "/cmdline");
   std::string args((std::istreambuf_iterator<char>(cmdline)), std::istreambuf_iterator<char>());
   EXPECT_EQ(args, bin_dir() + "/brig-spawner" + '\0' + std::to_string(::getpid()) + '\0');
-  const int fd = ::open((proc + "/environ").c_str(), O_RDONLY | O_CLOEXEC);
   if (::geteuid() != 0) {
-    // Non-dumpable: another process of the same user may not read it.
-    EXPECT_EQ(fd, -1);
-    EXPECT_EQ(errno, EACCES);
+    // Non-dumpable: another process of the same user may not read it. Not
+    // while it clones a jail (spawner_loop.cc says why), as it may still be
+    // doing for the one built ahead: once that is done.
+    EXPECT_TRUE(eventually([&] {
+      const int fd = ::open((proc + "/environ").c_str(), O_RDONLY | O_CLOEXEC);
+      if (fd < 0) return errno == EACCES;
+      ::close(fd);
+      return false;
+    })) << "the spawner stays dumpable";
     return;
   }
+  const int fd = ::open((proc + "/environ").c_str(), O_RDONLY | O_CLOEXEC);
   ASSERT_GE(fd, 0) << std::strerror(errno);
   char buf[256];
   const ssize_t n = ::read(fd, buf, sizeof buf);
   ::close(fd);
   EXPECT_EQ(n, 0) << std::string(buf, n > 0 ? static_cast<size_t>(n) : 0);
+}
+
+// ---- the jail built ahead for the next spawn (server/spawner/jail_pool.h)
+
+TEST_F(SpawnerTest, TheNextSpawnTakesTheJailBuiltAheadAndGetsItsOwnCommand) {
+  const pid_t ahead = jail_built_ahead();
+  ASSERT_GT(ahead, 0) << "no jail was built ahead";
+  Pipe out;
+  jail::ExecRequest r = sh("echo \"$0 $1 $PWD $ONLY\"; exit 5", {"zero", "one"});
+  r.env.push_back("ONLY=this");
+  r.cwd = workspace_.path();
+  r.stdout_fd = out.write.get();
+  auto running = spawn(r);
+  ASSERT_TRUE(running) << running.error().to_string();
+  out.write.reset();
+  EXPECT_EQ(running->pid(), ahead);
+  auto outcome = wait(*running);
+  ASSERT_TRUE(outcome) << outcome.error().to_string();
+  EXPECT_EQ(outcome->exit_code, 5) << outcome->to_string();
+  EXPECT_EQ(read_until(out.read.get()), "zero one " + workspace_.path() + " this\n");
+}
+
+TEST_F(SpawnerTest, AJailBuiltAheadServesOnlyTheSpecItWasBuiltFor) {
+  const pid_t ahead = jail_built_ahead();
+  ASSERT_GT(ahead, 0);
+  jail::JailSpec other = spec_;
+  other.hostname = "brig-other";
+  Pipe out;
+  jail::ExecRequest r = sh("cat /proc/sys/kernel/hostname");
+  r.stdout_fd = out.write.get();
+  auto running = spawn(other, r);
+  ASSERT_TRUE(running) << running.error().to_string();
+  out.write.reset();
+  EXPECT_NE(running->pid(), ahead);
+  ASSERT_TRUE(wait(*running));
+  EXPECT_EQ(read_until(out.read.get()), "brig-other\n");
+  EXPECT_TRUE(eventually([&] { return process_gone(ahead); })) << "the other spec's jail stayed";
+}
+
+TEST_F(SpawnerTest, AJailBuiltAheadCountsItsWallTimeFromTheCommand) {
+  const pid_t ahead = jail_built_ahead();
+  ASSERT_GT(ahead, 0);
+  std::this_thread::sleep_for(400ms);  // longer than the wall time below
+  jail::JailSpec s = spec_;
+  s.limits.wall_time = 300ms;  // an exec's timeout: the same jail serves it
+  auto quick = spawn(s, sh("sleep 0.05; exit 7"));
+  ASSERT_TRUE(quick) << quick.error().to_string();
+  EXPECT_EQ(quick->pid(), ahead);
+  auto o = wait(*quick);
+  ASSERT_TRUE(o) << o.error().to_string();
+  EXPECT_EQ(o->kind, Outcome::Kind::exited) << o->to_string();
+  EXPECT_EQ(o->exit_code, 7);
+
+  auto slow = spawn(s, sh("sleep 1000; exit 0", {marker()}));
+  ASSERT_TRUE(slow) << slow.error().to_string();
+  auto timed_out = wait(*slow);
+  ASSERT_TRUE(timed_out) << timed_out.error().to_string();
+  EXPECT_EQ(timed_out->kind, Outcome::Kind::timed_out) << timed_out->to_string();
+}
+
+TEST_F(SpawnerTest, AJailBuiltAheadThatDiedIsNotUsed) {
+  const pid_t ahead = jail_built_ahead();
+  ASSERT_GT(ahead, 0);
+  ASSERT_EQ(::kill(ahead, SIGKILL), 0);
+  ASSERT_TRUE(eventually([&] { return process_gone(ahead); }));
+  jail::ExecRequest t;
+  t.argv = {"/bin/true"};
+  auto running = spawn(t);
+  ASSERT_TRUE(running) << running.error().to_string();
+  EXPECT_NE(running->pid(), ahead);
+  auto o = wait(*running);
+  ASSERT_TRUE(o) << o.error().to_string();
+  EXPECT_EQ(o->exit_status(), 0) << o->to_string();
+}
+
+TEST_F(SpawnerTest, WithoutThePoolNoJailWaits) {
+  spawner_.reset();
+  io_.poll();
+  auto s = Spawner::start(io_.get_executor(), bin_dir() + "/brig-spawner", /*jail_pool=*/false);
+  ASSERT_TRUE(s) << s.error().to_string();
+  spawner_ = std::move(*s);
+  spawner_pid_ = spawner_->pid();
+  jail::ExecRequest t;
+  t.argv = {"/bin/true"};
+  for (int i = 0; i < 2; ++i) {
+    auto running = spawn(t);
+    ASSERT_TRUE(running) << running.error().to_string();
+    auto o = wait(*running);
+    ASSERT_TRUE(o) << o.error().to_string();
+    EXPECT_EQ(o->exit_status(), 0);
+  }
+  // Well past the spawner's idle delay: no jail is built ahead.
+  std::this_thread::sleep_for(200ms);
+  EXPECT_TRUE(eventually([&] { return children_of(spawner_pid_).empty(); }));
 }
 
 }  // namespace

@@ -1,0 +1,164 @@
+// Jails built ahead of their command (spawn_awaiting + start_command): the
+// command gets exactly what a fresh jail's gets, confinement included, once.
+// Runs as root and as an unprivileged user (scripts/test.sh).
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <thread>
+
+#include "jail/launcher.h"
+#include "tests/jail/jail_test_support.h"
+
+namespace brig::jail::test {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using namespace std::chrono_literals;
+
+class AwaitingTest : public JailTest {
+ protected:
+  JailSpec spec() const { return base_spec(workspace_.path()); }
+
+  // Builds a jail ahead, lets it wait `idle`, then runs `request` in it.
+  Ran run_awaiting(ExecRequest request, std::chrono::milliseconds idle = 0ms,
+                   std::optional<std::chrono::milliseconds> wall_time = std::nullopt) {
+    auto jailed = spawn_awaiting(spec());
+    Ran ran;
+    if (!jailed) {
+      ADD_FAILURE() << "spawn_awaiting: " << jailed.error().to_string();
+      return ran;
+    }
+    EXPECT_TRUE(jailed->awaiting());
+    std::this_thread::sleep_for(idle);
+    UniqueFd out(::memfd_create("jail-stdout", MFD_CLOEXEC));
+    UniqueFd err(::memfd_create("jail-stderr", MFD_CLOEXEC));
+    request.stdout_fd = out.get();
+    request.stderr_fd = err.get();
+    if (auto started = start_command(*jailed, request, wall_time); !started) {
+      ADD_FAILURE() << "start_command: " << started.error().to_string();
+      return ran;
+    }
+    EXPECT_FALSE(jailed->awaiting());
+    auto outcome = wait(*jailed, std::chrono::steady_clock::now() + 60s);
+    if (!outcome) {
+      ADD_FAILURE() << "wait: " << outcome.error().to_string();
+      return ran;
+    }
+    ran.outcome = std::move(*outcome);
+    ran.out = slurp(out.get());
+    ran.err = slurp(err.get());
+    return ran;
+  }
+};
+
+TEST_F(AwaitingTest, CommandGetsItsArgvEnvCwdAndStdio) {
+  ExecRequest r = probe_request({"env"});
+  r.env = {"PATH=/usr/bin:/bin", "ONLY=this", "EMPTY="};
+  const Ran env = run_awaiting(r);
+  ASSERT_EQ(env.outcome.exit_status(), 0) << env.outcome.to_string() << env.err;
+  EXPECT_THAT(lines(env.out), ElementsAre("PATH=/usr/bin:/bin", "ONLY=this", "EMPTY="));
+
+  const Ran three = run_awaiting(probe_request({"exit", "3"}));
+  EXPECT_EQ(three.outcome.kind, Outcome::Kind::exited) << three.outcome.to_string();
+  EXPECT_EQ(three.outcome.exit_code, 3);
+
+  // Only the command's stdio, none of the fds the jail was built with.
+  const Ran fds = run_awaiting(probe_request({"fds"}));
+  ASSERT_EQ(fds.outcome.exit_status(), 0) << fds.outcome.to_string();
+  EXPECT_THAT(lines(fds.out), ElementsAre("fd=0", "fd=1", "fd=2"));
+
+  ExecRequest in_ws = probe_request({"write", "made-here"});
+  in_ws.cwd = workspace_.path();
+  const Ran wrote = run_awaiting(in_ws);
+  EXPECT_EQ(wrote.outcome.exit_status(), 0) << wrote.outcome.to_string() << wrote.out;
+  EXPECT_EQ(::access((workspace_.path() + "/made-here").c_str(), F_OK), 0);
+}
+
+TEST_F(AwaitingTest, ConfinedExactlyLikeAFreshJail) {
+  const Ran fresh = run_jail(spec(), probe_request({"status"}));
+  const Ran ahead = run_awaiting(probe_request({"status"}), 50ms);
+  ASSERT_EQ(ahead.outcome.exit_status(), 0) << ahead.outcome.to_string() << ahead.err;
+  for (const char* line : {"NoNewPrivs:\t1", "Seccomp:\t2", "CapEff:\t0000000000000000",
+                           "CapBnd:\t0000000000000000", "pid=2", "hostname=brig-test"})
+    EXPECT_THAT(lines(ahead.out), ::testing::Contains(line));
+  EXPECT_EQ(lines(ahead.out), lines(fresh.out));
+  EXPECT_EQ(ahead.outcome.layers, fresh.outcome.layers) << ahead.outcome.layers.to_string();
+  // Landlock and the mounts: outside the workspace nothing is writable.
+  const Ran denied = run_awaiting(probe_request({"write", "/etc/brig-probe"}));
+  EXPECT_EQ(denied.outcome.exit_code, 1);
+  EXPECT_THAT(denied.out, HasSubstr("err="));
+}
+
+TEST_F(AwaitingTest, TimeCountsFromTheCommand) {
+  // Idle longer than the wall time, then a command well within it.
+  const Ran ran = run_awaiting(probe_request({"exit", "0"}), 400ms, 300ms);
+  EXPECT_EQ(ran.outcome.kind, Outcome::Kind::exited) << ran.outcome.to_string();
+  EXPECT_LT(ran.outcome.duration, 300ms);
+
+  const Ran slow = run_awaiting(probe_request({"sleep", "10", marker()}), 0ms, 200ms);
+  EXPECT_EQ(slow.outcome.kind, Outcome::Kind::timed_out) << slow.outcome.to_string();
+}
+
+TEST_F(AwaitingTest, OneCommandOnly) {
+  auto jailed = spawn_awaiting(spec());
+  ASSERT_TRUE(jailed) << jailed.error().to_string();
+  ExecRequest r = probe_request({"exit", "0"});
+  ASSERT_TRUE(start_command(*jailed, r, std::nullopt));
+  auto again = start_command(*jailed, r, std::nullopt);
+  ASSERT_FALSE(again);
+  EXPECT_EQ(again.error().sys_errno, EALREADY);
+  auto outcome = wait(*jailed);
+  ASSERT_TRUE(outcome) << outcome.error().to_string();
+  EXPECT_EQ(outcome->exit_status(), 0);
+}
+
+TEST_F(AwaitingTest, InvalidOrOversizedRequestLeavesItAwaiting) {
+  auto jailed = spawn_awaiting(spec());
+  ASSERT_TRUE(jailed) << jailed.error().to_string();
+  EXPECT_FALSE(start_command(*jailed, ExecRequest{}, std::nullopt));  // no argv
+  ExecRequest big = probe_request({"exit", "4"});
+  big.env.push_back("BIG=" + std::string(200 * 1024, 'x'));
+  auto refused = start_command(*jailed, big, std::nullopt);
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().sys_errno, E2BIG);
+  ASSERT_TRUE(jailed->awaiting());
+  ASSERT_TRUE(start_command(*jailed, probe_request({"exit", "4"}), std::nullopt));
+  auto outcome = wait(*jailed);
+  ASSERT_TRUE(outcome) << outcome.error().to_string();
+  EXPECT_EQ(outcome->exit_status(), 4);
+}
+
+TEST_F(AwaitingTest, DroppedUnusedItIsKilledAndItsCgroupsRemoved) {
+  pid_t pid = -1;
+  {
+    auto jailed = spawn_awaiting(spec());
+    ASSERT_TRUE(jailed) << jailed.error().to_string();
+    pid = jailed->pid();
+    std::this_thread::sleep_for(20ms);
+    EXPECT_EQ(::kill(pid, 0), 0);
+  }
+  // Reaped by the drop: the pid is gone (JailTest's TearDown also checks
+  // that no child and no cgroup of this process is left).
+  EXPECT_NE(::kill(pid, 0), 0);
+}
+
+TEST_F(AwaitingTest, ACommandThatCannotRunIsReportedLikeInAFreshJail) {
+  ExecRequest missing = probe_request({"exit", "0"});
+  missing.argv = {"no-such-command-anywhere"};
+  const Ran ran = run_awaiting(missing);
+  EXPECT_EQ(ran.outcome.exit_status(), 127) << ran.outcome.to_string();
+  EXPECT_THAT(ran.outcome.to_string(), HasSubstr("no-such-command-anywhere"));
+
+  ExecRequest bad_cwd = probe_request({"exit", "0"});
+  bad_cwd.cwd = "/no/such/dir";
+  const Ran chdir = run_awaiting(bad_cwd);
+  EXPECT_EQ(chdir.outcome.kind, Outcome::Kind::setup_failed) << chdir.outcome.to_string();
+  EXPECT_THAT(chdir.outcome.to_string(), HasSubstr("/no/such/dir"));
+}
+
+}  // namespace
+}  // namespace brig::jail::test
