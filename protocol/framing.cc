@@ -2,13 +2,9 @@
 
 namespace brig::protocol {
 
-namespace {
-
-bool is_blank(std::string_view s) {
+bool LineFramer::blank(std::string_view s) {
   return s.find_first_not_of(" \t\r") == std::string_view::npos;
 }
-
-}  // namespace
 
 LineFramer::LineFramer(std::size_t max_line_bytes) : max_(max_line_bytes) {}
 
@@ -38,7 +34,7 @@ void LineFramer::finish_line() {
   if (!partial_.empty() && partial_.back() == '\r') partial_.pop_back();
   if (partial_.size() > max_) {
     ready_.push_back(Frame{Frame::Kind::too_long, {}});
-  } else if (!is_blank(partial_)) {
+  } else if (!blank(partial_)) {
     ready_.push_back(Frame{Frame::Kind::line, std::move(partial_)});
   }
   partial_.clear();

@@ -208,6 +208,14 @@ void append_integer(std::string& out, T n) {
 void append_json_string(std::string& out, std::string_view s) {
   const auto* p = reinterpret_cast<const unsigned char*>(s.data());
   const std::size_t n = s.size();
+  // Most strings brig writes are short and plain (keys, ids, small values):
+  // one look at each byte and one copy, without the block machinery below.
+  if (n <= 64 && std::all_of(p, p + n, [](unsigned char c) { return kPlain[c]; })) {
+    out.push_back('"');
+    out.append(s);
+    out.push_back('"');
+    return;
+  }
   out.push_back('"');
   std::size_t i = 0;
   while (i < n) {

@@ -343,17 +343,18 @@ std::optional<Request> scan_request(std::string_view line, std::size_t max_depth
   do {
     std::string key;
     if (!s.next_is('"') || !s.string(key) || !s.consume(':')) return std::nullopt;
-    if (key == "jsonrpc" && !version) {
+    const std::string_view name = key;
+    if (name == "jsonrpc" && !version) {
       std::string v;
       if (!s.next_is('"') || !s.string(v) || v != "2.0") return std::nullopt;
       version = true;
-    } else if (key == "id" && !id) {
+    } else if (name == "id" && !id) {
       id = read_id(s);
       if (!id) return std::nullopt;
-    } else if (key == "method" && !method) {
+    } else if (name == "method" && !method) {
       method.emplace();
       if (!s.next_is('"') || !s.string(*method)) return std::nullopt;
-    } else if (key == "params" && !has_params) {
+    } else if (name == "params" && !has_params) {
       if (!s.next_is('{') || !s.value(params)) return std::nullopt;
       has_params = true;
     } else {

@@ -78,21 +78,19 @@ void SessionRunner::shutdown() {
 
 void SessionRunner::on_bytes(std::string_view bytes) {
   if (shutting_down_) return;
-  framer_.append(bytes);
-  while (!shutting_down_) {
-    protocol::Frame frame = framer_.next();
-    if (frame.kind == protocol::Frame::Kind::need_more) break;
-    if (frame.kind == protocol::Frame::Kind::too_long) {
+  framer_.feed(bytes, [this](protocol::Frame::Kind kind, std::string_view line) {
+    if (kind == protocol::Frame::Kind::too_long) {
       spdlog::warn("{}: dropped a line longer than {} bytes", transport_->name(),
                    framer_.max_line_bytes());
       perform(session_.on_too_long_line());
     } else {
       if (spdlog::should_log(spdlog::level::trace)) {
-        spdlog::trace("{}: <- {}", transport_->name(), protocol::clip(frame.line, 2000));
+        spdlog::trace("{}: <- {}", transport_->name(), protocol::clip(line, 2000));
       }
-      perform(session_.on_line(frame.line));
+      perform(session_.on_line(line));
     }
-  }
+    return !shutting_down_;
+  });
 }
 
 void SessionRunner::on_input_end(const std::optional<Error>& why) {

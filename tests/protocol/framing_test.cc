@@ -117,5 +117,46 @@ TEST(LineFramer, HundredMiBLineThenValidLine) {
   EXPECT_EQ(drain(f), (Lines{"<too long>", "{\"ok\":1}"}));
 }
 
+// feed() gives the frames append() + next() give, for every way of cutting
+// the same stream into chunks.
+TEST(LineFramer, FeedFramesAsAppendAndNextDo) {
+  const std::vector<std::string> streams = {
+      "{\"a\":1}\n{\"b\":2}\r\n\n  \t\r\n{\"c\":3",
+      "0123456789\n01234567890\n0123456789\r\n012345678901\r\nabc\r\r\n\r\n",
+      std::string(30, 'x') + "\n" + std::string(25, 'y') + "\nok\n" + std::string(12, 'z'),
+      "\n\n\r\nlast\n",
+  };
+  for (const std::string& stream : streams) {
+    for (std::size_t cut = 1; cut <= stream.size(); ++cut) {
+      LineFramer reference(10);
+      LineFramer fed(10);
+      Lines want, got;
+      for (std::size_t at = 0; at < stream.size(); at += cut) {
+        const std::string_view chunk = std::string_view(stream).substr(at, cut);
+        reference.append(chunk);
+        for (const auto& line : drain(reference)) want.push_back(line);
+        fed.feed(chunk, [&](Frame::Kind kind, std::string_view line) {
+          got.push_back(kind == Frame::Kind::line ? std::string(line) : "<too long>");
+          return true;
+        });
+      }
+      SCOPED_TRACE(stream + " in chunks of " + std::to_string(cut));
+      EXPECT_EQ(got, want);
+      EXPECT_EQ(fed.buffered_bytes(), reference.buffered_bytes());
+    }
+  }
+}
+
+TEST(LineFramer, FeedStopsWhenTold) {
+  LineFramer f;
+  Lines got;
+  f.feed("one\ntwo\nthree\n", [&](Frame::Kind, std::string_view line) {
+    got.emplace_back(line);
+    return got.size() < 2;
+  });
+  EXPECT_EQ(got, (Lines{"one", "two"}));
+  EXPECT_EQ(f.next().kind, Frame::Kind::need_more);
+}
+
 }  // namespace
 }  // namespace brig::protocol
