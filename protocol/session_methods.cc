@@ -59,9 +59,10 @@ void Session::State::handle_request(Request& req, Collector& c) {
 }
 
 void Session::State::handle_modern(Request& req, const RequestContext& ctx, Collector& c) {
-  if (req.method == "server/discover") return discover(req, ctx, c);
-  if (req.method == "tools/list") return list_tools(req, ctx, c);
-  if (req.method == "tools/call") return call_tool(req, ctx, c);
+  const std::string_view method = req.method;  // compared by size first, no strlen
+  if (method == "server/discover") return discover(req, ctx, c);
+  if (method == "tools/list") return list_tools(req, ctx, c);
+  if (method == "tools/call") return call_tool(req, ctx, c);
   // ping and logging/setLevel were removed in 2026-07-28 (log level is per
   // request now); initialize never arrives here.
   error(method_not_found(req, std::string(" (not part of protocol version ") +
@@ -70,10 +71,11 @@ void Session::State::handle_modern(Request& req, const RequestContext& ctx, Coll
 }
 
 void Session::State::handle_legacy(Request& req, const RequestContext& ctx, Collector& c) {
-  if (req.method == "initialize") return initialize(req, c);
+  const std::string_view method = req.method;  // compared by size first, no strlen
+  if (method == "initialize") return initialize(req, c);
   // ping is the one request allowed before initialize (lifecycle spec).
-  if (req.method == "ping") return reply(out.result(req.id, Json::object(), Era::legacy, false), c);
-  if (req.method == "server/discover") {
+  if (method == "ping") return reply(out.result(req.id, Json::object(), Era::legacy, false), c);
+  if (method == "server/discover") {
     return error(
         invalid_params(req, std::string("server/discover needs _meta[\"") + kMetaProtocolVersion +
                                 "\"] and _meta[\"" + kMetaClientCapabilities + "\"]"),
@@ -88,8 +90,8 @@ void Session::State::handle_legacy(Request& req, const RequestContext& ctx, Coll
                                          kMetaClientCapabilities + "\"]"),
                  c);
   }
-  if (req.method == "logging/setLevel") return set_level(req, c);
-  if (req.method == "tools/list") return list_tools(req, ctx, c);
+  if (method == "logging/setLevel") return set_level(req, c);
+  if (method == "tools/list") return list_tools(req, ctx, c);
   call_tool(req, ctx, c);
 }
 

@@ -174,6 +174,27 @@ TEST(RequestScan, CountsNestingLikeThePreScan) {
   EXPECT_FALSE(scan_request(R"({"jsonrpc":"2.0","id":1,"method":"m"})", 0));
 }
 
+// Strings are skimmed eight bytes at a time: every kind of byte at every
+// offset of a word, near the end of the line too.
+TEST(RequestScan, ReadsEachByteOfAStringWhereverItFalls) {
+  const std::vector<std::string> specials = {"\"",   "\\n",      "\\u00e9",      "\t",
+                                             "\x7f", "\xc3\xa9", "\xe2\x82\xac", "\xf0\x9f\x98\x80",
+                                             "\xc3", "\xff"};
+  for (const auto& special : specials) {
+    for (std::size_t at = 0; at < 20; ++at) {
+      const std::string text = std::string(at, 'a') + special + std::string(20 - at, 'b');
+      const std::string line =
+          R"({"jsonrpc":"2.0","id":1,"method":"m","params":{"s":")" + text + "\"}}";
+      SCOPED_TRACE(line);
+      EXPECT_TRUE(agrees(line));
+      EXPECT_EQ(scan_request(line, 64).has_value(), general(line).has_value());
+      const std::string at_end = R"({"jsonrpc":"2.0","id":1,"method":")" + text + "\"}";
+      EXPECT_TRUE(agrees(at_end));
+      EXPECT_EQ(scan_request(at_end, 64).has_value(), general(at_end).has_value());
+    }
+  }
+}
+
 // Every mutation of valid requests: the scanner declines or agrees.
 TEST(RequestScan, AgreesWithTheGeneralPathOnMutatedLines) {
   std::mt19937 random(12345);
