@@ -24,6 +24,7 @@ struct ChildPlan {
   static constexpr int kNetnsFd = 6;   // new_netns: the helper's socket (then closed)
 
   int sync_fd = -1;               // the child's end of the sync socketpair (before the fd step)
+  int sync_parent_fd = -1;        // the launcher's end, inherited by the clone: closed first
   int status_fd_before_fds = -1;  // the status pipe's number before the fd step
   process::FdPlan fds;
 

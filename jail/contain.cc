@@ -91,7 +91,11 @@ alignas(64) char command_stack[256 * 1024];
 void contain(const ChildPlan& p) {
   // 1. Wait until the launcher has written the uid/gid maps (and placed
   //    nothing else): before that, this process has no ids in its namespace.
-  //    EOF instead of the go byte means the launcher gave up.
+  //    EOF instead of the go byte means the launcher gave up, or died: so
+  //    this clone's copy of the launcher's end goes first, or a launcher
+  //    killed before its go byte would leave this process waiting forever
+  //    (holding every fd the launcher had).
+  ::close(p.sync_parent_fd);
   char go = 0;
   while (::read(p.sync_fd, &go, 1) != 1) {
     if (errno != EINTR) ::_exit(125);

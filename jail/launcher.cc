@@ -416,6 +416,7 @@ Result<Jailed> spawn_jail(const JailSpec& spec, const ExecRequest& req, SpawnOpt
   BRIG_TRY_VOID(plan_fds(plan, req, status_w.get(), watch_r.get(), sync_child.get(),
                          netns_child_end ? netns_child_end.get() : -1));
   plan.sync_fd = sync_child.get();
+  plan.sync_parent_fd = sync_parent.get();
   plan.status_fd_before_fds = status_w.get();
   stamps.mark(StepMark::planned);
 

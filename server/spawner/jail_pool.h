@@ -14,8 +14,9 @@
 // - It is checked before use: one whose init reported (a setup failure) or
 //   exited is dropped, and the SPAWN gets a fresh jail, which reports why.
 // - Refilled only after a SPAWN asked for that spec, so a spec that cannot be
-//   built costs one failed build per SPAWN, never a loop; and only while the
-//   spawner has nothing else to do (SpawnerLoop decides when).
+//   built costs one failed build per SPAWN, never a loop; and only once the
+//   spawner has been idle a while (SpawnerLoop decides when): calls sent
+//   back to back get fresh jails, as without a pool, not one still building.
 // - Dropped (killed, reaped, its cgroups removed) when the spawner ends.
 #pragma once
 

@@ -36,18 +36,21 @@ void log_line(std::string_view message) {
   [[maybe_unused]] const ssize_t n = ::write(STDERR_FILENO, line.data(), line.size());
 }
 
-// A jail built ahead is built once the spawner is idle: at once when no jail
-// runs, else after this long without an event, so that a running command's
-// end is never reported late because the spawner was busy cloning.
-constexpr int kRefillAfterIdleMs = 20;
+// A jail built ahead is built once the spawner has been idle this long.
+// Cloning blocks this loop for about a millisecond, and the jail takes a few
+// more to build on the CPUs the calls need: started at once, the build would
+// meet a call sent right after the last one (which then waits for it, slower
+// than a fresh jail) and delay a running command's end.
+constexpr auto kRefillAfterIdle = std::chrono::milliseconds(10);
 
 SpawnerLoop::SpawnerLoop(int socket, UniqueFd dev_null, bool pool)
     : socket_(socket), dev_null_(std::move(dev_null)), use_pool_(pool) {}
 
 int SpawnerLoop::run() {
+  using Clock = jail::Jailed::Clock;
   std::vector<pollfd> fds;
+  Clock::time_point idle_since = Clock::now();
   for (;;) {
-    if (pool_.wants_refill() && live_.empty()) pool_.refill();
     fds.assign(1, pollfd{socket_, POLLIN, 0});
     // A jail's status pipe is readable when its init reports (or exits:
     // end of file).
@@ -55,29 +58,40 @@ int SpawnerLoop::run() {
     for (const jail::Jailed& j : exiting_) fds.push_back(pollfd{j.pidfd(), POLLIN, 0});
     const std::size_t reaping = exiting_.size();  // the last entries of fds
     int timeout = poll_timeout_ms();
-    if (pool_.wants_refill() && (timeout < 0 || timeout > kRefillAfterIdleMs))
-      timeout = kRefillAfterIdleMs;
+    if (pool_.wants_refill()) {
+      const auto left = std::chrono::ceil<std::chrono::milliseconds>(idle_since + kRefillAfterIdle -
+                                                                     Clock::now());
+      const int left_ms = static_cast<int>(std::max<std::int64_t>(left.count(), 0));
+      if (timeout < 0 || timeout > left_ms) timeout = left_ms;
+    }
     const int n = ::poll(fds.data(), fds.size(), timeout);
     if (n < 0 && errno != EINTR) {
       log_line(std::string("poll: ") + std::strerror(errno));
       break;
     }
     if (n < 0) continue;
-    if (n == 0 && pool_.wants_refill()) pool_.refill();
     // Jails first: the fds vector still matches live_ here, and a reply sent
     // before a new SPAWN is handled keeps the order of events.
-    const auto now = jail::Jailed::Clock::now();
+    const auto now = Clock::now();
     bool socket_ok = true;
+    bool reported = false;
     for (std::size_t i = live_.size(); i-- > 0;) {
       const bool exited = (fds[i + 1].revents & (POLLIN | POLLHUP | POLLERR)) != 0;
       const auto deadline = live_[i].jailed.deadline();
       if (!exited && !(deadline && *deadline <= now)) continue;
       socket_ok = report_exit(live_[i]) && socket_ok;
       live_.erase(live_.begin() + static_cast<std::ptrdiff_t>(i));
+      reported = true;
     }
     reap_exited(fds, fds.size() - reaping, reaping);
     if (!socket_ok) break;
     if (fds[0].revents != 0 && !on_socket()) break;
+    if (n > 0 || reported) {
+      idle_since = Clock::now();
+    } else if (pool_.wants_refill() && now - idle_since >= kRefillAfterIdle) {
+      pool_.refill();
+      idle_since = Clock::now();
+    }
   }
   // Dropping a Jailed kills its whole jail and reaps the init; the exiting
   // ones need only the reaping.

@@ -203,7 +203,8 @@ std::optional<long> next_offset(std::string_view line) {
 // nothing of the previous one still runs (the pooled jail has been rebuilt,
 // so it waits ready; bwrap does not share the CPUs with that rebuild); and
 // back to back, each call sent as soon as the previous result came, so the
-// pool is rebuilding (or not yet rebuilt) when the next call needs it. brig
+// spawner, which rebuilds its pool only once idle, serves them from jails
+// built for them. brig
 // without its pool (--no-jail-pool: every jail built for its call) is timed
 // both ways too, as the reference for what the pool buys.
 void bench_exec(const Options& o, Client& brig) {
@@ -271,8 +272,8 @@ void bench_exec(const Options& o, Client& brig) {
   print_row("bwrap /bin/true, start to exit (same isolation)", sb);
   print_row("brig: MCP ping round trip (protocol floor)", sp);
   std::printf("  brig's own duration_ms of the pooled job (whole ms): median %.0f\n", sd.median);
-  std::printf("  back to back (each call as soon as the last result came; the pool rebuilding):\n");
-  print_row("brig: MCP exec, pool (drained while it rebuilds)", sa2);
+  std::printf("  back to back (each call as soon as the last result came; pool drained):\n");
+  print_row("brig: MCP exec, pool drained (jail built for the call)", sa2);
   print_row("brig --no-jail-pool: MCP exec", sf2);
   print_ratio("exec through MCP / bwrap alone, spaced (medians)", sa.median / sb.median, "<= 0.5",
               sa.median / sb.median <= 0.5, sa.p10 / sb.p10);

@@ -112,10 +112,22 @@ std::string read_until(int fd, const std::string& want = "") {
   return s;
 }
 
+// A /proc file's text; empty when it cannot be read. Not through an
+// ifstream: libstdc++ throws when a read fails (ESRCH: the process exited
+// between the open and the read).
+std::string read_proc(const std::string& path) {
+  std::string out;
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd) return out;
+  char buf[4096];
+  for (ssize_t n; (n = ::read(fd.get(), buf, sizeof buf)) > 0;)
+    out.append(buf, static_cast<size_t>(n));
+  return out;
+}
+
 // True once `pid` no longer runs (gone, or a zombie nobody reaped yet).
 bool process_gone(pid_t pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
-  std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string stat = read_proc("/proc/" + std::to_string(pid) + "/stat");
   if (stat.empty()) return true;
   const auto paren = stat.rfind(')');
   return paren != std::string::npos && paren + 2 < stat.size() && stat[paren + 2] == 'Z';
@@ -137,13 +149,21 @@ std::vector<pid_t> children_of(pid_t parent) {
   for (const auto& e : std::filesystem::directory_iterator("/proc")) {
     const std::string name = e.path().filename().string();
     if (name.find_first_not_of("0123456789") != std::string::npos) continue;
-    std::ifstream in(e.path() / "stat");
-    std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const std::string stat = read_proc(e.path() / "stat");
     const auto paren = stat.rfind(')');
     if (paren == std::string::npos || paren + 4 >= stat.size() || stat[paren + 2] == 'Z') continue;
     if (std::atoi(stat.c_str() + paren + 4) == parent) out.push_back(std::stoi(name));
   }
   return out;
+}
+
+// Whether `pid` is PID 1 of a pid namespace of its own (a jail's init).
+bool is_jail_init(pid_t pid) {
+  const std::string status = read_proc("/proc/" + std::to_string(pid) + "/status");
+  const auto at = status.find("\nNSpid:");
+  if (at == std::string::npos) return false;
+  const std::string line = status.substr(at + 1, status.find('\n', at + 1) - at - 1);
+  return line.ends_with("\t1") && line.find('\t') != line.rfind('\t');
 }
 
 class SpawnerTest : public jail::test::JailTest {
@@ -187,8 +207,10 @@ class SpawnerTest : public jail::test::JailTest {
   }
 
   // Runs /bin/true through the spawner, then returns the init of the jail
-  // it builds ahead for the next spawn: a child of the spawner other than
-  // that jail's (which may still be exiting); -1 if none comes.
+  // it builds ahead for the next spawn: a child of the spawner that is PID 1
+  // of its own pid namespace (not the network namespace's short-lived
+  // helper), other than that jail's (which may still be exiting); -1 if
+  // none comes.
   pid_t jail_built_ahead() {
     jail::ExecRequest t;
     t.argv = {"/bin/true"};
@@ -199,7 +221,7 @@ class SpawnerTest : public jail::test::JailTest {
     pid_t ahead = -1;
     eventually([&] {
       for (pid_t c : children_of(spawner_pid_))
-        if (c != used) ahead = c;
+        if (c != used && is_jail_init(c)) ahead = c;
       return ahead > 0;
     });
     return ahead;
@@ -464,7 +486,7 @@ TEST_F(SpawnerTest, KilledSpawnerLeavesNoJailAndFailsWhatIsPending) {
   pid_t ahead = -1;
   ASSERT_TRUE(eventually([&] {
     for (pid_t c : children_of(spawner_pid_))
-      if (c != init) ahead = c;
+      if (c != init && is_jail_init(c)) ahead = c;
     return ahead > 0;
   }));
   Completion<Result<Outcome>> waited;
@@ -477,21 +499,20 @@ TEST_F(SpawnerTest, KilledSpawnerLeavesNoJailAndFailsWhatIsPending) {
   EXPECT_THAT(waited.value->error().to_string(), HasSubstr("closed its socket"));
   EXPECT_FALSE(spawner_->alive());
   // Each init watches a pipe the spawner held: it ends its jail; the one
-  // built ahead ends when the socket it awaits its command on closes. This
-  // test is a child subreaper, so the orphaned inits are ours to reap.
+  // built ahead ends when the socket it awaits its command on closes (or, if
+  // the spawner died while building it, the one it awaits its go byte on).
+  // This test is a child subreaper: what the spawner leaves comes to it (the
+  // inits, a network namespace helper, the spawner's own zombie, which the
+  // handle reaps otherwise), and is reaped here.
   std::set<pid_t> ended;
   EXPECT_TRUE(eventually([&] {
     io_.poll();
-    for (pid_t pid : {init, ahead}) {
-      // Ours once reparented; not ours (ECHILD) while the spawner still had
-      // it. An init can end while the dying spawner still has it: a zombie
-      // that only then comes to this test, so it counts as gone only once
-      // the spawner is.
-      const pid_t r = ::waitpid(pid, nullptr, WNOHANG);
-      if (r == pid || (r < 0 && errno == ECHILD && process_gone(pid) && process_gone(spawner_pid_)))
-        ended.insert(pid);
-    }
-    return ended.size() == 2 && processes_with(marker()).empty();
+    for (pid_t r; (r = ::waitpid(-1, nullptr, WNOHANG)) > 0;) ended.insert(r);
+    // One the spawner reaped before it died is gone without coming here.
+    for (pid_t pid : {init, ahead})
+      if (process_gone(spawner_pid_) && ::kill(pid, 0) != 0) ended.insert(pid);
+    return ended.contains(init) && ended.contains(ahead) && children_of(::getpid()).empty() &&
+           processes_with(marker()).empty();
   }));
   jail::ExecRequest t;
   t.argv = {"/bin/true"};
