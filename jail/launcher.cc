@@ -8,11 +8,13 @@
 #include <string.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <mutex>
+#include <string_view>
 
 #include "jail/child_plan.h"
 #include "jail/command_message.h"
@@ -216,6 +218,25 @@ Result<seccomp::Prepared> prepare_seccomp(const SeccompSpec& spec) {
   return cache->second;
 }
 
+// Which file each bind's host source is (0, 0 when it cannot be stat'ed: a
+// missing optional source). The plan names them as the child sees them,
+// under the old root.
+std::vector<std::pair<dev_t, ino_t>> bind_source_ids(const mounts::Plan& plan) {
+  constexpr std::string_view kOldRoot = "/oldroot";
+  std::vector<std::pair<dev_t, ino_t>> ids;
+  for (const mounts::Op& op : plan.ops) {
+    if (op.kind != mounts::Op::Kind::bind) continue;
+    std::string_view host = op.source;
+    if (host.starts_with(kOldRoot)) host.remove_prefix(kOldRoot.size());
+    struct stat st {};
+    if (::stat(std::string(host).c_str(), &st) == 0)
+      ids.emplace_back(st.st_dev, st.st_ino);
+    else
+      ids.emplace_back(0, 0);
+  }
+  return ids;
+}
+
 Result<std::unique_ptr<ChildPlan>> plan_child(const JailSpec& spec, const ExecRequest& req) {
   auto p = std::make_unique<ChildPlan>();
   auto mount_plan = mounts::plan(spec, mounts::real_host());
@@ -327,6 +348,7 @@ Jailed& Jailed::operator=(Jailed&& o) noexcept {
     status_fd_ = std::move(o.status_fd_);
     watch_fd_ = std::move(o.watch_fd_);
     command_fd_ = std::move(o.command_fd_);
+    bind_sources_ = std::move(o.bind_sources_);
     cgroup_ = std::move(o.cgroup_);
     layers_ = std::move(o.layers_);
     started_ = o.started_;
@@ -388,6 +410,7 @@ Result<Jailed> spawn_jail(const JailSpec& spec, const ExecRequest& req, SpawnOpt
   ChildPlan& plan = *j.plan_;
   plan.stamps = stamps;
   plan.await_command = awaiting;
+  if (awaiting) j.bind_sources_ = bind_source_ids(plan.mounts);
 
   plan.rlimits = process::plan_rlimits(spec.limits);
   j.layers_ = report_layers(spec, plan, j.cgroup_);
@@ -558,6 +581,12 @@ Result<void> start_command(Jailed& j, const ExecRequest& req,
   if (int e = command::send(socket.get(), *encoded, stdio))
     return std::unexpected(sys_error(what, std::to_string(j.pid_), e));
   return {};
+}
+
+bool built_from_current_host(const Jailed& j, const JailSpec& spec) {
+  if (!j.plan_) return false;
+  auto now = mounts::plan(spec, mounts::real_host());
+  return now && *now == j.plan_->mounts && bind_source_ids(*now) == j.bind_sources_;
 }
 
 namespace {

@@ -9,6 +9,8 @@
 #include <chrono>
 #include <memory>
 #include <optional>
+#include <utility>
+#include <vector>
 
 #include "jail/base/error.h"
 #include "jail/base/unique_fd.h"
@@ -58,6 +60,7 @@ class Jailed {
   friend Result<Jailed> spawn_jail(const JailSpec&, const ExecRequest&, SpawnOptions, bool);
   friend Result<void> start_command(Jailed&, const ExecRequest&,
                                     std::optional<std::chrono::milliseconds>);
+  friend bool built_from_current_host(const Jailed&, const JailSpec&);
   friend Result<Outcome> wait(Jailed&, std::optional<Clock::time_point>);
   friend Result<Outcome> wait_forwarding(Jailed&, std::optional<Clock::time_point>, int);
   friend Result<Outcome> wait_until_status(Jailed&, std::optional<Clock::time_point>);
@@ -75,6 +78,9 @@ class Jailed {
   UniqueFd status_fd_;   // read end: setup failures and the command's status
   UniqueFd watch_fd_;    // write end: its closing tells the init the launcher is gone
   UniqueFd command_fd_;  // awaiting: the sync socket the command goes over
+  // Awaiting: the device and inode of each bind's host source when it was
+  // built (0, 0 for a missing optional one), for built_from_current_host.
+  std::vector<std::pair<dev_t, ino_t>> bind_sources_;
   cgroups::Group cgroup_;
   LayerReport layers_;
   Clock::time_point started_;
@@ -107,6 +113,14 @@ Result<Jailed> spawn_awaiting(const JailSpec& spec, SpawnOptions options = {});
 // it is gone (it failed, or was killed) or was already given a command.
 Result<void> start_command(Jailed& jailed, const ExecRequest& request,
                            std::optional<std::chrono::milliseconds> wall_time);
+
+// Whether a jail built ahead still shows the host as it is now: `spec`
+// plans the same mounts as when it was built (symlinks resolve alike), and
+// each bind's host source is still the same file (device and inode). A
+// workspace deleted and made again, or a directory swapped for another,
+// would otherwise be seen as it was. A pool drops a jail for which this is
+// false (~50 us: the mount plan's lstat/readlink and one stat per bind).
+bool built_from_current_host(const Jailed& jailed, const JailSpec& spec);
 
 // Waits until the jail's init exits, or until the earlier of `deadline` and
 // the jailed deadline(), then kills the whole jail (timed_out). Removes the

@@ -22,7 +22,9 @@ std::optional<jail::Jailed> JailPool::take(const jail::JailSpec& spec,
                                            const jail::ExecRequest& request) {
   jail::JailSpec key = key_of(spec);
   std::optional<jail::Jailed> out;
-  if (ready_ && (ready_->key != key || !still_waiting(ready_->jailed))) ready_.reset();
+  if (ready_ && (ready_->key != key || !still_waiting(ready_->jailed) ||
+                 !jail::built_from_current_host(ready_->jailed, spec)))
+    ready_.reset();
   if (ready_) {
     if (auto started = jail::start_command(ready_->jailed, request, spec.limits.wall_time)) {
       out = std::move(ready_->jailed);

@@ -12,7 +12,10 @@
 //   the wall time aside (an exec's timeout; the deadline starts with the
 //   command). A SPAWN for another spec drops it.
 // - It is checked before use: one whose init reported (a setup failure) or
-//   exited is dropped, and the SPAWN gets a fresh jail, which reports why.
+//   exited is dropped, and the SPAWN gets a fresh jail, which reports why;
+//   so is one built from a host that has changed since
+//   (jail::built_from_current_host: a bind source replaced, a symlink
+//   retargeted), which would show the jail the old files.
 // - Refilled only after a SPAWN asked for that spec, so a spec that cannot be
 //   built costs one failed build per SPAWN, never a loop; and only once the
 //   spawner has been idle a while (SpawnerLoop decides when): calls sent

@@ -4,9 +4,11 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <fstream>
 #include <thread>
 
 #include "jail/launcher.h"
@@ -158,6 +160,36 @@ TEST_F(AwaitingTest, ACommandThatCannotRunIsReportedLikeInAFreshJail) {
   const Ran chdir = run_awaiting(bad_cwd);
   EXPECT_EQ(chdir.outcome.kind, Outcome::Kind::setup_failed) << chdir.outcome.to_string();
   EXPECT_THAT(chdir.outcome.to_string(), HasSubstr("/no/such/dir"));
+}
+
+// A jail built ahead bound the workspace as it was: once the directory is
+// replaced by another at the same path, the jail no longer matches the host.
+TEST_F(AwaitingTest, AReplacedBindSourceMeansItNoLongerMatchesTheHost) {
+  TempDir parent;
+  const std::string ws = parent.path() + "/ws";
+  ASSERT_EQ(::mkdir(ws.c_str(), 0755), 0);
+  const JailSpec s = base_spec(ws);
+  auto jailed = spawn_awaiting(s);
+  ASSERT_TRUE(jailed) << jailed.error().to_string();
+  EXPECT_TRUE(built_from_current_host(*jailed, s));
+  // Files inside a bound directory are live anyway: no change of identity.
+  std::ofstream(ws + "/new-file") << "x";
+  EXPECT_TRUE(built_from_current_host(*jailed, s));
+
+  ASSERT_EQ(::rename(ws.c_str(), (parent.path() + "/old").c_str()), 0);
+  ASSERT_EQ(::mkdir(ws.c_str(), 0755), 0);
+  EXPECT_FALSE(built_from_current_host(*jailed, s));
+  // The jail itself still sees the old directory, which is why a pool must
+  // not hand it out.
+  UniqueFd out(::memfd_create("jail-stdout", MFD_CLOEXEC));
+  ExecRequest r = probe_request({"ls", ws});
+  r.stdout_fd = out.get();
+  ASSERT_TRUE(start_command(*jailed, r, std::nullopt));
+  auto outcome = wait(*jailed);
+  ASSERT_TRUE(outcome) << outcome.error().to_string();
+  EXPECT_THAT(slurp(out.get()), HasSubstr("new-file"));
+  ASSERT_EQ(::rmdir(ws.c_str()), 0);
+  ASSERT_EQ(::rename((parent.path() + "/old").c_str(), ws.c_str()), 0);
 }
 
 }  // namespace

@@ -700,6 +700,31 @@ TEST_F(SpawnerTest, AJailBuiltAheadThatDiedIsNotUsed) {
   EXPECT_EQ(o->exit_status(), 0) << o->to_string();
 }
 
+TEST_F(SpawnerTest, AJailBuiltAheadIsNotUsedOnceItsWorkspaceWasReplaced) {
+  const pid_t ahead = jail_built_ahead();
+  ASSERT_GT(ahead, 0);
+  // The workspace deleted and made again (moved away here, to restore it).
+  const std::string ws = workspace_.path();
+  const std::string moved = ws + ".moved";
+  ASSERT_EQ(::rename(ws.c_str(), moved.c_str()), 0);
+  ASSERT_EQ(::mkdir(ws.c_str(), 0755), 0);
+  { std::ofstream(ws + "/made-after") << "x"; }
+  Pipe out;
+  jail::ExecRequest r = sh("ls \"$0\"", {ws});
+  r.stdout_fd = out.write.get();
+  auto running = spawn(r);
+  ASSERT_TRUE(running) << running.error().to_string();
+  out.write.reset();
+  EXPECT_NE(running->pid(), ahead);
+  auto o = wait(*running);
+  ASSERT_TRUE(o) << o.error().to_string();
+  EXPECT_EQ(read_until(out.read.get()), "made-after\n");
+  EXPECT_TRUE(eventually([&] { return process_gone(ahead); })) << "the stale jail stayed";
+  ::unlink((ws + "/made-after").c_str());
+  ASSERT_EQ(::rmdir(ws.c_str()), 0);
+  ASSERT_EQ(::rename(moved.c_str(), ws.c_str()), 0);
+}
+
 TEST_F(SpawnerTest, WithoutThePoolNoJailWaits) {
   spawner_.reset();
   io_.poll();
