@@ -1,5 +1,7 @@
 #include "server/transport/stream_transport.h"
 
+#include <algorithm>
+#include <cstring>
 #include <utility>
 
 #include <fmt/format.h>
@@ -82,14 +84,17 @@ void StreamTransport::abort() {
 asio::awaitable<void> StreamTransport::read_loop() {
   auto self = shared_from_this();
   std::string buffer(limits_.read_chunk_bytes, '\0');
+  const std::size_t short_read = std::min(limits_.line_read_bytes, limits_.read_chunk_bytes);
+  std::size_t want = short_read;
   while (state_ == State::open) {
     if (!co_await wait_while_full()) co_return;
     std::error_code ec;
-    const std::size_t n = co_await read_some(asio::buffer(buffer), ec);
+    const std::size_t n = co_await read_some(asio::buffer(buffer.data(), want), ec);
     if (state_ != State::open) co_return;
     // A read already in progress when the queue filled up is held, not
     // handled, until the queue drains: at most one chunk waits in memory.
     if (n > 0) {
+      want = std::memchr(buffer.data(), '\n', n) != nullptr ? short_read : buffer.size();
       if (!co_await wait_while_full()) co_return;
       if (handlers_.on_bytes) handlers_.on_bytes(std::string_view(buffer.data(), n));
     }

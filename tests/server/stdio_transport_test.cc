@@ -4,6 +4,9 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <string>
+#include <vector>
+
 #include <gtest/gtest.h>
 #include <asio/io_context.hpp>
 
@@ -30,8 +33,9 @@ bool pump(asio::io_context& io, const std::function<bool()>& done,
 // A transport whose input and output are pipes the test holds the other ends of.
 struct PipeFixture {
   asio::io_context io{1};
-  UniqueFd to_server;    // test writes the transport's input here
-  UniqueFd from_server;  // test reads the transport's output here (non-blocking)
+  std::vector<std::size_t> chunks;  // the size of every on_bytes call
+  UniqueFd to_server;               // test writes the transport's input here
+  UniqueFd from_server;             // test reads the transport's output here (non-blocking)
   std::shared_ptr<StdioTransport> transport;
   std::string input_seen;
   std::optional<std::optional<Error>> input_end;
@@ -48,7 +52,11 @@ struct PipeFixture {
     transport = StdioTransport::create(io.get_executor(), UniqueFd(in[0]), UniqueFd(out[1]), limits,
                                        "test pipe");
     transport->start({
-        .on_bytes = [this](std::string_view b) { input_seen += b; },
+        .on_bytes =
+            [this](std::string_view b) {
+              input_seen += b;
+              chunks.push_back(b.size());
+            },
         .on_input_end = [this](std::optional<Error> why) { input_end = std::move(why); },
         .on_closed = [this] { closed = true; },
     });
@@ -118,6 +126,33 @@ TEST(StdioTransport, KeepsEveryMessageInOrderWhenSmallOnesShareWrites) {
   EXPECT_EQ(out.size(), expected.size());
   EXPECT_TRUE(out == expected);
   EXPECT_EQ(f.transport->queued_bytes(), 0u);
+}
+
+// Short lines are read a little at a time (their answers go out between
+// reads); inside a long line, reads take the whole buffer.
+TEST(StdioTransport, ReadsShortLinesInSmallChunksAndLongOnesInLargeChunks) {
+  PipeFixture f(StreamLimits{.read_chunk_bytes = 64 << 10, .line_read_bytes = 1 << 10});
+  std::string lines;
+  for (int i = 0; i < 400; ++i) lines += "{\"id\":" + std::to_string(i) + "}\n";
+  ASSERT_GT(lines.size(), 4u << 10);
+  f.write_input(lines);
+  ASSERT_TRUE(pump(f.io, [&] { return f.input_seen.size() == lines.size(); }));
+  EXPECT_EQ(f.input_seen, lines);
+  EXPECT_GE(f.chunks.size(), 4u);
+  for (std::size_t size : f.chunks) EXPECT_LE(size, 1u << 10);
+
+  // A 60 KiB line: after its first read, which ends inside it, reads grow.
+  f.chunks.clear();
+  f.input_seen.clear();
+  const std::string long_line = std::string(60 << 10, 'x') + "\n";
+  f.write_input(long_line);
+  ASSERT_TRUE(pump(f.io, [&] { return f.input_seen.size() == long_line.size(); }));
+  EXPECT_EQ(f.input_seen, long_line);
+  ASSERT_GE(f.chunks.size(), 2u);
+  EXPECT_EQ(f.chunks[0], 1u << 10);
+  EXPECT_GT(f.chunks[1], 1u << 10);
+  f.transport->abort();
+  ASSERT_TRUE(pump(f.io, [&] { return f.closed; }));
 }
 
 TEST(StdioTransport, ReportsEndOfInputAndFlushesOnClose) {
