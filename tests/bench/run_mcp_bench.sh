@@ -3,13 +3,23 @@
 # installs the pinned official SDK server (@modelcontextprotocol/server-everything)
 # next to it, and runs brig-mcp-bench against both. Not part of the tests.
 # Usage: tests/bench/run_mcp_bench.sh [brig-mcp-bench options, see --help]
+# BRIG_BUILD_LOCK=FILE: build under flock FILE (when others share the tree).
 set -euo pipefail
 src=$(cd "$(dirname "$0")/../.." && pwd)
 build=$src/build/release
 
 cd "$src"
-cmake --preset release >/dev/null
-cmake --build --preset release -j "$(nproc)" --target brig brig-server brig-spawner brig-worker brig-test-server brig-mcp-bench
+build_release() {
+  cmake --preset release >/dev/null
+  cmake --build --preset release -j "$(nproc)" \
+    --target brig brig-server brig-spawner brig-worker brig-test-server brig-mcp-bench
+}
+if [[ -n ${BRIG_BUILD_LOCK:-} ]]; then
+  export -f build_release
+  flock "$BRIG_BUILD_LOCK" bash -c build_release
+else
+  build_release
+fi
 
 # The SDK server, pinned by tests/bench/package-lock.json, installed in the build tree.
 peer=$build/bench-node
