@@ -45,15 +45,7 @@ class AwaitingTest : public JailTest {
       return ran;
     }
     EXPECT_FALSE(jailed->awaiting());
-    auto outcome = wait(*jailed, std::chrono::steady_clock::now() + 60s);
-    if (!outcome) {
-      ADD_FAILURE() << "wait: " << outcome.error().to_string();
-      return ran;
-    }
-    ran.outcome = std::move(*outcome);
-    ran.out = slurp(out.get());
-    ran.err = slurp(err.get());
-    return ran;
+    return wait_and_collect(*jailed, out.get(), err.get());
   }
 };
 

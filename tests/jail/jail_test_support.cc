@@ -92,14 +92,19 @@ Ran run_jail(const JailSpec& spec, ExecRequest request) {
                                        jailed.error().to_string());
     return ran;
   }
-  auto outcome = wait(*jailed, std::chrono::steady_clock::now() + std::chrono::seconds(60));
+  return wait_and_collect(*jailed, out.get(), err.get());
+}
+
+Ran wait_and_collect(Jailed& jailed, int out, int err) {
+  Ran ran;
+  auto outcome = wait(jailed, std::chrono::steady_clock::now() + std::chrono::seconds(60));
   if (!outcome) {
     ADD_FAILURE() << "wait: " << outcome.error().to_string();
     return ran;
   }
   ran.outcome = std::move(*outcome);
-  ran.out = slurp(out.get());
-  ran.err = slurp(err.get());
+  ran.out = slurp(out);
+  ran.err = slurp(err);
   return ran;
 }
 
