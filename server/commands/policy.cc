@@ -41,6 +41,13 @@ std::string summary(const policy::LoadedPolicy& loaded) {
       "  files      workspace {}; other paths: {} read-only, {} read-write, {} hidden\n",
       names::of(p.filesystem.workspace, names::kWorkspaceAccess), p.filesystem.read_only.size(),
       p.filesystem.read_write.size(), p.filesystem.hidden.size());
+  // A risky opt-in: named, not counted.
+  if (!p.filesystem.dangerously_devices.empty()) {
+    std::vector<std::string> devices;
+    for (const auto& d : p.filesystem.dangerously_devices)
+      devices.push_back(d.optional ? d.path + " (if present)" : d.path);
+    out += fmt::format("  devices    {} (dangerously_devices)\n", join(devices, ", "));
+  }
   out += fmt::format("  network    {}{}\n", names::of(p.network.mode, names::kNetworkModes),
                      p.network.mode == jail::NetworkMode::none && p.network.loopback_servers
                          ? " (TCP on the jail's own loopback allowed)"

@@ -19,6 +19,7 @@ namespace {
 
 using testing::Child;
 using ::testing::HasSubstr;
+using ::testing::Not;
 using testing::TempDir;
 
 struct Ran {
@@ -238,6 +239,21 @@ TEST(BrigPolicy, CheckSummarizesAValidPolicy) {
   EXPECT_EQ(r.status, 0);
   EXPECT_THAT(r.out, ::testing::StartsWith("ok: <built-in>/dev.toml\n  extends    "
                                            "<built-in>/default.toml\n"));
+}
+
+TEST(BrigPolicy, CheckNamesTheHostDevicesAPolicyLetsIn) {
+  TempDir dir;
+  std::ofstream(dir.file("p.toml"))
+      << "extends = \"default\"\n[filesystem]\n"
+         "dangerously_devices = [\"/dev/fuse\", { path = \"/dev/net/tun\", optional = true }]\n";
+  Ran r = brig({"policy", "check", dir.file("p.toml")}, dir.path());
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("\n  devices    /dev/fuse, /dev/net/tun (if present) "
+                               "(dangerously_devices)\n"));
+  // None asked for: no line.
+  Ran plain = brig({"policy", "check", "default"}, dir.path());
+  EXPECT_EQ(plain.status, 0) << plain.err;
+  EXPECT_THAT(plain.out, Not(HasSubstr("devices")));
 }
 
 TEST(BrigPolicy, ShowPrintsAPolicyThatChecks) {
