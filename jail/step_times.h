@@ -55,6 +55,8 @@ std::string_view step_mark_name(StepMark m);
 
 struct StepTimes {
   // Nanoseconds from the start of spawn(); negative for a mark not reached.
+  // A jail built ahead (spawn_awaiting) starts its time with its command, so
+  // only the stamps after start_command count.
   std::array<std::int64_t, kStepMarks> since_start{};
   std::optional<std::chrono::nanoseconds> at(StepMark m) const;
 };
