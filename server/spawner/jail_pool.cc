@@ -1,9 +1,8 @@
 #include "server/spawner/jail_pool.h"
 
 #include <poll.h>
-#include <sys/prctl.h>
-#include <unistd.h>
 
+#include "server/spawner/dumpable_spawn.h"
 #include "server/spawner/spawner_loop.h"
 
 namespace brig::spawner {
@@ -41,12 +40,7 @@ std::optional<jail::Jailed> JailPool::take(const jail::JailSpec& spec,
 
 void JailPool::refill() {
   if (!wants_refill()) return;
-  // As in SpawnerLoop::start_jail: an unprivileged spawner must be dumpable
-  // while it clones, to write the jail's uid_map.
-  const bool toggle_dumpable = ::geteuid() != 0;
-  if (toggle_dumpable) ::prctl(PR_SET_DUMPABLE, 1);
-  auto jailed = jail::spawn_awaiting(*wanted_);
-  if (toggle_dumpable) ::prctl(PR_SET_DUMPABLE, 0);
+  auto jailed = spawn_dumpable([&] { return jail::spawn_awaiting(*wanted_); });
   if (!jailed) {
     log_line("building a jail ahead: " + jailed.error().to_string());
     wanted_.reset();

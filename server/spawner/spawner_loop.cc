@@ -2,7 +2,6 @@
 
 #include <errno.h>
 #include <poll.h>
-#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -10,6 +9,8 @@
 #include <chrono>
 #include <cstring>
 #include <string>
+
+#include "server/spawner/dumpable_spawn.h"
 
 namespace brig::spawner {
 namespace {
@@ -164,16 +165,7 @@ Result<jail::Jailed> SpawnerLoop::start_jail(const jail::JailSpec& spec,
                                              const jail::ExecRequest& request) {
   if (use_pool_)
     if (auto pooled = pool_.take(spec, request)) return std::move(*pooled);
-  // The clone inherits this process's dumpable flag, and a non-dumpable
-  // child's /proc files belong to root: an unprivileged spawner could not
-  // write its uid_map. So the flag is up only while the jail is cloned (the
-  // jail's init clears its own right after its maps are written); root
-  // opens them either way.
-  const bool toggle_dumpable = ::geteuid() != 0;
-  if (toggle_dumpable) ::prctl(PR_SET_DUMPABLE, 1);
-  auto jailed = jail::spawn(spec, request);
-  if (toggle_dumpable) ::prctl(PR_SET_DUMPABLE, 0);
-  return jailed;
+  return spawn_dumpable([&] { return jail::spawn(spec, request); });
 }
 
 bool SpawnerLoop::report_exit(Live& live) {
