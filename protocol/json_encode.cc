@@ -233,7 +233,7 @@ void append_json_string(std::string& out, std::string_view s) {
   out.push_back('"');
 }
 
-void JsonWriter::string_value(std::string_view s) {
+void JsonWriter::string(std::string_view s) {
   if (s.size() < kRepeatMin) return append_json_string(out_, s);
   for (const Written& w : written_) {
     if (w.in.size() == s.size() && std::memcmp(w.in.data(), s.data(), s.size()) == 0) {
@@ -274,7 +274,7 @@ void JsonWriter::value(const Json& j) {
       return;
     }
     case Json::value_t::string:
-      string_value(j.get_ref<const std::string&>());
+      string(j.get_ref<const std::string&>());
       return;
     case Json::value_t::boolean:
       out_ += j.get<bool>() ? "true" : "false";

@@ -31,6 +31,8 @@ class JsonWriter {
  public:
   explicit JsonWriter(std::string& out) : out_(out) {}
   void value(const nlohmann::json& j);
+  // A string value, as value() writes one.
+  void string(std::string_view s);
 
  private:
   // Strings shorter than this are escaped every time; comparing would not pay.
@@ -40,8 +42,6 @@ class JsonWriter {
     std::size_t at = 0;   // its escaped text, quotes included, in out_
     std::size_t size = 0;
   };
-
-  void string_value(std::string_view s);
 
   std::string& out_;
   std::array<Written, 4> written_{};  // the last few long strings, round robin

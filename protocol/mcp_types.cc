@@ -25,15 +25,22 @@ Json ToolDescriptor::to_json() const {
   return j;
 }
 
-ToolResult ToolResult::text(std::string text) {
-  // Built member by member: an initializer list makes (and frees) a
-  // temporary array for every key/value pair, on every tool call.
+ContentBlock ContentBlock::text(std::string text) {
+  return ContentBlock(std::move(text));
+}
+
+Json ContentBlock::to_json() const {
+  if (const Json* block = json()) return *block;
   Json block = Json::object();
   auto& members = block.get_ref<Json::object_t&>();
-  members.emplace("text", std::move(text));
+  members.emplace("text", *plain_text());
   members.emplace("type", "text");
-  ToolResult r{Json::array(), std::nullopt, false};
-  r.content.get_ref<Json::array_t&>().push_back(std::move(block));
+  return block;
+}
+
+ToolResult ToolResult::text(std::string text) {
+  ToolResult r;
+  r.add_text(std::move(text));
   return r;
 }
 
@@ -43,17 +50,16 @@ ToolResult ToolResult::error(std::string text) {
   return r;
 }
 
-Json ToolResult::to_json() const& {
-  Json j{{"content", content}};
-  if (structured) j["structuredContent"] = *structured;
-  j["isError"] = is_error;
-  return j;
+Json ToolResult::content_json() const {
+  Json array = Json::array();
+  for (const ContentBlock& block : content) array.push_back(block.to_json());
+  return array;
 }
 
-Json ToolResult::to_json() && {
+Json ToolResult::to_json() const {
   Json j = Json::object();
-  j["content"] = std::move(content);
-  if (structured) j["structuredContent"] = std::move(*structured);
+  j["content"] = content_json();
+  if (structured) j["structuredContent"] = *structured;
   j["isError"] = is_error;
   return j;
 }

@@ -8,6 +8,36 @@
 #include "protocol/text.h"
 
 namespace brig::protocol {
+namespace {
+
+// As estimate_json_size() for content as a JSON array.
+std::size_t estimate_content_size(const std::vector<ContentBlock>& content) {
+  std::size_t size = 2;
+  for (const ContentBlock& block : content) {
+    const std::string* text = block.plain_text();
+    size += 1 + (text != nullptr ? text->size() + 26 : estimate_json_size(*block.json()));
+  }
+  return size;
+}
+
+// content as a JSON array, a plain text block as nlohmann would write
+// {"text": ..., "type": "text"}: members in key order.
+void write_content(std::string& out, JsonWriter& writer, const std::vector<ContentBlock>& content) {
+  out += '[';
+  for (std::size_t i = 0; i < content.size(); ++i) {
+    if (i > 0) out += ',';
+    if (const std::string* text = content[i].plain_text()) {
+      out += "{\"text\":";
+      writer.string(*text);
+      out += ",\"type\":\"text\"}";
+    } else {
+      writer.value(*content[i].json());
+    }
+  }
+  out += ']';
+}
+
+}  // namespace
 
 Outgoing::Outgoing(ServerInfo info, std::size_t max_bytes)
     : info_(std::move(info)), max_(max_bytes) {
@@ -42,7 +72,7 @@ Reply Outgoing::tool_result(const Id& id, ToolResult&& r, Era era) const {
   // The members in the order encode() sorts them: _meta, content, isError,
   // resultType, structuredContent.
   const Json id_json = id.to_json();
-  const std::size_t estimate = estimate_json_size(r.content) +
+  const std::size_t estimate = estimate_content_size(r.content) +
                                (r.structured ? estimate_json_size(*r.structured) : 0) +
                                estimate_json_size(id_json) + meta_member_.size() + 128;
   std::string out;
@@ -57,7 +87,7 @@ Reply Outgoing::tool_result(const Id& id, ToolResult&& r, Era era) const {
   // One writer for both: structuredContent usually repeats content's text.
   JsonWriter writer(out);
   out += "\"content\":";
-  writer.value(r.content);
+  write_content(out, writer, r.content);
   out += r.is_error ? ",\"isError\":true" : ",\"isError\":false";
   if (era == Era::modern) out += ",\"resultType\":\"complete\"";
   if (r.structured) {

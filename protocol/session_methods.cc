@@ -178,7 +178,7 @@ void Session::State::call_tool(Request& req, const RequestContext& ctx, Collecto
   if (tool == tool_index.end()) {
     return error(invalid_params(req, "unknown tool " + encode(Json(clip(tool_name, 256)))), c);
   }
-  Json arguments = Json::object();
+  Json arguments;
   if (req.params.is_object()) {
     auto a = req.params.find("arguments");
     if (a != req.params.end() && !a->is_null()) {
@@ -186,6 +186,7 @@ void Session::State::call_tool(Request& req, const RequestContext& ctx, Collecto
       arguments = std::move(*a);  // may be megabytes (file contents): not copied
     }
   }
+  if (arguments.is_null()) arguments = Json::object();
   // Bad arguments are a tool error, not a protocol error: the model reads
   // isError results and can correct itself (SEP-1303).
   if (auto why = tool_checks[tool->second].check(arguments)) {

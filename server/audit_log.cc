@@ -83,8 +83,13 @@ std::string audit_line(const AuditRecord& r, std::size_t max_string) {
     }
     if (r.result->is_error) {
       std::string text;
-      for (const Json& c : r.result->content)
-        if (c.value("type", "") == "text") text += c.value("text", "");
+      for (const protocol::ContentBlock& c : r.result->content) {
+        if (const std::string* plain = c.plain_text()) {
+          text += *plain;
+        } else if (c.json()->is_object() && c.json()->value("type", "") == "text") {
+          text += c.json()->value("text", "");
+        }
+      }
       line["error"] = redacted(Json(text), 4 * max_string);
     }
   }

@@ -188,9 +188,8 @@ protocol::ToolResult format_edit_file(const Json& /*args*/, worker::OpReply repl
   protocol::ToolResult r;
   Json structured = h;
   structured["diff"] = reply.bytes;
-  if (!reply.bytes.empty())
-    r.content.push_back({{"type", "text"}, {"text", std::move(reply.bytes)}});
-  r.content.push_back({{"type", "text"}, {"text", std::move(summary)}});
+  if (!reply.bytes.empty()) r.add_text(std::move(reply.bytes));
+  r.add_text(std::move(summary));
   r.structured = std::move(structured);
   return r;
 }

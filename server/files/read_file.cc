@@ -359,22 +359,18 @@ protocol::ToolResult format_read_file(const Json& /*args*/, worker::OpReply repl
   Json structured = h;
   if (kind == "image") {
     const std::string mime = h.value("mime_type", std::string());
-    r.content.push_back(
-        {{"type", "image"}, {"data", base64_encode(reply.bytes)}, {"mimeType", mime}});
-    r.content.push_back(
-        {{"type", "text"},
-         {"text", fmt::format("{}: {} image, {}", path, mime, plural(size, "byte"))}});
+    r.content.emplace_back(
+        Json{{"type", "image"}, {"data", base64_encode(reply.bytes)}, {"mimeType", mime}});
+    r.add_text(fmt::format("{}: {} image, {}", path, mime, plural(size, "byte")));
     r.structured = std::move(structured);
     return r;
   }
   if (kind == "base64") {
     std::string encoded = base64_encode(reply.bytes);
     structured["content"] = encoded;
-    r.content.push_back({{"type", "text"}, {"text", std::move(encoded)}});
-    r.content.push_back(
-        {{"type", "text"},
-         {"text", fmt::format("{}: {}, {}, base64 above", path, h.value("mime_type", std::string()),
-                              plural(size, "byte"))}});
+    r.add_text(std::move(encoded));
+    r.add_text(fmt::format("{}: {}, {}, base64 above", path, h.value("mime_type", std::string()),
+                           plural(size, "byte")));
     r.structured = std::move(structured);
     return r;
   }
@@ -406,11 +402,11 @@ protocol::ToolResult format_read_file(const Json& /*args*/, worker::OpReply repl
         plural(invalid, "invalid UTF-8 sequence")));
   }
   structured["content"] = reply.bytes;
-  r.content.push_back({{"type", "text"}, {"text", std::move(reply.bytes)}});
+  r.add_text(std::move(reply.bytes));
   if (!notes.empty()) {
     std::string note;
     for (const std::string& n : notes) note += (note.empty() ? "" : " ") + n;
-    r.content.push_back({{"type", "text"}, {"text", std::move(note)}});
+    r.add_text(std::move(note));
   }
   r.structured = std::move(structured);
   return r;

@@ -174,7 +174,7 @@ ToolResult read_job(exec::Job& job, const Json& args) {
                         spool.size(), eof ? ", the end" : fmt::format("; next offset {}", next));
   }
   ToolResult r = ToolResult::text(data);
-  r.content.push_back({{"type", "text"}, {"text", where}});
+  r.add_text(where);
   r.structured = Json{{"job", job.id()},      {"status", exec::job_status(job)},
                       {"stream", stream},     {"offset", offset},
                       {"next_offset", next},  {"data", std::move(data)},

@@ -69,7 +69,7 @@ int main(int argc, char** argv) {
   const int runs = argc > 2 ? std::max(1, std::atoi(argv[2])) : 50;
 
   brig::protocol::ToolResult tool;
-  tool.content = Json::array({{{"type", "text"}, {"text", text}}});
+  tool.add_text(text);
   tool.structured = Json{{"content", text}, {"path", "big.txt"}, {"totalLines", 25000}};
   const Json reply = brig::protocol::to_json(brig::protocol::Response{7, tool.to_json()});
 

@@ -23,9 +23,15 @@ std::vector<ToolResult> sample_results() {
   ToolResult repeated = ToolResult::text(long_text + "\xff\xc3");
   repeated.structured = Json{{"text", long_text + "\xff\xc3"}};
   results.push_back(repeated);
-  results.push_back(ToolResult{Json::array(), std::nullopt, false});
+  results.push_back(ToolResult{{}, std::nullopt, false});
+  // Text blocks held as text and as JSON (with annotations), mixed.
+  ToolResult mixed = ToolResult::text("first \"quoted\"\n");
+  mixed.content.emplace_back(
+      Json{{"type", "text"}, {"text", "second"}, {"annotations", {{"priority", 0.5}}}});
+  mixed.add_text("");
+  results.push_back(mixed);
   results.push_back(
-      ToolResult{Json::array({Json{{"type", "image"}, {"data", "AAAA"}}}), Json::object(), true});
+      ToolResult{{ContentBlock(Json{{"type", "image"}, {"data", "AAAA"}})}, Json::object(), true});
   return results;
 }
 

@@ -114,7 +114,7 @@ class ExecToolTest : public ::testing::Test {
 
 std::string text_of(const ToolResult& r) {
   std::string out;
-  for (const Json& block : r.content) out += block.value("text", std::string());
+  for (const auto& block : r.content) out += block.to_json().value("text", std::string());
   return out;
 }
 

@@ -80,8 +80,9 @@ TEST(Formatters, StructuredContentMatchesTheOutputSchema) {
   ASSERT_TRUE(w);
   const ToolResult wr = format_write_file(write_args, std::move(*w));
   expect_matches_output(write_file_descriptor(), wr);
-  EXPECT_EQ(wr.content[0]["text"], "Created " + dir.at("w.txt") + " (1 byte, mode " +
-                                       (*wr.structured)["mode"].get<std::string>() + ").");
+  EXPECT_EQ(wr.content[0].to_json()["text"], "Created " + dir.at("w.txt") + " (1 byte, mode " +
+                                                 (*wr.structured)["mode"].get<std::string>() +
+                                                 ").");
 
   const Json edit_args = {{"path", "a.txt"},
                           {"edits", {{{"old_text", "beta"}, {"new_text", "gamma"}}}}};
@@ -89,8 +90,9 @@ TEST(Formatters, StructuredContentMatchesTheOutputSchema) {
   ASSERT_TRUE(e);
   const ToolResult er = format_edit_file(edit_args, std::move(*e));
   expect_matches_output(edit_file_descriptor(), er);
-  EXPECT_NE(er.content.back()["text"].get<std::string>().find("1 replacement, +1 -1 lines"),
-            std::string::npos);
+  EXPECT_NE(
+      er.content.back().to_json()["text"].get<std::string>().find("1 replacement, +1 -1 lines"),
+      std::string::npos);
 }
 
 TEST(Formatters, ReadFileTextIsTheFileAndNotesGoApart) {
@@ -101,8 +103,8 @@ TEST(Formatters, ReadFileTextIsTheFileAndNotesGoApart) {
   ASSERT_TRUE(r);
   const ToolResult result = format_read_file(args, std::move(*r));
   ASSERT_EQ(result.content.size(), 2u);
-  EXPECT_EQ(result.content[0]["text"], "2\n3\n");
-  EXPECT_EQ(result.content[1]["text"], "Lines 2-3 of 4 in " + dir.at("a.txt") + ".");
+  EXPECT_EQ(result.content[0].to_json()["text"], "2\n3\n");
+  EXPECT_EQ(result.content[1].to_json()["text"], "Lines 2-3 of 4 in " + dir.at("a.txt") + ".");
 }
 
 }  // namespace

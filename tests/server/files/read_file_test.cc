@@ -164,7 +164,7 @@ TEST(ReadFile, ByteCapKeepsWholeLinesAndSaysWhereToContinue) {
 
   const auto result = format_read_file(Json::object(), std::move(*r));
   ASSERT_EQ(result.content.size(), 2u);
-  const std::string note = result.content[1]["text"];
+  const std::string note = result.content[1].to_json()["text"];
   EXPECT_NE(note.find("continue with offset=" + std::to_string(end + 1)), std::string::npos)
       << note;
 }
@@ -225,9 +225,9 @@ TEST(ReadFile, PngComesBackAsImage) {
   EXPECT_EQ(r->bytes, png);
   const auto result = format_read_file(Json::object(), std::move(*r));
   ASSERT_FALSE(result.content.empty());
-  EXPECT_EQ(result.content[0]["type"], "image");
-  EXPECT_EQ(result.content[0]["mimeType"], "image/png");
-  EXPECT_EQ(result.content[0]["data"], "iVBORw0KGgoAAAANSUhEUg==");
+  EXPECT_EQ(result.content[0].to_json()["type"], "image");
+  EXPECT_EQ(result.content[0].to_json()["mimeType"], "image/png");
+  EXPECT_EQ(result.content[0].to_json()["data"], "iVBORw0KGgoAAAANSUhEUg==");
 }
 
 TEST(ReadFile, ImagesByMagicBytesNotByName) {

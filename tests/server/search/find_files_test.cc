@@ -42,7 +42,7 @@ class FindFiles : public ::testing::Test {
     const auto problem =
         protocol::check_schema(*t.structured, *find_files_descriptor().output_schema, "s");
     EXPECT_FALSE(problem) << problem.value_or("");
-    text_ = t.content[0]["text"].get<std::string>();
+    text_ = t.content[0].to_json()["text"].get<std::string>();
     return *t.structured;
   }
 

@@ -84,7 +84,7 @@ TEST_F(ListDirectory, LimitKeepsShallowEntriesAndCountsTheRest) {
   EXPECT_EQ(r->header["omitted"], 3);  // src/deep, src/main.cc, src/deep/x.h
   EXPECT_EQ(r->header["truncated"], true);
   const auto result = format_list_directory(Json::object(), std::move(*r));
-  const std::string text = result.content[0]["text"];
+  const std::string text = result.content[0].to_json()["text"];
   EXPECT_NE(text.find("3 more left out by the limit of 6"), std::string::npos) << text;
 }
 
@@ -156,7 +156,8 @@ TEST_F(ListDirectory, TheResultMatchesTheOutputSchema) {
   ASSERT_TRUE(result.structured && d.output_schema);
   const auto problem = protocol::check_schema(*result.structured, *d.output_schema, "structured");
   EXPECT_FALSE(problem) << problem.value_or("");
-  EXPECT_NE(result.content[0]["text"].get<std::string>().find("src/main.cc"), std::string::npos);
+  EXPECT_NE(result.content[0].to_json()["text"].get<std::string>().find("src/main.cc"),
+            std::string::npos);
 }
 
 }  // namespace

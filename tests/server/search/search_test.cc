@@ -43,7 +43,7 @@ class Search : public ::testing::Test {
     const auto problem =
         protocol::check_schema(*t.structured, *search_descriptor().output_schema, "structured");
     EXPECT_FALSE(problem) << problem.value_or("");
-    text_ = t.content[0]["text"].get<std::string>();
+    text_ = t.content[0].to_json()["text"].get<std::string>();
     return *t.structured;
   }
 
@@ -268,7 +268,8 @@ TEST_F(Search, DeadlineCutsShortAndSaysSo) {
   EXPECT_EQ(h["truncated"], true);
   EXPECT_EQ(h["stopped_by"], "deadline");
   EXPECT_TRUE(h.contains("next_offset"));
-  EXPECT_NE(t.content[0]["text"].get<std::string>().find("time limit"), std::string::npos);
+  EXPECT_NE(t.content[0].to_json()["text"].get<std::string>().find("time limit"),
+            std::string::npos);
 }
 
 TEST_F(Search, SymlinksAreCountedNotFollowed) {
