@@ -12,29 +12,42 @@
 
 namespace brig::server {
 
-class SessionRunner::CallContext final : public ToolContext {
- public:
-  CallContext(SessionRunner& runner, RunningCall& call) : runner_(runner), call_(call) {}
+namespace {
 
-  void progress(double progress, std::optional<double> total, std::string message) override {
-    if (call_.cancelled) return;
-    if (auto line = runner_.session_.progress(call_.id, progress, total, std::move(message))) {
-      runner_.transport_->send(std::move(*line));
-    }
+std::string describe(const std::exception_ptr& failure) {
+  try {
+    std::rethrow_exception(failure);
+  } catch (const std::exception& e) {
+    return e.what();
+  } catch (...) {
+    return "unknown exception";
   }
-  void log(protocol::LogLevel level, protocol::Json data) override {
-    if (call_.cancelled) return;
-    if (auto line = runner_.session_.log(call_.id, level, call_.tool, std::move(data))) {
-      runner_.transport_->send(std::move(*line));
-    }
-  }
-  bool cancelled() const override { return call_.cancelled; }
-  const std::optional<PeerCredentials>& peer() const override { return runner_.transport_->peer(); }
+}
 
- private:
-  SessionRunner& runner_;
-  RunningCall& call_;
-};
+}  // namespace
+
+void SessionRunner::CallContext::progress(double progress, std::optional<double> total,
+                                          std::string message) {
+  if (call_.cancelled) return;
+  if (auto line = runner_.session_.progress(call_.id, progress, total, std::move(message))) {
+    runner_.transport_->send(std::move(*line));
+  }
+}
+
+void SessionRunner::CallContext::log(protocol::LogLevel level, protocol::Json data) {
+  if (call_.cancelled) return;
+  if (auto line = runner_.session_.log(call_.id, level, call_.tool, std::move(data))) {
+    runner_.transport_->send(std::move(*line));
+  }
+}
+
+bool SessionRunner::CallContext::cancelled() const {
+  return call_.cancelled;
+}
+
+const std::optional<PeerCredentials>& SessionRunner::CallContext::peer() const {
+  return runner_.transport_->peer();
+}
 
 std::shared_ptr<SessionRunner> SessionRunner::create(const asio::any_io_executor& executor,
                                                      std::shared_ptr<Transport> transport,
@@ -131,43 +144,28 @@ void SessionRunner::start_call(protocol::Call call) {
   }
   const std::uint64_t id = call.call.value;
   // Ids only grow: the new node goes at the end.
-  RunningCall& running = calls_.try_emplace(calls_.end(), id)->second;
+  RunningCall& running = calls_.try_emplace(calls_.end(), id, *this)->second;
   running.id = call.call;
   running.tool = std::move(call.tool);
   spdlog::debug("{}: call {} ({}) started", transport_->name(), id, running.tool);
-
-  auto self = shared_from_this();
-  auto body = [](std::shared_ptr<SessionRunner> self, RunningCall& running, const Tool& tool,
-                 protocol::Json arguments) -> asio::awaitable<void> {
-    // co_spawn may start the body after later input was handled: a cancel
-    // that came first would find no operation to stop.
-    if (running.cancelled) co_return;
-    CallContext ctx(*self, running);
-    std::string failure;
-    std::optional<protocol::ToolResult> result;
-    try {
-      result = co_await tool.handler(std::move(arguments), ctx);
-    } catch (const std::exception& e) {
-      failure = e.what();
-    } catch (...) {
-      failure = "unknown exception";
-    }
-    // A cancelled call is never answered: the session forgot a client-cancelled
-    // one, and a shutdown or disconnect has no one left to answer.
-    if (running.cancelled) co_return;
-    if (result) {
-      self->perform(self->session_.complete(running.id, std::move(*result)));
-    } else {
-      spdlog::error("{}: call {} ({}) failed: {}", self->transport_->name(), running.id.value,
-                    running.tool, failure);
-      self->perform(
-          self->session_.fail(running.id, "tool " + running.tool + " failed: " + failure));
-    }
-  };
+  // The handler's coroutine is co_spawned itself, without a wrapper: a
+  // coroutine around it cost a frame and a co_await on every call. co_spawn
+  // starts it here and now (dispatch, on this executor), so no cancel can
+  // come before it begins.
+  std::optional<asio::awaitable<protocol::ToolResult>> handler;
+  try {
+    handler.emplace(tool->handler(std::move(call.arguments), running.context));
+  } catch (...) {
+    // Only a handler that is not a coroutine can throw before it starts.
+    return finish_call(id, std::current_exception(), {});
+  }
   asio::co_spawn(
-      executor_, body(self, running, *tool, std::move(call.arguments)),
-      asio::bind_cancellation_slot(running.cancel.slot(),
-                                   [self, id](std::exception_ptr) { self->finish_call(id); }));
+      executor_, std::move(*handler),
+      asio::bind_cancellation_slot(
+          running.cancel.slot(),
+          [self = shared_from_this(), id](std::exception_ptr failure, protocol::ToolResult result) {
+            self->finish_call(id, std::move(failure), std::move(result));
+          }));
 }
 
 void SessionRunner::cancel_call(RunningCall& call) {
@@ -176,11 +174,24 @@ void SessionRunner::cancel_call(RunningCall& call) {
   call.cancel.emit(asio::cancellation_type::terminal);
 }
 
-void SessionRunner::finish_call(std::uint64_t id) {
+void SessionRunner::finish_call(std::uint64_t id, std::exception_ptr failure,
+                                protocol::ToolResult result) {
   auto it = calls_.find(id);
   if (it == calls_.end()) return;
-  it->second.returned = true;
-  spdlog::debug("{}: call {} ({}) returned", transport_->name(), id, it->second.tool);
+  RunningCall& running = it->second;
+  running.returned = true;
+  // A cancelled call is never answered: the session forgot a client-cancelled
+  // one, and a shutdown or disconnect has no one left to answer.
+  if (!running.cancelled) {
+    if (!failure) {
+      perform(session_.complete(running.id, std::move(result)));
+    } else {
+      const std::string why = describe(failure);
+      spdlog::error("{}: call {} ({}) failed: {}", transport_->name(), id, running.tool, why);
+      perform(session_.fail(running.id, "tool " + running.tool + " failed: " + why));
+    }
+  }
+  spdlog::debug("{}: call {} ({}) returned", transport_->name(), id, running.tool);
   // The signal is still referenced by co_spawn's frames until this handler
   // returns: free it from a fresh handler.
   returned_.push_back(id);

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <exception>
 #include <functional>
 #include <map>
 #include <memory>
@@ -54,11 +55,28 @@ class SessionRunner : public std::enable_shared_from_this<SessionRunner> {
   const Transport& transport() const { return *transport_; }
 
  private:
-  class CallContext;
+  struct RunningCall;
+
+  // What a call's handler gets besides its arguments.
+  class CallContext final : public ToolContext {
+   public:
+    CallContext(SessionRunner& runner, RunningCall& call) : runner_(runner), call_(call) {}
+    void progress(double progress, std::optional<double> total, std::string message) override;
+    void log(protocol::LogLevel level, protocol::Json data) override;
+    bool cancelled() const override;
+    const std::optional<PeerCredentials>& peer() const override;
+
+   private:
+    SessionRunner& runner_;
+    RunningCall& call_;
+  };
+
   struct RunningCall {
+    explicit RunningCall(SessionRunner& runner) : context(runner, *this) {}
     protocol::CallId id;
     std::string tool;
     asio::cancellation_signal cancel;
+    CallContext context;  // the handler's, for as long as it runs
     bool cancelled = false;
     bool returned = false;  // the handler's coroutine has finished
   };
@@ -68,7 +86,8 @@ class SessionRunner : public std::enable_shared_from_this<SessionRunner> {
   void perform(std::vector<protocol::Action> actions);
   void start_call(protocol::Call call);
   void cancel_call(RunningCall& call);
-  void finish_call(std::uint64_t id);
+  // Answers the call (unless cancelled) and sets it aside to be freed.
+  void finish_call(std::uint64_t id, std::exception_ptr failure, protocol::ToolResult result);
   // Frees the calls finish_call() set aside; runs from its own handler.
   void sweep_returned();
   void maybe_finished();
