@@ -41,9 +41,13 @@ Tool echo_tool() {
                   .annotations = {{"readOnlyHint", true}},
               },
               [](Json args, ToolContext&) -> asio::awaitable<ToolResult> {
-                const std::string text = args.at("text").get<std::string>();
+                // Built member by member, as brig's own tools build what
+                // they send on every call: an initializer list makes (and
+                // frees) a temporary array per pair.
+                std::string& text = args.at("text").get_ref<std::string&>();
                 ToolResult r = ToolResult::text(text);
-                r.structured = Json{{"text", text}};
+                r.structured = Json::object();
+                r.structured->get_ref<Json::object_t&>().emplace("text", std::move(text));
                 co_return r;
               }};
 }
