@@ -36,6 +36,10 @@ StdioTransport::StdioTransport(const asio::any_io_executor& executor, UniqueFd i
       out_flags_(::fcntl(out.get(), F_GETFL)) {
   in_.assign(in.release());
   out_.assign(out.release());
+  // For write_now(); asio's own writes cope with either mode, and the flags
+  // are restored on close.
+  std::error_code ignored;
+  out_.non_blocking(true, ignored);
 }
 
 asio::awaitable<std::size_t> StdioTransport::read_some(asio::mutable_buffer buffer,
@@ -45,6 +49,11 @@ asio::awaitable<std::size_t> StdioTransport::read_some(asio::mutable_buffer buff
     co_return 0;
   }
   co_return co_await in_.async_read_some(buffer, asio::redirect_error(asio::use_awaitable, ec));
+}
+
+std::size_t StdioTransport::write_now(const std::vector<asio::const_buffer>& buffers,
+                                      std::error_code& ec) {
+  return out_.write_some(buffers, ec);
 }
 
 asio::awaitable<std::size_t> StdioTransport::write_some(

@@ -29,7 +29,7 @@ void StreamTransport::start(TransportHandlers handlers) {
   handlers_ = std::move(handlers);
   state_ = State::open;
   asio::co_spawn(executor_, read_loop(), asio::detached);
-  if (!queue_.empty()) start_writing();
+  if (!queue_.empty()) schedule_flush();
 }
 
 void StreamTransport::send(std::string message) {
@@ -59,7 +59,7 @@ void StreamTransport::send(std::string message) {
     queue_.push_back(std::move(message));
   }
   if (queued_bytes_ >= limits_.send_queue_bytes && !stall_armed_) arm_stall_timer();
-  if (state_ == State::open) start_writing();
+  if (state_ == State::open) schedule_flush();
 }
 
 void StreamTransport::close() {
@@ -139,6 +139,31 @@ void StreamTransport::arm_stall_timer() {
   });
 }
 
+void StreamTransport::schedule_flush() {
+  if (writing_ || flush_posted_) return;
+  flush_posted_ = true;
+  asio::post(executor_, [self = shared_from_this()] { self->flush(); });
+}
+
+void StreamTransport::flush() {
+  flush_posted_ = false;
+  if (writing_ || (state_ != State::open && state_ != State::closing)) return;
+  if (!queue_.empty()) {
+    gather();
+    std::error_code ec;
+    const std::size_t written = write_now(batch_, ec);
+    if (ec && ec != asio::error::would_block && ec != asio::error::try_again) {
+      return fail(Error{"write to peer", name_, ec.message(), ec.value()});
+    }
+    consume(written);
+  }
+  if (!queue_.empty()) {
+    start_writing();
+  } else if (state_ == State::closing) {
+    finish();
+  }
+}
+
 void StreamTransport::start_writing() {
   if (writing_) return;
   writing_ = true;
@@ -148,57 +173,64 @@ void StreamTransport::start_writing() {
 asio::awaitable<void> StreamTransport::write_loop() {
   auto self = shared_from_this();
   while (!queue_.empty() && (state_ == State::open || state_ == State::closing)) {
-    // Everything waiting, up to the 64 buffers asio gathers per system call
-    // (each holding many small messages, see send()) and 256 KiB beyond the
-    // first one, in one write: a pipelining client's many answers cost one
-    // system call. What the kernel took is accounted at once, a message
-    // partly written included.
-    // std::deque keeps references to elements valid across push_back.
-    constexpr std::size_t max_messages = 64;
-    constexpr std::size_t batch_bytes = std::size_t{256} << 10;
-    batch_.clear();
-    std::size_t bytes = 0;
-    for (const std::string& m : queue_) {
-      if (batch_.size() == max_messages || (!batch_.empty() && bytes + m.size() > batch_bytes)) {
-        break;
-      }
-      batch_.push_back(batch_.empty() ? asio::buffer(m) + front_written_ : asio::buffer(m));
-      bytes += batch_.back().size();
-    }
+    gather();
     std::error_code ec;
     in_flight_ = batch_.size();
-    std::size_t written = co_await write_some(batch_, ec);
+    const std::size_t written = co_await write_some(batch_, ec);
     in_flight_ = 0;
     if (state_ == State::closed) co_return;
     if (ec) {
       fail(Error{"write to peer", name_, ec.message(), ec.value()});
       co_return;
     }
-    queued_bytes_ -= written;
-    while (written > 0) {
-      const std::size_t left = queue_.front().size() - front_written_;
-      if (written < left) {
-        front_written_ += written;
-        break;
-      }
-      written -= left;
-      front_written_ = 0;
-      if (queue_.front().capacity() >= kShareBytes && spare_.capacity() < kShareBytes) {
-        spare_ = std::move(queue_.front());
-        spare_.clear();
-      }
-      queue_.pop_front();
-    }
-    if (queued_bytes_ < limits_.send_queue_bytes) {
-      if (stall_armed_) {
-        stall_armed_ = false;
-        stall_timer_.cancel();
-      }
-      if (paused_) drain_timer_.cancel();
-    }
+    consume(written);
   }
   writing_ = false;
   if (state_ == State::closing) finish();
+}
+
+void StreamTransport::gather() {
+  // Everything waiting, up to the 64 buffers asio gathers per system call
+  // (each holding many small messages, see send()) and 256 KiB beyond the
+  // first one, in one write: a pipelining client's many answers cost one
+  // system call. std::deque keeps references to elements valid across
+  // push_back.
+  constexpr std::size_t max_messages = 64;
+  constexpr std::size_t batch_bytes = std::size_t{256} << 10;
+  batch_.clear();
+  std::size_t bytes = 0;
+  for (const std::string& m : queue_) {
+    if (batch_.size() == max_messages || (!batch_.empty() && bytes + m.size() > batch_bytes)) {
+      break;
+    }
+    batch_.push_back(batch_.empty() ? asio::buffer(m) + front_written_ : asio::buffer(m));
+    bytes += batch_.back().size();
+  }
+}
+
+void StreamTransport::consume(std::size_t written) {
+  queued_bytes_ -= written;
+  while (written > 0) {
+    const std::size_t left = queue_.front().size() - front_written_;
+    if (written < left) {
+      front_written_ += written;
+      break;
+    }
+    written -= left;
+    front_written_ = 0;
+    if (queue_.front().capacity() >= kShareBytes && spare_.capacity() < kShareBytes) {
+      spare_ = std::move(queue_.front());
+      spare_.clear();
+    }
+    queue_.pop_front();
+  }
+  if (queued_bytes_ < limits_.send_queue_bytes) {
+    if (stall_armed_) {
+      stall_armed_ = false;
+      stall_timer_.cancel();
+    }
+    if (paused_) drain_timer_.cancel();
+  }
 }
 
 void StreamTransport::report_input_end(std::optional<Error> why) {

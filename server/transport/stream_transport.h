@@ -71,6 +71,10 @@ class StreamTransport : public Transport, public std::enable_shared_from_this<St
   // kernel took (at least one unless ec is set).
   virtual asio::awaitable<std::size_t> write_some(const std::vector<asio::const_buffer>& buffers,
                                                   std::error_code& ec) = 0;
+  // The same write, but only what the kernel takes without waiting:
+  // ec is asio::error::would_block when it takes nothing.
+  virtual std::size_t write_now(const std::vector<asio::const_buffer>& buffers,
+                                std::error_code& ec) = 0;
   // Ends reading: a pending read_some completes soon; writes go on.
   virtual void stop_reading() = 0;
   // Closes every descriptor; pending operations complete with errors.
@@ -80,11 +84,21 @@ class StreamTransport : public Transport, public std::enable_shared_from_this<St
   enum class State { created, open, closing, closed };
 
   asio::awaitable<void> read_loop();
+  // Writes what is queued, in one system call if the peer takes it all; else
+  // starts write_loop for the rest. Runs from a handler of its own, posted
+  // by the first send() after the queue was empty: the answers that other
+  // handlers already waiting add in the meantime go out in the same write.
+  void flush();
   asio::awaitable<void> write_loop();
+  // Points batch_ at what is queued: up to 64 entries and 256 KiB beyond the first.
+  void gather();
+  // Drops what the kernel took from the queue, a message partly written included.
+  void consume(std::size_t written);
   // Waits while the queue is full; true if the transport is still open afterwards.
   asio::awaitable<bool> wait_while_full();
   // Starts the stall deadline: the queue just reached the limit.
   void arm_stall_timer();
+  void schedule_flush();
   void start_writing();
   void report_input_end(std::optional<Error> why);
   // Reports why (once), then closes without flushing.
@@ -98,7 +112,8 @@ class StreamTransport : public Transport, public std::enable_shared_from_this<St
   TransportHandlers handlers_;
   State state_ = State::created;
   bool input_reported_ = false;
-  bool writing_ = false;
+  bool writing_ = false;       // write_loop runs
+  bool flush_posted_ = false;  // flush() is posted
   bool paused_ = false;
   bool stall_armed_ = false;
   std::deque<std::string> queue_;

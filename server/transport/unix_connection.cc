@@ -15,11 +15,20 @@ std::shared_ptr<UnixConnection> UnixConnection::create(asio::local::stream_proto
 UnixConnection::UnixConnection(asio::local::stream_protocol::socket socket, StreamLimits limits,
                                std::string name, PeerCredentials peer)
     : StreamTransport(socket.get_executor(), limits, std::move(name), peer),
-      socket_(std::move(socket)) {}
+      socket_(std::move(socket)) {
+  // For write_now(); asio's own writes cope with either mode.
+  std::error_code ignored;
+  socket_.non_blocking(true, ignored);
+}
 
 asio::awaitable<std::size_t> UnixConnection::read_some(asio::mutable_buffer buffer,
                                                        std::error_code& ec) {
   co_return co_await socket_.async_read_some(buffer, asio::redirect_error(asio::use_awaitable, ec));
+}
+
+std::size_t UnixConnection::write_now(const std::vector<asio::const_buffer>& buffers,
+                                      std::error_code& ec) {
+  return socket_.write_some(buffers, ec);
 }
 
 asio::awaitable<std::size_t> UnixConnection::write_some(

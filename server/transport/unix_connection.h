@@ -21,6 +21,8 @@ class UnixConnection final : public StreamTransport {
 
  private:
   asio::awaitable<std::size_t> read_some(asio::mutable_buffer buffer, std::error_code& ec) override;
+  std::size_t write_now(const std::vector<asio::const_buffer>& buffers,
+                        std::error_code& ec) override;
   asio::awaitable<std::size_t> write_some(const std::vector<asio::const_buffer>& buffers,
                                           std::error_code& ec) override;
   void stop_reading() override;
