@@ -3,6 +3,7 @@
 // TypeScript SDK server (@modelcontextprotocol/server-everything, its `echo`)
 // in the same run, and prints the numbers and their ratios to brig's targets.
 // Not a test: it passes or fails nothing. Run tests/bench/run_mcp_bench.sh.
+#include <sched.h>
 #include <signal.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -52,9 +53,20 @@ struct Target {
   std::string echo_arguments;  // the arguments object of one echo call
 };
 
+// Where the sequential run's two processes may run. On a VM a wake-up from
+// one vCPU to another can cost tens of microseconds, more than either server
+// takes to answer, and with free placement the scheduler decides once per run
+// whether client and server share a CPU (even /bin/cat's p50 moves by 10x
+// between runs). So the round trip is also timed with both placements fixed:
+// the client thread and the server's main thread (the one that reads
+// requests; other threads, such as node's, stay free) on one CPU, and on two.
+enum class Placement { free, one_cpu, two_cpus };
+
 struct RunResult {
-  double p50_ms = 0;
+  double p50_ms = 0;  // free placement
   double p99_ms = 0;
+  double one_cpu_p50_ms = 0;   // 0: not measured
+  double two_cpus_p50_ms = 0;  // 0: not measured (fewer than two CPUs)
   double requests_per_s = 0;
   double client_cpu_share = 0;  // client CPU time / wall time in the pipelined run
   long errors = 0;
@@ -96,6 +108,49 @@ bool is_response(std::string_view line) {
 }
 bool is_error(std::string_view line) {
   return line.find("\"error\":") != std::string_view::npos;
+}
+
+// The CPUs this process may use when the bench starts.
+cpu_set_t allowed_cpus() {
+  static const cpu_set_t allowed = [] {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    if (::sched_getaffinity(0, sizeof set, &set) != 0) die("sched_getaffinity failed");
+    return set;
+  }();
+  return allowed;
+}
+
+// The n-th allowed CPU, or -1.
+int nth_cpu(int n) {
+  const cpu_set_t allowed = allowed_cpus();
+  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
+    if (CPU_ISSET(cpu, &allowed) && n-- == 0) return cpu;
+  }
+  return -1;
+}
+
+bool pin(pid_t thread, int cpu) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(cpu, &set);
+  return ::sched_setaffinity(thread, sizeof set, &set) == 0;
+}
+
+// Places this thread and the server's main thread; false if this machine
+// cannot (two CPUs needed for two_cpus).
+bool place(pid_t server, Placement p) {
+  const cpu_set_t allowed = allowed_cpus();
+  switch (p) {
+    case Placement::free:
+      return ::sched_setaffinity(0, sizeof allowed, &allowed) == 0 &&
+             ::sched_setaffinity(server, sizeof allowed, &allowed) == 0;
+    case Placement::one_cpu:
+      return pin(0, nth_cpu(0)) && pin(server, nth_cpu(0));
+    case Placement::two_cpus:
+      return nth_cpu(1) >= 0 && pin(0, nth_cpu(0)) && pin(server, nth_cpu(1));
+  }
+  return false;
 }
 
 // Reads lines until the next response; dies on timeout.
@@ -153,26 +208,41 @@ double rss_mib(pid_t pid) {
   return mib;
 }
 
-RunResult measure(const Target& t, WireStream& s, const Options& o) {
-  RunResult r;
-  long id = 1;
-  for (int i = 0; i < o.warmup; ++i) {
+// Sequential round trips: warm-up requests, then `count` timed ones.
+std::vector<double> round_trips(const Target& t, WireStream& s, int warmup, int count, long& id,
+                                long& errors) {
+  for (int i = 0; i < warmup; ++i) {
     s.write(echo_request(t, id++));
-    if (is_error(next_response(s))) ++r.errors;
+    if (is_error(next_response(s))) ++errors;
   }
-
   std::vector<double> samples;
-  samples.reserve(static_cast<std::size_t>(o.sequential));
-  for (int i = 0; i < o.sequential; ++i) {
+  samples.reserve(static_cast<std::size_t>(count));
+  for (int i = 0; i < count; ++i) {
     std::string request = echo_request(t, id++);
     auto start = Clock::now();
     s.write(request);
     auto answer = next_response(s);
     samples.push_back(ms(Clock::now() - start));
-    if (is_error(answer)) ++r.errors;
+    if (is_error(answer)) ++errors;
   }
+  return samples;
+}
+
+RunResult measure(const Target& t, WireStream& s, pid_t server, const Options& o) {
+  RunResult r;
+  long id = 1;
+  auto samples = round_trips(t, s, o.warmup, o.sequential, id, r.errors);
   r.p50_ms = percentile(samples, 0.50);
   r.p99_ms = percentile(samples, 0.99);
+  // A few untimed round trips after each move let the caches follow.
+  const int settle = std::max(1, o.warmup / 5);
+  if (place(server, Placement::one_cpu)) {
+    r.one_cpu_p50_ms = percentile(round_trips(t, s, settle, o.sequential, id, r.errors), 0.5);
+  }
+  if (place(server, Placement::two_cpus)) {
+    r.two_cpus_p50_ms = percentile(round_trips(t, s, settle, o.sequential, id, r.errors), 0.5);
+  }
+  if (!place(server, Placement::free)) die("cannot undo the CPU placement");
 
   // Pipelined: a writer keeps `window` requests in flight, batching its
   // writes; this thread reads. The semaphore is the window.
@@ -214,6 +284,8 @@ RunResult median(const std::vector<RunResult>& runs) {
   RunResult m;
   m.p50_ms = med(&RunResult::p50_ms);
   m.p99_ms = med(&RunResult::p99_ms);
+  m.one_cpu_p50_ms = med(&RunResult::one_cpu_p50_ms);
+  m.two_cpus_p50_ms = med(&RunResult::two_cpus_p50_ms);
   m.requests_per_s = med(&RunResult::requests_per_s);
   m.client_cpu_share = med(&RunResult::client_cpu_share);
   for (const auto& r : runs) m.errors += r.errors;
@@ -228,7 +300,7 @@ RunResult run_stdio(const Target& t, const Options& o, double* idle_rss_mib) {
     std::this_thread::sleep_for(300ms);
     *idle_rss_mib = rss_mib(p.pid());
   }
-  RunResult r = measure(t, p.stream(), o);
+  RunResult r = measure(t, p.stream(), p.pid(), o);
   p.stream().close_write();
   if (!p.wait_exit(10s)) ::kill(p.pid(), SIGKILL);
   return r;
@@ -241,7 +313,7 @@ RunResult run_socket(const Target& t, const Options& o, const std::string& path)
   auto socket = WireStream::connect_unix(path);
   if (!socket) die("cannot connect to " + path);
   initialize(*socket);
-  RunResult r = measure(t, *socket, o);
+  RunResult r = measure(t, *socket, server.pid(), o);
   socket.reset();
   ::kill(server.pid(), SIGTERM);
   if (!server.wait_exit(10s)) ::kill(server.pid(), SIGKILL);
@@ -250,8 +322,9 @@ RunResult run_socket(const Target& t, const Options& o, const std::string& path)
 }
 
 void print_run(const std::string& name, const RunResult& r) {
-  std::printf("  %-34s %9.3f %9.3f %12.0f %10.0f%% %7ld\n", name.c_str(), r.p50_ms, r.p99_ms,
-              r.requests_per_s, 100 * r.client_cpu_share, r.errors);
+  std::printf("  %-30s %8.3f %8.3f %8.3f %8.3f %12.0f %9.0f%% %6ld\n", name.c_str(), r.p50_ms,
+              r.p99_ms, r.one_cpu_p50_ms, r.two_cpus_p50_ms, r.requests_per_s,
+              100 * r.client_cpu_share, r.errors);
 }
 
 Options parse(int argc, char** argv) {
@@ -367,8 +440,10 @@ int main(int argc, char** argv) {
 
   RunResult brig_pipe = median(brig_runs);
   RunResult brig_sock = median(sock_runs);
-  std::printf("  %-34s %9s %9s %12s %11s %7s\n", "server / transport", "p50 ms", "p99 ms",
-              "pipelined/s", "client CPU", "errors");
+  std::printf("  %-30s %8s %8s %8s %8s %12s %10s %6s\n", "", "p50 ms", "p99 ms", "p50 ms", "p50 ms",
+              "", "", "");
+  std::printf("  %-30s %8s %8s %8s %8s %12s %10s %6s\n", "server / transport", "free", "free",
+              "1 CPU", "2 CPUs", "pipelined/s", "client CPU", "errors");
   print_run("/bin/cat over pipes (floor)", median(cat_runs));
   print_run("brig stdio", brig_pipe);
   print_run("brig unix socket", brig_sock);
@@ -376,7 +451,7 @@ int main(int argc, char** argv) {
   if (sdk) {
     sdk_pipe = median(sdk_runs);
     print_run("server-everything stdio", *sdk_pipe);
-    std::printf("  %-34s (not offered: it serves stdio, SSE and Streamable HTTP only)\n",
+    std::printf("  %-30s (not offered: it serves stdio, SSE and Streamable HTTP only)\n",
                 "server-everything unix socket");
   }
 
@@ -392,13 +467,20 @@ int main(int argc, char** argv) {
   if (sdk) std::printf(", SDK server %.1f MiB", percentile(sdk_rss, 0.5));
   std::printf("\n\nagainst brig's targets:\n");
   if (sdk_pipe) {
-    double seq = brig_pipe.p50_ms / sdk_pipe->p50_ms;
+    auto sequential = [&](const char* what, const RunResult& b, double RunResult::*p50) {
+      if (b.*p50 <= 0 || (*sdk_pipe).*p50 <= 0) return;
+      const double ratio = b.*p50 / (*sdk_pipe).*p50;
+      print_ratio(what, ratio, "<= 0.3", ratio <= 0.3);
+    };
+    sequential("sequential p50 free, brig / SDK (stdio)", brig_pipe, &RunResult::p50_ms);
+    sequential("sequential p50 1 CPU, brig / SDK (stdio)", brig_pipe, &RunResult::one_cpu_p50_ms);
+    sequential("sequential p50 2 CPUs, brig / SDK (stdio)", brig_pipe, &RunResult::two_cpus_p50_ms);
     double thr = brig_pipe.requests_per_s / sdk_pipe->requests_per_s;
-    print_ratio("sequential p50, brig / SDK (stdio)", seq, "<= 0.3", seq <= 0.3);
     print_ratio("pipelined req/s, brig / SDK (stdio)", thr, ">= 10", thr >= 10);
-    double seq_sock = brig_sock.p50_ms / sdk_pipe->p50_ms;
+    sequential("sequential p50 free, brig socket / SDK", brig_sock, &RunResult::p50_ms);
+    sequential("sequential p50 1 CPU, brig socket / SDK", brig_sock, &RunResult::one_cpu_p50_ms);
+    sequential("sequential p50 2 CPUs, brig socket / SDK", brig_sock, &RunResult::two_cpus_p50_ms);
     double thr_sock = brig_sock.requests_per_s / sdk_pipe->requests_per_s;
-    print_ratio("sequential p50, brig socket / SDK stdio", seq_sock, "<= 0.3", seq_sock <= 0.3);
     print_ratio("pipelined req/s, brig socket / SDK stdio", thr_sock, ">= 10", thr_sock >= 10);
   } else {
     std::printf("  (no SDK server given: --node and --everything; ratios skipped)\n");
