@@ -53,11 +53,23 @@ class Id {
   std::variant<std::int64_t, std::string> value_;
 };
 
-// A call that expects a response. params: an object or array, or null when absent.
+// The "name" and "arguments" of a tools/call, read by the fast scanner
+// (request_scan.h) straight into these instead of into params: building them
+// into params' JSON object, only for tools/call to take them out again, cost
+// an object, two members and the name's string on every call.
+struct ToolCallParams {
+  std::optional<std::string> name;  // a string "name", when there is one
+  std::optional<Json> arguments;    // "arguments" as sent, when there is one
+};
+
+// A call that expects a response. params: an object or array, or null when
+// absent. With tool_call set (a tools/call from the scanner), params holds
+// the members other than "name" and "arguments" (null when there are none).
 struct Request {
   Id id;
   std::string method;
   Json params;
+  std::optional<ToolCallParams> tool_call = std::nullopt;
 };
 
 // A call that never gets a response. params as in Request.

@@ -47,6 +47,9 @@ class Scanner {
   // At the opening quote.
   bool string(std::string& out);
   bool number(Json& out);
+  // At the opening brace of a tools/call's params: "name" and "arguments"
+  // into call, every other member into rest (left null if there is none).
+  bool tool_call_params(ToolCallParams& call, Json& rest);
 
  private:
   bool object(Json& out);
@@ -294,6 +297,36 @@ bool Scanner::object(Json& out) {
   return true;
 }
 
+bool Scanner::tool_call_params(ToolCallParams& call, Json& rest) {
+  ++p_;  // {
+  if (!enter()) return false;
+  if (!consume('}')) {
+    std::string key;
+    do {
+      if (!next_is('"') || !string(key) || !consume(':')) return false;
+      if (key == "name" || key == "arguments") {
+        // A name that is not a string, or either member twice: the general
+        // path, whose DOM keeps the last of repeated members, decides.
+        if (key == "name") {
+          if (call.name || !next_is('"')) return false;
+          if (!string(call.name.emplace())) return false;
+        } else {
+          if (call.arguments) return false;
+          if (!value(call.arguments.emplace())) return false;
+        }
+        continue;
+      }
+      if (rest.is_null()) rest = Json::object();
+      Json& member = rest.get_ref<Json::object_t&>().try_emplace(std::move(key)).first->second;
+      member = nullptr;
+      if (!value(member)) return false;
+    } while (consume(','));
+    if (!consume('}')) return false;
+  }
+  leave();
+  return true;
+}
+
 bool Scanner::array(Json& out) {
   ++p_;  // [
   if (!enter()) return false;
@@ -365,6 +398,7 @@ std::optional<Request> scan_request(std::string_view line, std::size_t max_depth
   std::optional<std::string> method;
   Json params;  // null: absent
   bool has_params = false;
+  std::optional<ToolCallParams> tool_call;
   do {
     std::string key;
     if (!s.next_is('"') || !s.string(key) || !s.consume(':')) return std::nullopt;
@@ -380,7 +414,14 @@ std::optional<Request> scan_request(std::string_view line, std::size_t max_depth
       method.emplace();
       if (!s.next_is('"') || !s.string(*method)) return std::nullopt;
     } else if (name == "params" && !has_params) {
-      if (!s.next_is('{') || !s.value(params)) return std::nullopt;
+      if (!s.next_is('{')) return std::nullopt;
+      // A tools/call whose method came first: name and arguments go
+      // straight where tools/call wants them (see ToolCallParams).
+      if (method && *method == "tools/call") {
+        if (!s.tool_call_params(tool_call.emplace(), params)) return std::nullopt;
+      } else if (!s.value(params)) {
+        return std::nullopt;
+      }
       has_params = true;
     } else {
       // Any other member, or one repeated: the general path decides.
@@ -389,7 +430,7 @@ std::optional<Request> scan_request(std::string_view line, std::size_t max_depth
   } while (s.consume(','));
   if (!s.consume('}') || !s.at_end()) return std::nullopt;
   if (!version || !id || !method) return std::nullopt;
-  return Request{std::move(*id), std::move(*method), std::move(params)};
+  return Request{std::move(*id), std::move(*method), std::move(params), std::move(tool_call)};
 }
 
 }  // namespace brig::protocol

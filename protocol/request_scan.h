@@ -17,7 +17,9 @@ namespace brig::protocol {
 // those lines the result equals what parse_line + decode_message give. Any
 // other line, valid or not, is declined (nullopt) and must take that general
 // path, which owns every error and every unusual shape: the scanner never
-// decides an error.
+// decides an error. One difference in form: a tools/call whose "method"
+// comes before its "params" has "name" and "arguments" in tool_call, not in
+// params (see ToolCallParams).
 std::optional<Request> scan_request(std::string_view line, std::size_t max_depth);
 
 }  // namespace brig::protocol

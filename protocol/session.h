@@ -48,6 +48,7 @@ struct Send {
 struct Call {
   CallId call;
   std::string tool;
+  std::size_t tool_index = 0;  // the tool's place in the list the session was given
   Json arguments;
   std::optional<Json> progress_token;
 };

@@ -168,29 +168,37 @@ void Session::State::list_tools(const Request& req, const RequestContext& ctx, C
 }
 
 void Session::State::call_tool(Request& req, const RequestContext& ctx, Collector& c) {
-  const Json& p = params_of(req);
-  auto name = p.find("name");
-  if (name == p.end() || !name->is_string()) {
+  // name and arguments, from where the scanner put them or from params.
+  const std::string* tool_name = nullptr;
+  Json* sent_arguments = nullptr;
+  if (req.tool_call) {
+    if (req.tool_call->name) tool_name = &*req.tool_call->name;
+    if (req.tool_call->arguments) sent_arguments = &*req.tool_call->arguments;
+  } else if (req.params.is_object()) {
+    if (auto name = req.params.find("name"); name != req.params.end() && name->is_string()) {
+      tool_name = &name->get_ref<const std::string&>();
+    }
+    if (auto a = req.params.find("arguments"); a != req.params.end()) sent_arguments = &*a;
+  }
+  if (tool_name == nullptr) {
     return error(invalid_params(req, "tools/call needs name (a string)"), c);
   }
-  const auto& tool_name = name->get_ref<const std::string&>();
-  auto tool = tool_index.find(tool_name);
+  auto tool = tool_index.find(*tool_name);
   if (tool == tool_index.end()) {
-    return error(invalid_params(req, "unknown tool " + encode(Json(clip(tool_name, 256)))), c);
+    return error(invalid_params(req, "unknown tool " + encode(Json(clip(*tool_name, 256)))), c);
   }
   Json arguments;
-  if (req.params.is_object()) {
-    auto a = req.params.find("arguments");
-    if (a != req.params.end() && !a->is_null()) {
-      if (!a->is_object()) return error(invalid_params(req, "arguments must be an object"), c);
-      arguments = std::move(*a);  // may be megabytes (file contents): not copied
+  if (sent_arguments != nullptr && !sent_arguments->is_null()) {
+    if (!sent_arguments->is_object()) {
+      return error(invalid_params(req, "arguments must be an object"), c);
     }
+    arguments = std::move(*sent_arguments);  // may be megabytes (file contents): not copied
   }
   if (arguments.is_null()) arguments = Json::object();
   // Bad arguments are a tool error, not a protocol error: the model reads
   // isError results and can correct itself (SEP-1303).
   if (auto why = tool_checks[tool->second].check(arguments)) {
-    auto result = ToolResult::error("invalid arguments for tool " + tool_name + ": " + *why);
+    auto result = ToolResult::error("invalid arguments for tool " + *tool_name + ": " + *why);
     return reply(out.result(req.id, result.to_json(), ctx.era, /*tool_call=*/true), c);
   }
   if (calls.size() >= options.max_in_flight_calls) {
@@ -207,8 +215,8 @@ void Session::State::call_tool(Request& req, const RequestContext& ctx, Collecto
   }
   calls.emplace_hint(calls.end(), n, CallRecord{req.id, ctx, batch, std::nullopt});  // n only grows
   call_by_id.emplace(req.id, n);
-  c.actions.emplace_back(std::in_place_type<Call>, CallId{n}, tool_name, std::move(arguments),
-                         ctx.progress_token);
+  c.actions.emplace_back(std::in_place_type<Call>, CallId{n}, *tool_name, tool->second,
+                         std::move(arguments), ctx.progress_token);
 }
 
 }  // namespace brig::protocol

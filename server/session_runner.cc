@@ -135,7 +135,7 @@ void SessionRunner::perform(std::vector<protocol::Action> actions) {
 }
 
 void SessionRunner::start_call(protocol::Call call) {
-  const Tool* tool = registry_.find(call.tool);
+  const Tool* tool = registry_.find(call.tool_index, call.tool);
   if (tool == nullptr) {
     // The session only emits calls for tools in the catalogue it was given,
     // which came from this registry; kept as an answer, never a crash.

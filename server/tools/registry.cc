@@ -51,6 +51,11 @@ const Tool* Registry::find(std::string_view name) const {
   return nullptr;
 }
 
+const Tool* Registry::find(std::size_t index, std::string_view name) const {
+  if (index < tools_.size() && tools_[index].descriptor.name == name) return &tools_[index];
+  return find(name);
+}
+
 void Registry::wrap_all(const std::function<Tool(Tool)>& wrap) {
   for (Tool& tool : tools_) tool = wrap(std::move(tool));
 }

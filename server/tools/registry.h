@@ -22,6 +22,8 @@ class Registry {
   std::vector<protocol::ToolDescriptor> list() const;
   // The tool named name; nullptr when there is none.
   const Tool* find(std::string_view name) const;
+  // The same, looked up at index in list() first: a session's calls say both.
+  const Tool* find(std::size_t index, std::string_view name) const;
   std::size_t size() const { return tools_.size(); }
   // Replaces each tool by wrap(tool), in place; wrap must keep the name
   // (e.g. a handler that also writes the audit log).

@@ -39,6 +39,16 @@ bool same(const Json& a, const Json& b) {
   return a == b;
 }
 
+// params as the general path has them: a scanned tools/call's name and
+// arguments put back in.
+Json whole_params(const Request& r) {
+  if (!r.tool_call) return r.params;
+  Json params = r.params.is_null() ? Json::object() : r.params;
+  if (r.tool_call->name) params["name"] = *r.tool_call->name;
+  if (r.tool_call->arguments) params["arguments"] = *r.tool_call->arguments;
+  return params;
+}
+
 // The scanner either declines line or agrees with the general path exactly.
 ::testing::AssertionResult agrees(std::string_view line, std::size_t depth = 64) {
   auto fast = scan_request(line, depth);
@@ -47,9 +57,13 @@ bool same(const Json& a, const Json& b) {
   if (!slow) return ::testing::AssertionFailure() << "scanned a line the general path refuses";
   if (!(fast->id == slow->id)) return ::testing::AssertionFailure() << "different id";
   if (fast->method != slow->method) return ::testing::AssertionFailure() << "different method";
-  if (!same(fast->params, slow->params)) {
+  if (slow->tool_call) return ::testing::AssertionFailure() << "the general path split params";
+  if (fast->tool_call && fast->method != "tools/call") {
+    return ::testing::AssertionFailure() << "split the params of " << fast->method;
+  }
+  if (!same(whole_params(*fast), slow->params)) {
     return ::testing::AssertionFailure()
-           << "different params: " << fast->params.dump() << " vs " << slow->params.dump();
+           << "different params: " << whole_params(*fast).dump() << " vs " << slow->params.dump();
   }
   return ::testing::AssertionSuccess();
 }
@@ -77,6 +91,11 @@ const std::vector<std::string> kRequests = {
     "\xf0\x9f\x98\x80\xed\x9f\xbf\xf4\x8f\xbf\xbf\x7f\"}}",
     R"({"jsonrpc":"2.0","id":"","method":"","params":{"":""}})",
     R"({"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"x","_meta":{"progressToken":"t"}}})",
+    R"({"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"x","arguments":null}})",
+    R"({"jsonrpc":"2.0","id":9,"method":"tools/call","params":{}})",
+    R"({"jsonrpc":"2.0","id":10,"params":{"name":"x","arguments":{}},"method":"tools/call"})",
+    R"({"jsonrpc":"2.0","id":11,"method":"tools/call","params":{"arguments":[1],"x":{"a":[1]},"name":""}})",
+    R"({"jsonrpc":"2.0","id":12,"method":"tools/call","params":{"arguments":"text","x":1,"x":2}})",
 };
 
 TEST(RequestScan, ReadsRequestsAsTheGeneralPathDoes) {
@@ -88,22 +107,50 @@ TEST(RequestScan, ReadsTheEnvelope) {
   ASSERT_TRUE(r);
   EXPECT_EQ(r->id, Id(1));
   EXPECT_EQ(r->method, "tools/call");
-  EXPECT_EQ(r->params["arguments"]["text"], "hello");
+  ASSERT_TRUE(r->tool_call);
+  EXPECT_EQ(r->tool_call->name, "echo");
+  EXPECT_EQ(r->tool_call->arguments, Json::parse(R"({"text":"hello"})"));
   auto no_params = scan_request(R"({"jsonrpc":"2.0","id":"a","method":"ping"})", 64);
   ASSERT_TRUE(no_params);
   EXPECT_EQ(no_params->id, Id("a"));
   EXPECT_TRUE(no_params->params.is_null());
 }
 
+// A tools/call whose method comes first has name and arguments taken out
+// of params; any other request, or a tools/call whose params come first,
+// keeps them in params.
+TEST(RequestScan, TakesAToolCallsNameAndArgumentsOutOfParams) {
+  auto call = scan_request(
+      R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"_meta":{"progressToken":1},"name":"n","arguments":{"a":[]}}})",
+      64);
+  ASSERT_TRUE(call && call->tool_call);
+  EXPECT_EQ(call->tool_call->name, "n");
+  EXPECT_EQ(call->tool_call->arguments, Json::parse(R"({"a":[]})"));
+  EXPECT_EQ(call->params, Json::parse(R"({"_meta":{"progressToken":1}})"));
+
+  auto bare = scan_request(R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{}})", 64);
+  ASSERT_TRUE(bare && bare->tool_call);
+  EXPECT_FALSE(bare->tool_call->name);
+  EXPECT_FALSE(bare->tool_call->arguments);
+  EXPECT_TRUE(bare->params.is_null());
+
+  auto params_first = scan_request(
+      R"({"jsonrpc":"2.0","id":10,"params":{"name":"x","arguments":{}},"method":"tools/call"})",
+      64);
+  ASSERT_TRUE(params_first);
+  EXPECT_FALSE(params_first->tool_call);
+  EXPECT_EQ(params_first->params, Json::parse(R"({"name":"x","arguments":{}})"));
+
+  auto other = scan_request(R"({"jsonrpc":"2.0","id":1,"method":"m","params":{"name":"n"}})", 64);
+  ASSERT_TRUE(other);
+  EXPECT_FALSE(other->tool_call);
+}
+
 TEST(RequestScan, DeclinesWhatIsNotAPlainRequest) {
   const std::vector<std::string> declined = {
-      "",
-      "   ",
-      "[]",
-      R"([{"jsonrpc":"2.0","id":1,"method":"ping"}])",
+      "", "   ", "[]", R"([{"jsonrpc":"2.0","id":1,"method":"ping"}])",
       "\xef\xbb\xbf{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}",  // BOM
-      R"({})",
-      R"({"jsonrpc":"2.0","method":"notifications/initialized"})",
+      R"({})", R"({"jsonrpc":"2.0","method":"notifications/initialized"})",
       R"({"jsonrpc":"2.0","id":1,"result":{}})",
       R"({"jsonrpc":"2.0","id":1,"error":{"code":1,"message":"x"}})",
       R"({"jsonrpc":"2.0","id":1,"method":"ping","extra":1})",
@@ -111,10 +158,13 @@ TEST(RequestScan, DeclinesWhatIsNotAPlainRequest) {
       R"({"jsonrpc":"2.0","jsonrpc":"2.0","id":1,"method":"ping"})",
       R"({"jsonrpc":"2.0","id":1,"method":"ping","method":"ping"})",
       R"({"jsonrpc":"2.0","id":1,"method":"ping","params":{},"params":{}})",
-      R"({"jsonrpc":"1.0","id":1,"method":"ping"})",
-      R"({"jsonrpc":2.0,"id":1,"method":"ping"})",
-      R"({"id":1,"method":"ping"})",
-      R"({"jsonrpc":"2.0","id":null,"method":"ping"})",
+      // Repeated or non-string name, repeated arguments: the DOM's "last one
+      // wins" is the general path's to apply.
+      R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a","name":"b"}})",
+      R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":1}})",
+      R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"arguments":{},"arguments":{}}})",
+      R"({"jsonrpc":"1.0","id":1,"method":"ping"})", R"({"jsonrpc":2.0,"id":1,"method":"ping"})",
+      R"({"id":1,"method":"ping"})", R"({"jsonrpc":"2.0","id":null,"method":"ping"})",
       R"({"jsonrpc":"2.0","id":1.0,"method":"ping"})",
       R"({"jsonrpc":"2.0","id":true,"method":"ping"})",
       R"({"jsonrpc":"2.0","id":{},"method":"ping"})",
@@ -140,8 +190,7 @@ TEST(RequestScan, DeclinesWhatIsNotAPlainRequest) {
       R"({"jsonrpc":"2.0","id":1,"method":"m","params":{"t":tru}})",
       R"({"jsonrpc":"2.0","id":1,"method":"m","params":{"a":[1,]}})",
       R"({"jsonrpc":"2.0","id":1,"method":"m","params":{"a":1,}})",
-      R"({"jsonrpc":"2.0","id":1,"method":"m"} x)",
-      R"({"jsonrpc":"2.0","id":1,"method":"m"}{})",
+      R"({"jsonrpc":"2.0","id":1,"method":"m"} x)", R"({"jsonrpc":"2.0","id":1,"method":"m"}{})",
       R"({"jsonrpc":"2.0","id":1,"method":"m")",
       "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"m\"}\f",  // not JSON whitespace
   };

@@ -106,6 +106,47 @@ TEST(ToolsCall, UnknownToolAndBadParamsAreInvalidParams) {
   EXPECT_TRUE(s.in_flight().empty());
 }
 
+// The scanner reads a tools/call whose method comes before its params
+// differently (name and arguments outside params) from one whose params
+// come first (the general path): both must get the same answers.
+TEST(ToolsCall, MemberOrderDoesNotChangeTheOutcome) {
+  const std::vector<std::string> params = {
+      R"({"name":"echo","arguments":{"text":"hi"}})",
+      R"({"arguments":{"text":"hi"},"name":"echo","_meta":{"progressToken":"p"}})",
+      R"({"name":"echo","arguments":null})",
+      R"({"name":"echo"})",
+      R"({"name":"echo","arguments":"text=hi"})",
+      R"({"name":"echo","arguments":{"text":1}})",
+      R"({"name":"rm"})",
+      R"({"name":5})",
+      R"({"arguments":{}})",
+      R"({})",
+  };
+  for (std::size_t i = 0; i < params.size(); ++i) {
+    SCOPED_TRACE(params[i]);
+    Session method_first = ready_session();
+    Session params_first = ready_session();
+    const std::string id = std::to_string(i);
+    auto a = method_first.on_line(R"({"jsonrpc":"2.0","id":)" + id +
+                                  R"(,"method":"tools/call","params":)" + params[i] + "}");
+    auto b = params_first.on_line(R"({"jsonrpc":"2.0","id":)" + id + R"(,"params":)" + params[i] +
+                                  R"(,"method":"tools/call"})");
+    ASSERT_EQ(a.size(), b.size());
+    for (std::size_t k = 0; k < a.size(); ++k) {
+      if (auto* call = std::get_if<Call>(&a[k])) {
+        auto* other = std::get_if<Call>(&b[k]);
+        ASSERT_TRUE(other);
+        EXPECT_EQ(call->tool, other->tool);
+        EXPECT_EQ(call->arguments, other->arguments);
+        EXPECT_EQ(call->progress_token, other->progress_token);
+      } else {
+        ASSERT_TRUE(std::holds_alternative<Send>(b[k]));
+        EXPECT_EQ(std::get<Send>(a[k]).line, std::get<Send>(b[k]).line);
+      }
+    }
+  }
+}
+
 TEST(ToolsCall, InvalidArgumentsAreAnIsErrorResultAndNoCall) {
   Session s = ready_session();
   auto actions = s.on_line(request(
