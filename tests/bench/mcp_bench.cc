@@ -444,7 +444,8 @@ int main(int argc, char** argv) {
               "", "", "");
   std::printf("  %-30s %8s %8s %8s %8s %12s %10s %6s\n", "server / transport", "free", "free",
               "1 CPU", "2 CPUs", "pipelined/s", "client CPU", "errors");
-  print_run("/bin/cat over pipes (floor)", median(cat_runs));
+  const RunResult floor_run = median(cat_runs);
+  print_run("/bin/cat over pipes (floor)", floor_run);
   print_run("brig stdio", brig_pipe);
   print_run("brig unix socket", brig_sock);
   std::optional<RunResult> sdk_pipe;
@@ -482,6 +483,21 @@ int main(int argc, char** argv) {
     sequential("sequential p50 2 CPUs, brig socket / SDK", brig_sock, &RunResult::two_cpus_p50_ms);
     double thr_sock = brig_sock.requests_per_s / sdk_pipe->requests_per_s;
     print_ratio("pipelined req/s, brig socket / SDK stdio", thr_sock, ">= 10", thr_sock >= 10);
+    // The floor bounds every sequential ratio from below: a server that did
+    // nothing would still take cat's time. The server's own share is what
+    // it adds to the floor in the same placement.
+    std::printf(
+        "\n  reading the sequential ratios (stdio, fixed placements; free placement is chance):\n");
+    auto floor_line = [&](const char* placement, double RunResult::*p50) {
+      const double f = floor_run.*p50, b = brig_pipe.*p50, k = (*sdk_pipe).*p50;
+      if (f <= 0 || b <= 0 || k <= 0) return;
+      std::printf(
+          "  %-8s floor / SDK %.2f (no server can do better); above the floor, brig / SDK "
+          "%.2f (%.1f vs %.1f us)\n",
+          placement, f / k, (b - f) / (k - f), 1000 * (b - f), 1000 * (k - f));
+    };
+    floor_line("1 CPU", &RunResult::one_cpu_p50_ms);
+    floor_line("2 CPUs", &RunResult::two_cpus_p50_ms);
   } else {
     std::printf("  (no SDK server given: --node and --everything; ratios skipped)\n");
   }
