@@ -58,6 +58,8 @@ std::optional<std::string> Session::legacy_version() const {
 std::vector<CallId> Session::in_flight() const {
   std::vector<CallId> ids;
   for (const auto& [n, record] : state_->calls) ids.push_back(CallId{n});
+  // Oldest first: numbers only grow.
+  std::sort(ids.begin(), ids.end(), [](CallId a, CallId b) { return a.value < b.value; });
   return ids;
 }
 

@@ -76,7 +76,9 @@ struct Session::State {
   std::optional<LogLevel> legacy_log_level;   // set by logging/setLevel
   std::uint64_t next_call = 1;
   std::uint64_t next_batch = 1;
-  std::map<std::uint64_t, CallRecord> calls;  // ordered: in_flight() is oldest first
+  // Hashed, not ordered: a pipelining client keeps hundreds of calls in
+  // flight, and each call's insert, lookup and erase walked the tree.
+  std::unordered_map<std::uint64_t, CallRecord> calls;
   std::unordered_map<Id, std::uint64_t> call_by_id;
   std::map<std::uint64_t, PendingBatch> batches;
 };

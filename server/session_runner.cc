@@ -143,8 +143,7 @@ void SessionRunner::start_call(protocol::Call call) {
     return;
   }
   const std::uint64_t id = call.call.value;
-  // Ids only grow: the new node goes at the end.
-  RunningCall& running = calls_.try_emplace(calls_.end(), id, *this)->second;
+  RunningCall& running = calls_.try_emplace(id, *this).first->second;
   running.id = call.call;
   running.tool = std::move(call.tool);
   spdlog::debug("{}: call {} ({}) started", transport_->name(), id, running.tool);

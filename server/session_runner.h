@@ -7,10 +7,10 @@
 #include <cstdint>
 #include <exception>
 #include <functional>
-#include <map>
 #include <memory>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include <asio/any_io_executor.hpp>
@@ -100,7 +100,7 @@ class SessionRunner : public std::enable_shared_from_this<SessionRunner> {
   std::function<void()> on_finished_;
   // Keyed by CallId value. A map node never moves, as the cancellation
   // signal must not.
-  std::map<std::uint64_t, RunningCall> calls_;
+  std::unordered_map<std::uint64_t, RunningCall> calls_;
   // Calls whose coroutines have returned, to free from one later handler
   // (a burst of pipelined calls posts one sweep, not one handler each).
   std::vector<std::uint64_t> returned_;
