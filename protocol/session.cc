@@ -151,11 +151,51 @@ void Session::State::handle_notification(const Notification& n, Collector& c) {
   // Unknown or already answered: the spec lets us ignore it, and a reply to a
   // notification is never allowed.
   if (it == call_by_id.end()) return;
-  std::uint64_t n_call = it->second;
-  call_by_id.erase(it);
-  auto record = calls.extract(n_call);
+  const std::uint64_t n_call = it->second;
+  CallNode record = take_call(n_call);
   c.actions.push_back(Cancel{CallId{n_call}});
   if (record.mapped().batch) batch_member_done(*record.mapped().batch, std::nullopt, c);
+  recycle(std::move(record));
+}
+
+namespace {
+
+// Spare nodes kept at most: a burst of this many calls reuses them all.
+constexpr std::size_t kSpareNodes = 256;
+
+}  // namespace
+
+void Session::State::add_call(std::uint64_t n, CallRecord record) {
+  if (spare_ids.empty()) {
+    call_by_id.emplace(record.id, n);
+  } else {
+    auto node = std::move(spare_ids.back());
+    spare_ids.pop_back();
+    node.key() = record.id;
+    node.mapped() = n;
+    call_by_id.insert(std::move(node));
+  }
+  if (spare_calls.empty()) {
+    calls.emplace(n, std::move(record));
+  } else {
+    CallNode node = std::move(spare_calls.back());
+    spare_calls.pop_back();
+    node.key() = n;
+    node.mapped() = std::move(record);
+    calls.insert(std::move(node));
+  }
+}
+
+Session::State::CallNode Session::State::take_call(std::uint64_t n) {
+  CallNode node = calls.extract(n);
+  if (node.empty()) return node;
+  auto id = call_by_id.extract(node.mapped().id);
+  if (!id.empty() && spare_ids.size() < kSpareNodes) spare_ids.push_back(std::move(id));
+  return node;
+}
+
+void Session::State::recycle(CallNode node) {
+  if (!node.empty() && spare_calls.size() < kSpareNodes) spare_calls.push_back(std::move(node));
 }
 
 void Session::State::batch_member_done(std::uint64_t batch, std::optional<Reply> r, Collector& c) {
@@ -188,10 +228,9 @@ std::vector<Action> Session::complete(CallId call, const ToolResult& result) {
 
 std::vector<Action> Session::complete(CallId call, ToolResult&& result) {
   State& s = *state_;
-  auto node = s.calls.extract(call.value);
+  State::CallNode node = s.take_call(call.value);
   if (node.empty()) return {};
   CallRecord& record = node.mapped();
-  s.call_by_id.erase(record.id);
   Collector c;
   Reply r = s.out.tool_result(record.id, std::move(result), record.ctx.era);
   if (record.batch) {
@@ -199,15 +238,15 @@ std::vector<Action> Session::complete(CallId call, ToolResult&& result) {
   } else {
     s.reply(std::move(r), c);
   }
+  s.recycle(std::move(node));
   return std::move(c.actions);
 }
 
 std::vector<Action> Session::fail(CallId call, std::string message) {
   State& s = *state_;
-  auto node = s.calls.extract(call.value);
+  State::CallNode node = s.take_call(call.value);
   if (node.empty()) return {};
   CallRecord& record = node.mapped();
-  s.call_by_id.erase(record.id);
   Collector c;
   Reply r = s.out.error(make_error(record.id, error_code::kInternalError, std::move(message)));
   if (record.batch) {
@@ -215,6 +254,7 @@ std::vector<Action> Session::fail(CallId call, std::string message) {
   } else {
     s.reply(std::move(r), c);
   }
+  s.recycle(std::move(node));
   return std::move(c.actions);
 }
 

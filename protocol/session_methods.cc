@@ -213,8 +213,7 @@ void Session::State::call_tool(Request& req, const RequestContext& ctx, Collecto
     batch = c.batch_id;
     ++c.batch->waiting;
   }
-  calls.emplace(n, CallRecord{req.id, ctx, batch, std::nullopt});
-  call_by_id.emplace(req.id, n);
+  add_call(n, CallRecord{req.id, ctx, batch, std::nullopt});
   c.actions.emplace_back(std::in_place_type<Call>, CallId{n}, *tool_name, tool->second,
                          std::move(arguments), ctx.progress_token);
 }

@@ -63,6 +63,14 @@ struct Session::State {
   void call_tool(Request& req, const RequestContext& ctx, Collector& c);
   Json capabilities() const;
 
+  // session.cc: the two tables of calls in flight.
+  using CallNode = std::unordered_map<std::uint64_t, CallRecord>::node_type;
+  void add_call(std::uint64_t n, CallRecord record);
+  // Takes call n out of both tables; empty if it is not in flight.
+  CallNode take_call(std::uint64_t n);
+  // Keeps a taken call's node for a later add_call.
+  void recycle(CallNode node);
+
   ServerInfo info;
   std::string instructions;
   std::vector<ToolDescriptor> tools;
@@ -80,6 +88,10 @@ struct Session::State {
   // flight, and each call's insert, lookup and erase walked the tree.
   std::unordered_map<std::uint64_t, CallRecord> calls;
   std::unordered_map<Id, std::uint64_t> call_by_id;
+  // Nodes of finished calls, reused by the next ones: a pipelining client's
+  // bursts of calls otherwise cost a malloc and a free per node.
+  std::vector<CallNode> spare_calls;
+  std::vector<std::unordered_map<Id, std::uint64_t>::node_type> spare_ids;
   std::map<std::uint64_t, PendingBatch> batches;
 };
 

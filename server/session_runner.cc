@@ -143,7 +143,18 @@ void SessionRunner::start_call(protocol::Call call) {
     return;
   }
   const std::uint64_t id = call.call.value;
-  RunningCall& running = calls_.try_emplace(id, *this).first->second;
+  RunningCall* slot = nullptr;
+  if (spare_calls_.empty()) {
+    slot = &calls_.try_emplace(id, *this).first->second;
+  } else {
+    auto node = std::move(spare_calls_.back());
+    spare_calls_.pop_back();
+    node.key() = id;
+    node.mapped().cancelled = false;
+    node.mapped().returned = false;
+    slot = &calls_.insert(std::move(node)).position->second;
+  }
+  RunningCall& running = *slot;
   running.id = call.call;
   running.tool = std::move(call.tool);
   spdlog::debug("{}: call {} ({}) started", transport_->name(), id, running.tool);
@@ -201,7 +212,15 @@ void SessionRunner::finish_call(std::uint64_t id, std::exception_ptr failure,
 
 void SessionRunner::sweep_returned() {
   sweep_posted_ = false;
-  for (std::uint64_t id : returned_) calls_.erase(id);
+  // A freed call's node is kept for a later one, up to a burst's worth: a
+  // pipelining client's calls otherwise cost a malloc and a free each. Its
+  // cancellation signal is reused too; the next co_spawn replaces the
+  // handler in its slot.
+  constexpr std::size_t kSpareCalls = 256;
+  for (std::uint64_t id : returned_) {
+    auto node = calls_.extract(id);
+    if (!node.empty() && spare_calls_.size() < kSpareCalls) spare_calls_.push_back(std::move(node));
+  }
   returned_.clear();
   maybe_finished();
 }

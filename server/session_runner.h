@@ -101,6 +101,8 @@ class SessionRunner : public std::enable_shared_from_this<SessionRunner> {
   // Keyed by CallId value. A map node never moves, as the cancellation
   // signal must not.
   std::unordered_map<std::uint64_t, RunningCall> calls_;
+  // Nodes of freed calls, reused by the next ones (see sweep_returned()).
+  std::vector<std::unordered_map<std::uint64_t, RunningCall>::node_type> spare_calls_;
   // Calls whose coroutines have returned, to free from one later handler
   // (a burst of pipelined calls posts one sweep, not one handler each).
   std::vector<std::uint64_t> returned_;

@@ -171,6 +171,31 @@ TEST(SessionRunner, CancellationStopsTheWorkNotJustTheReply) {
   EXPECT_FALSE(std::filesystem::exists(same_write_marker)) << "the cancelled call still ran";
 }
 
+// Finished calls leave their slots (and cancellation signals) for the next
+// ones: a cancel must still reach a call that runs in a reused slot.
+TEST(SessionRunner, CancelReachesACallInAReusedSlot) {
+  TempDir dir;
+  InProcessServer server;
+  ASSERT_TRUE(testing::initialize(server.client()));
+  for (int i = 1; i <= 3; ++i) {
+    ASSERT_TRUE(server.client().send(tool_call(i, "echo", {{"text", "warm"}})));
+    ASSERT_TRUE(server.client().read_response(i));
+  }
+  ASSERT_TRUE(testing::wait_until([&] { return server.running_calls() == 0; }));
+  const std::string marker = dir.file("marker");
+  ASSERT_TRUE(server.client().send(tool_call(4, "slow", {{"seconds", 1}, {"marker", marker}})));
+  ASSERT_TRUE(server.client().send(tool_call(5, "echo", {{"text", "sync"}})));
+  ASSERT_TRUE(server.client().read_response(5));
+  ASSERT_TRUE(server.client().send(testing::cancel_notification(4)));
+  EXPECT_TRUE(testing::wait_until([&] { return server.running_calls() == 0; }));
+  std::this_thread::sleep_for(1500ms);
+  ASSERT_TRUE(server.client().send(tool_call(6, "echo", {{"text", "after"}})));
+  std::vector<Json> others;
+  ASSERT_TRUE(server.client().read_response(6, &others));
+  EXPECT_TRUE(others.empty()) << others.front().dump();
+  EXPECT_FALSE(std::filesystem::exists(marker)) << "the cancelled timer still fired";
+}
+
 TEST(SessionRunner, ProgressArrivesInOrderBeforeTheResult) {
   InProcessServer server;
   ASSERT_TRUE(testing::initialize(server.client()));
