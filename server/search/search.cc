@@ -214,7 +214,10 @@ class Search : public WalkVisitor {
               {"truncated", stop_ != Stop::none || walker.timed_out()}};
     h["files_matched"] = matched_files_;
     if (stop_ != Stop::none || walker.timed_out()) {
-      h["next_offset"] = args_.offset + reported_;
+      // A page the time limit ended before any result offers no next_offset:
+      // a call from the same offset would redo the same walk and stop at the
+      // same place, and a client that pages on next_offset would never end.
+      if (reported_ > 0) h["next_offset"] = args_.offset + reported_;
       h["stopped_by"] = stop_ == Stop::max_results ? "max_results"
                         : stop_ == Stop::size      ? "size"
                                                    : "deadline";

@@ -63,11 +63,16 @@ std::string summary_of_search(const Json& h) {
         " The reply size limit ended this page: call again with offset={} for the rest, or "
         "narrow the search (path, include, output_mode \"files\").",
         next);
-  } else if (stopped == "deadline") {
+  } else if (stopped == "deadline" && h.contains("next_offset")) {
     s += fmt::format(
         " The time limit stopped the search after {}: results are partial. Narrow path or "
         "include, or continue with offset={}.",
         plural(searched, "file", "files"), next);
+  } else if (stopped == "deadline") {
+    s += fmt::format(
+        " The time limit stopped the search after {}, before any match: narrow path or "
+        "include.",
+        plural(searched, "file", "files"));
   }
   if (const auto bad = h.value("invalid_utf8", std::size_t{0}); bad > 0)
     s += fmt::format(" {} shown as U+FFFD.",

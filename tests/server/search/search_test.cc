@@ -272,6 +272,25 @@ TEST_F(Search, DeadlineCutsShortAndSaysSo) {
             std::string::npos);
 }
 
+// Calling again from the same offset would redo the same walk: no
+// next_offset, so a client paging on it stops.
+TEST_F(Search, DeadlineBeforeAnyMatchOffersNoNextPage) {
+  worker::OpContext ctx = context_for(dir_);
+  ctx.deadline = std::chrono::steady_clock::now() - std::chrono::seconds(1);
+  for (int i = 0; i < 40; ++i) dir_.write("f" + std::to_string(i) + ".txt", "hay\n");
+  auto r = search_op({{"pattern", "needle"}, {"offset", 0}}, ctx);
+  ASSERT_TRUE(r);
+  const protocol::ToolResult t = format_search({}, std::move(*r));
+  const Json& h = *t.structured;
+  EXPECT_EQ(h["timed_out"], true);
+  EXPECT_EQ(h["stopped_by"], "deadline");
+  EXPECT_EQ(h["results"], 0);
+  EXPECT_FALSE(h.contains("next_offset")) << h.dump();
+  const std::string text = t.content[0].to_json()["text"].get<std::string>();
+  EXPECT_NE(text.find("before any match"), std::string::npos) << text;
+  EXPECT_EQ(text.find("offset="), std::string::npos) << text;
+}
+
 TEST_F(Search, SymlinksAreCountedNotFollowed) {
   ASSERT_EQ(::symlink("src/b.h", dir_.at("link.h").c_str()), 0);
   ASSERT_EQ(::symlink(".", dir_.at("src/loop").c_str()), 0);
