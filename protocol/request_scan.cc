@@ -52,6 +52,12 @@ class Scanner {
   bool tool_call_params(ToolCallParams& call, Json& rest);
 
  private:
+  // At an opening brace: reads the members up to the closing one, each key
+  // handed to on_member, which reads its value.
+  template <class OnMember>
+  bool members(OnMember&& on_member);
+  // Reads a member's value into object[key].
+  bool member_into(Json::object_t& object, std::string& key);
   bool object(Json& out);
   bool array(Json& out);
   bool escape(std::string& out);
@@ -277,19 +283,15 @@ bool Scanner::number(Json& out) {
   return true;
 }
 
-bool Scanner::object(Json& out) {
+template <class OnMember>
+bool Scanner::members(OnMember&& on_member) {
   ++p_;  // {
   if (!enter()) return false;
-  out = Json::object();
-  auto& members = out.get_ref<Json::object_t&>();
   if (!consume('}')) {
     std::string key;
     do {
       if (!next_is('"') || !string(key) || !consume(':')) return false;
-      // A repeated key: the last one wins, as in nlohmann's DOM.
-      Json& member = members.try_emplace(std::move(key)).first->second;
-      member = nullptr;
-      if (!value(member)) return false;
+      if (!on_member(key)) return false;
     } while (consume(','));
     if (!consume('}')) return false;
   }
@@ -297,34 +299,30 @@ bool Scanner::object(Json& out) {
   return true;
 }
 
+bool Scanner::member_into(Json::object_t& object, std::string& key) {
+  // A repeated key: the last one wins, as in nlohmann's DOM.
+  Json& member = object.try_emplace(std::move(key)).first->second;
+  member = nullptr;
+  return value(member);
+}
+
+bool Scanner::object(Json& out) {
+  out = Json::object();
+  auto& object = out.get_ref<Json::object_t&>();
+  return members([&](std::string& key) { return member_into(object, key); });
+}
+
 bool Scanner::tool_call_params(ToolCallParams& call, Json& rest) {
-  ++p_;  // {
-  if (!enter()) return false;
-  if (!consume('}')) {
-    std::string key;
-    do {
-      if (!next_is('"') || !string(key) || !consume(':')) return false;
-      if (key == "name" || key == "arguments") {
-        // A name that is not a string, or either member twice: the general
-        // path, whose DOM keeps the last of repeated members, decides.
-        if (key == "name") {
-          if (call.name || !next_is('"')) return false;
-          if (!string(call.name.emplace())) return false;
-        } else {
-          if (call.arguments) return false;
-          if (!value(call.arguments.emplace())) return false;
-        }
-        continue;
-      }
-      if (rest.is_null()) rest = Json::object();
-      Json& member = rest.get_ref<Json::object_t&>().try_emplace(std::move(key)).first->second;
-      member = nullptr;
-      if (!value(member)) return false;
-    } while (consume(','));
-    if (!consume('}')) return false;
-  }
-  leave();
-  return true;
+  return members([&](std::string& key) {
+    // A name that is not a string, or either member twice: the general
+    // path, whose DOM keeps the last of repeated members, decides.
+    if (key == "name") {
+      return !call.name && next_is('"') && string(call.name.emplace());
+    }
+    if (key == "arguments") return !call.arguments && value(call.arguments.emplace());
+    if (rest.is_null()) rest = Json::object();
+    return member_into(rest.get_ref<Json::object_t&>(), key);
+  });
 }
 
 bool Scanner::array(Json& out) {
