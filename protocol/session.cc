@@ -163,39 +163,42 @@ namespace {
 // Spare nodes kept at most: a burst of this many calls reuses them all.
 constexpr std::size_t kSpareNodes = 256;
 
+// Inserts key -> value into map, in a spare node when there is one.
+template <class Map, class Key, class Value>
+void insert_reusing(Map& map, std::vector<typename Map::node_type>& spare, Key&& key,
+                    Value&& value) {
+  if (spare.empty()) {
+    map.emplace(std::forward<Key>(key), std::forward<Value>(value));
+    return;
+  }
+  auto node = std::move(spare.back());
+  spare.pop_back();
+  node.key() = std::forward<Key>(key);
+  node.mapped() = std::forward<Value>(value);
+  map.insert(std::move(node));
+}
+
+// Keeps a taken node for insert_reusing().
+template <class Node>
+void keep_spare(std::vector<Node>& spare, Node node) {
+  if (!node.empty() && spare.size() < kSpareNodes) spare.push_back(std::move(node));
+}
+
 }  // namespace
 
 void Session::State::add_call(std::uint64_t n, CallRecord record) {
-  if (spare_ids.empty()) {
-    call_by_id.emplace(record.id, n);
-  } else {
-    auto node = std::move(spare_ids.back());
-    spare_ids.pop_back();
-    node.key() = record.id;
-    node.mapped() = n;
-    call_by_id.insert(std::move(node));
-  }
-  if (spare_calls.empty()) {
-    calls.emplace(n, std::move(record));
-  } else {
-    CallNode node = std::move(spare_calls.back());
-    spare_calls.pop_back();
-    node.key() = n;
-    node.mapped() = std::move(record);
-    calls.insert(std::move(node));
-  }
+  insert_reusing(call_by_id, spare_ids, record.id, n);
+  insert_reusing(calls, spare_calls, n, std::move(record));
 }
 
 Session::State::CallNode Session::State::take_call(std::uint64_t n) {
   CallNode node = calls.extract(n);
-  if (node.empty()) return node;
-  auto id = call_by_id.extract(node.mapped().id);
-  if (!id.empty() && spare_ids.size() < kSpareNodes) spare_ids.push_back(std::move(id));
+  if (!node.empty()) keep_spare(spare_ids, call_by_id.extract(node.mapped().id));
   return node;
 }
 
 void Session::State::recycle(CallNode node) {
-  if (!node.empty() && spare_calls.size() < kSpareNodes) spare_calls.push_back(std::move(node));
+  keep_spare(spare_calls, std::move(node));
 }
 
 void Session::State::batch_member_done(std::uint64_t batch, std::optional<Reply> r, Collector& c) {
