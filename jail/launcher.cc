@@ -333,7 +333,12 @@ std::string describe_failure(const ChildPlan& p, const cgroups::Group& group, co
     default:
       break;
   }
-  return what + ": " + ::strerror(r.sys_errno);
+  std::string why = ::strerror(r.sys_errno);
+  if (step == Step::mount && r.sys_errno == ELOOP)
+    why +=
+        " (a symlink where the plan found none: brig never follows a symlink in a mount path, "
+        "since a jail could have planted it)";
+  return what + ": " + why;
 }
 
 }  // namespace

@@ -1,14 +1,18 @@
 #include "jail/steps/mounts.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <linux/openat2.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <set>
 
 namespace brig::jail::mounts {
@@ -46,6 +50,29 @@ class RealHost final : public HostView {
     if (n < 0 || n == sizeof buf) return std::nullopt;
     return std::string(buf, static_cast<size_t>(n));
   }
+  // Read once per process: the kernel's /proc entries and their modes do not change.
+  std::vector<std::string> proc_root_only() const override {
+    static const std::vector<std::string> names = list_proc_root_only();
+    return names;
+  }
+
+ private:
+  static std::vector<std::string> list_proc_root_only() {
+    std::vector<std::string> names;
+    DIR* dir = ::opendir("/proc");
+    if (dir == nullptr) return names;
+    while (const dirent* e = ::readdir(dir)) {
+      const std::string name = e->d_name;
+      if (name.empty() || name[0] == '.' || (name[0] >= '0' && name[0] <= '9')) continue;
+      struct stat st;
+      if (::fstatat(::dirfd(dir), e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+          !S_ISLNK(st.st_mode) && (st.st_mode & S_IROTH) == 0)
+        names.push_back(name);
+    }
+    ::closedir(dir);
+    std::sort(names.begin(), names.end());
+    return names;
+  }
 };
 
 bool is_within(const std::string& child, const std::string& parent) {
@@ -74,6 +101,12 @@ std::string tmpfs_data(mode_t mode, uint64_t size) {
 
 class Planner {
  public:
+  // A planned bind: the jail path and the host tree it shows (resolved).
+  struct Shown {
+    std::string target;
+    std::string source;
+  };
+
   Planner(const JailSpec& spec, const HostView& host) : spec_(spec), host_(host) {}
 
   Result<Plan> run() {
@@ -94,6 +127,10 @@ class Planner {
     fs(kNew, "tmpfs", "mode=0755,size=1048576", MS_NOSUID | MS_NODEV, "root tmpfs");
     made_.insert("/");
     for (size_t i = 0; i < spec_.mounts.size(); ++i) plan_one(spec_.mounts[i], i);
+    // Masks last: the host file they hide may be shown by any bind, also one
+    // that sorts after the mask's own path.
+    for (size_t i = 0; i < spec_.mounts.size(); ++i)
+      if (spec_.mounts[i].kind == Mount::Kind::mask) plan_mask(spec_.mounts[i], i);
     if (error_) return std::unexpected(std::move(*error_));
     add(Op::Kind::enter_root, kNew, "pivot_root into the jail's root, detach the host's");
     add(Op::Kind::set_attr, "/", "make the jail's root read-only").attr = MOUNT_ATTR_RDONLY;
@@ -176,9 +213,81 @@ class Planner {
         plan_dev(m, at, tag);
         return;
       case Mount::Kind::mask:
-        add(Op::Kind::mask, at, "mask " + m.target + tag).optional = true;
-        return;
+        return;  // plan_mask, once every bind is planned
     }
+  }
+
+  // The bind planned so far whose jail path holds `target` most closely
+  // (not `target` itself); nullptr if `target` lies in brig's own tmpfs.
+  const Shown* container_of(const std::string& target) const {
+    const Shown* best = nullptr;
+    for (const Shown& b : shown_)
+      if (b.target != target && is_within(target, b.target) &&
+          (best == nullptr || b.target.size() > best->target.size()))
+        best = &b;
+    return best;
+  }
+
+  // Whether any component of `host_path` below `root` is a symlink. A path
+  // inside a bound tree is the jail's to change, and the planner never
+  // follows what a jail could have planted.
+  bool symlink_below(const std::string& root, const std::string& host_path) const {
+    for (size_t pos = root == "/" ? 1 : root.size() + 1; pos <= host_path.size();) {
+      size_t end = host_path.find('/', pos);
+      if (end == std::string::npos) end = host_path.size();
+      if (host_.type(host_path.substr(0, end)) == HostView::Type::symlink) return true;
+      pos = end + 1;
+    }
+    return false;
+  }
+
+  // A mount point inside another bind is a host path: refused when a symlink
+  // leads to it (skipped if optional, so a symlink planted at an optional
+  // path never stops later jails).
+  bool target_is_plain(const Mount& m, const std::string& tag) {
+    const Shown* outer = container_of(m.target);
+    if (outer == nullptr) return true;
+    const std::string host_path = outer->source + m.target.substr(outer->target.size());
+    if (!symlink_below(outer->source, host_path)) return true;
+    if (!m.optional && !error_)
+      error_ = Error{"plan mounts", m.target,
+                     "a symlink leads to this mount point inside the bound tree " + outer->target +
+                         " (host " + host_path +
+                         "); brig does not follow symlinks a jail could have planted: replace it "
+                         "with a directory or file, or mark the path optional" +
+                         tag,
+                     ELOOP};
+    return false;
+  }
+
+  // Hides the host file `m.target` names wherever a bind shows it: at its own
+  // path, and under any other jail path whose bind's source holds its real
+  // path (a symlinked home, a bind of a parent through a symlink). Only where
+  // the closest mount is a bind: elsewhere it is absent already.
+  void plan_mask(const Mount& m, size_t i) {
+    const auto real = host_.resolve(m.target);
+    if (!real) return;  // nothing there to hide
+    std::set<std::string> at;
+    for (const Shown& b : shown_)
+      if (is_within(*real, b.source))
+        at.insert(b.target + real->substr(b.source == "/" ? 0 : b.source.size()));
+    const std::string tag = " (mounts[" + std::to_string(i) + "])";
+    for (const std::string& jail_path : at) {
+      if (!closest_is_bind(jail_path)) continue;
+      add(Op::Kind::mask, kNew + jail_path,
+          "mask " + m.target + (jail_path == m.target ? "" : " at " + jail_path) + tag)
+          .optional = true;
+    }
+  }
+
+  // Whether the spec mount closest above `jail_path` is a bind (or it is one).
+  bool closest_is_bind(const std::string& jail_path) const {
+    const Mount* deepest = nullptr;
+    for (const Mount& o : spec_.mounts)
+      if (o.kind != Mount::Kind::mask && is_within(jail_path, o.target) &&
+          (deepest == nullptr || o.target.size() > deepest->target.size()))
+        deepest = &o;
+    return deepest != nullptr && deepest->kind == Mount::Kind::bind;
   }
 
   void plan_bind(const Mount& m, const std::string& at, const std::string& tag) {
@@ -186,6 +295,7 @@ class Planner {
         "bind " + m.source + " on " + m.target + (m.writable ? " read-write" : " read-only") + tag;
     const uint64_t attr = m.writable ? MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV
                                      : MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;
+    if (!target_is_plain(m, tag)) return;
     const auto resolved = host_.resolve(m.source);
     if (!resolved) {
       if (m.optional) return;
@@ -207,18 +317,24 @@ class Planner {
     make_dirs(m.target, dir);
     if (!dir) add(Op::Kind::touch, at, "mount point " + m.target + tag);
     bind(kOld + *resolved, at, attr, true, m.optional, what);
+    shown_.push_back({m.target, *resolved});
   }
 
   void plan_proc(const Mount& m, const std::string& at, const std::string& tag) {
     make_dirs(m.target, true);
     fs(at, "proc", "", MS_NOSUID | MS_NODEV | MS_NOEXEC, "proc on " + m.target + tag);
+    const std::vector<std::string> root_only = host_.proc_root_only();
+    for (const std::string& p : root_only)
+      add(Op::Kind::mask, at + "/" + p, "mask root-only " + m.target + "/" + p + tag).optional =
+          true;
     if (spec_.identity.outside_uid != 0) return;
     for (const char* p : kProcReadOnly)
       bind(at + "/" + p, at + "/" + p,
            MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC, true, true,
            "read-only " + m.target + "/" + p + tag);
     for (const char* p : kProcMasked)
-      add(Op::Kind::mask, at + "/" + p, "mask " + m.target + "/" + p + tag).optional = true;
+      if (!std::ranges::binary_search(root_only, std::string(p)))
+        add(Op::Kind::mask, at + "/" + p, "mask " + m.target + "/" + p + tag).optional = true;
   }
 
   void plan_dev(const Mount& m, const std::string& at, const std::string& tag) {
@@ -283,6 +399,7 @@ class Planner {
 
   const JailSpec& spec_;
   const HostView& host_;
+  std::vector<Shown> shown_;    // binds planned so far, in plan order
   std::optional<Error> error_;  // the first device the plan refuses
   Plan plan_;
   std::set<std::string> made_;  // directories (jail paths) already made or planned
@@ -290,43 +407,134 @@ class Planner {
 
 // --- child side: raw syscalls only ---
 
+// Every path the child mounts on or from is opened with openat2 and
+// RESOLVE_NO_SYMLINKS, and the mount is then made on that file descriptor.
+// Paths inside a bound host tree are the jail's to change (another jail may
+// run against the same workspace while this one is built): a component
+// swapped for a symlink since the plan fails with ELOOP instead of taking the
+// mount somewhere else. The planner resolved host symlinks already, so a
+// correct plan never meets one.
+int open_exact(const char* path, uint64_t flags) {
+  open_how how{};
+  how.flags = O_PATH | O_CLOEXEC | flags;
+  how.resolve = RESOLVE_NO_SYMLINKS;
+  const int fd = static_cast<int>(::syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof how));
+  return fd >= 0 ? fd : -errno;
+}
+
+// The directory holding `path`, opened as open_exact does; *name is the last component.
+int open_parent(const char* path, const char** name) {
+  const char* slash = ::strrchr(path, '/');
+  if (slash == nullptr || slash[1] == '\0') return -EINVAL;
+  char dir[PATH_MAX];
+  const size_t n = slash == path ? 1 : static_cast<size_t>(slash - path);
+  if (n >= sizeof dir) return -ENAMETOOLONG;
+  ::memcpy(dir, path, n);
+  dir[n] = '\0';
+  *name = slash + 1;
+  return open_exact(dir, O_DIRECTORY);
+}
+
+// Closes an fd at scope exit; async-signal-safe.
+struct Fd {
+  int fd;
+  ~Fd() {
+    if (fd >= 0) ::close(fd);
+  }
+};
+
 int bind(const char* source, const char* target, uint64_t attr, bool recursive) {
-  const int fd = static_cast<int>(
-      ::syscall(SYS_open_tree, AT_FDCWD, source,
-                OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | (recursive ? AT_RECURSIVE : 0)));
-  if (fd < 0) return errno;
-  int err = 0;
+  const Fd from{open_exact(source, 0)};
+  if (from.fd < 0) return -from.fd;
+  const Fd to{open_exact(target, 0)};
+  if (to.fd < 0) return -to.fd;
+  const unsigned rec = recursive ? AT_RECURSIVE : 0;
+  const Fd tree{static_cast<int>(::syscall(
+      SYS_open_tree, from.fd, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH | rec))};
+  if (tree.fd < 0) return errno;
   mount_attr ma{};
   ma.attr_set = attr;
   // Flags go on the detached copy before it is attached: the jail never sees
   // the tree writable, not even for an instant.
-  if (::syscall(SYS_mount_setattr, fd, "", AT_EMPTY_PATH | (recursive ? AT_RECURSIVE : 0), &ma,
-                sizeof ma) != 0 ||
-      ::syscall(SYS_move_mount, fd, "", AT_FDCWD, target, MOVE_MOUNT_F_EMPTY_PATH) != 0)
-    err = errno;
-  ::close(fd);
-  return err;
+  if (::syscall(SYS_mount_setattr, tree.fd, "", AT_EMPTY_PATH | rec, &ma, sizeof ma) != 0 ||
+      ::syscall(SYS_move_mount, tree.fd, "", to.fd, "",
+                MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) != 0)
+    return errno;
+  return 0;
 }
 
 int set_attr(const char* path, uint64_t attr, bool recursive) {
+  const Fd at{open_exact(path, 0)};
+  if (at.fd < 0) return -at.fd;
   mount_attr ma{};
   ma.attr_set = attr;
-  return ::syscall(SYS_mount_setattr, AT_FDCWD, path, recursive ? AT_RECURSIVE : 0, &ma,
-                   sizeof ma) == 0
+  return ::syscall(SYS_mount_setattr, at.fd, "", AT_EMPTY_PATH | (recursive ? AT_RECURSIVE : 0),
+                   &ma, sizeof ma) == 0
              ? 0
              : errno;
 }
 
-int mask(const char* path) {
-  struct stat st;
-  if (::stat(path, &st) != 0) return errno;
-  if (S_ISDIR(st.st_mode))
-    return ::mount("tmpfs", path, "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
-                   "mode=0755,size=4096") == 0
+// mount(2) on an opened directory: the mount lands on the directory the fd
+// holds (through the cwd), not on whatever its path names by now.
+int mount_on(int dir_fd, const char* source, const char* fstype, unsigned long flags,
+             const char* data) {
+  if (::fchdir(dir_fd) != 0) return errno;
+  const int err = ::mount(source, ".", fstype, flags, data) == 0 ? 0 : errno;
+  return ::chdir("/") == 0 ? err : errno;
+}
+
+int mount_fs(const Op& op) {
+  const char* data = op.data.empty() ? nullptr : op.data.c_str();
+  // The scratch tmpfs goes on a host directory before anything is bound.
+  if (!op.path.starts_with(kNew))
+    return ::mount(op.source.c_str(), op.path.c_str(), op.source.c_str(), op.flags, data) == 0
                ? 0
                : errno;
+  const Fd at{open_exact(op.path.c_str(), O_DIRECTORY)};
+  if (at.fd < 0) return -at.fd;
+  return mount_on(at.fd, op.source.c_str(), op.source.c_str(), op.flags, data);
+}
+
+int mask(const char* path) {
+  const Fd at{open_exact(path, 0)};
+  if (at.fd < 0) return -at.fd;
+  struct stat st;
+  if (::fstat(at.fd, &st) != 0) return errno;
+  if (S_ISDIR(st.st_mode))
+    return mount_on(at.fd, "tmpfs", "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
+                    "mode=0755,size=4096");
   return bind("/oldroot/dev/null", path, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC,
               false);
+}
+
+int make_dir(const char* path) {
+  const char* name = nullptr;
+  const Fd parent{open_parent(path, &name)};
+  if (parent.fd < 0) return -parent.fd;
+  return ::mkdirat(parent.fd, name, 0755) == 0 || errno == EEXIST ? 0 : errno;
+}
+
+int touch(const char* path) {
+  const char* name = nullptr;
+  const Fd parent{open_parent(path, &name)};
+  if (parent.fd < 0) return -parent.fd;
+  const int fd = ::openat(parent.fd, name, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+  if (fd >= 0) {
+    ::close(fd);
+    return 0;
+  }
+  // An existing mount point that cannot be opened for writing (a read-only
+  // bind, a device) is still a mount point.
+  return errno == EROFS || errno == EACCES || errno == EISDIR
+             ? (::faccessat(parent.fd, name, F_OK, AT_SYMLINK_NOFOLLOW) == 0 ? 0 : errno)
+             : errno;
+}
+
+int make_symlink(const char* text, const char* path) {
+  const char* name = nullptr;
+  const Fd parent{open_parent(path, &name)};
+  if (parent.fd < 0) return -parent.fd;
+  return ::symlinkat(text, parent.fd, name) == 0 || errno == EEXIST ? 0 : errno;
 }
 
 int pivot(const char* new_root, const char* put_old) {
@@ -339,10 +547,7 @@ int apply_op(const Op& op) {
     case Op::Kind::make_private:
       return ::mount(nullptr, path, nullptr, MS_REC | MS_PRIVATE, nullptr) == 0 ? 0 : errno;
     case Op::Kind::mount:
-      return ::mount(op.source.c_str(), path, op.source.c_str(), op.flags,
-                     op.data.empty() ? nullptr : op.data.c_str()) == 0
-                 ? 0
-                 : errno;
+      return mount_fs(op);
     case Op::Kind::enter_scratch: {
       if (::chdir(path) != 0) return errno;
       if (::mkdir("newroot", 0755) != 0 || ::mkdir("oldroot", 0755) != 0) return errno;
@@ -350,21 +555,11 @@ int apply_op(const Op& op) {
       return ::chdir("/") == 0 ? 0 : errno;
     }
     case Op::Kind::mkdir:
-      return ::mkdir(path, 0755) == 0 || errno == EEXIST ? 0 : errno;
-    case Op::Kind::touch: {
-      const int fd = ::open(path, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
-      if (fd >= 0) {
-        ::close(fd);
-        return 0;
-      }
-      // An existing mount point that cannot be opened for writing (a
-      // read-only bind, a device) is still a mount point.
-      return errno == EROFS || errno == EACCES || errno == EISDIR
-                 ? (::access(path, F_OK) == 0 ? 0 : errno)
-                 : errno;
-    }
+      return make_dir(path);
+    case Op::Kind::touch:
+      return touch(path);
     case Op::Kind::symlink:
-      return ::symlink(op.source.c_str(), path) == 0 || errno == EEXIST ? 0 : errno;
+      return make_symlink(op.source.c_str(), path);
     case Op::Kind::bind:
       return bind(op.source.c_str(), path, op.attr, op.recursive);
     case Op::Kind::set_attr:

@@ -32,6 +32,10 @@ class HostView {
   virtual std::optional<std::string> resolve(const std::string& path) const = 0;
   // readlink: a symlink's text; nullopt if `path` is not a symlink.
   virtual std::optional<std::string> link_text(const std::string& path) const = 0;
+  // The names in the host's /proc (not per-process) that only root may
+  // read: kpageflags, slabinfo, kmsg… They describe the host kernel, not
+  // the jail, so every jail has them masked, whoever its uid 0 is.
+  virtual std::vector<std::string> proc_root_only() const { return {}; }
 };
 
 // The real host, through lstat/realpath/readlink.
@@ -71,9 +75,14 @@ struct Plan {
 // Plans `spec.mounts`. Host bind sources are resolved (so absolute symlinks
 // inside them work after the pivot); a bind of a host symlink at its own path
 // whose destination another bind provides becomes the same symlink (Debian's
-// /lib -> usr/lib). When the jail's uid 0 is host root (identity.outside_uid
-// 0), /proc gets the container runtimes' hardening: sys, sysrq-trigger, irq,
-// bus and fs read-only; kcore, keys, timer_list and the like masked. A dev
+// /lib -> usr/lib). A mount point inside a bound tree that a symlink leads
+// to is refused (skipped if optional): the child resolves every path without
+// following symlinks, so a changed one fails that jail with ELOOP. A mask
+// hides the host file wherever a bind shows it (through host symlinks too).
+// /proc's root-only files are masked; when the jail's uid 0 is host root
+// (identity.outside_uid 0), /proc also gets the container runtimes'
+// hardening: sys, sysrq-trigger, irq, bus and fs read-only; kcore, keys,
+// timer_list and the like masked. A dev
 // mount's devices are bound without nodev. Fails only when no scratch
 // directory exists, or a device resolves to something other than a device
 // node or a directory inside /dev; a missing required bind source or device

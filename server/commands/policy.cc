@@ -52,6 +52,16 @@ std::string summary(const policy::LoadedPolicy& loaded) {
                      p.network.mode == jail::NetworkMode::none && p.network.loopback_servers
                          ? " (TCP on the jail's own loopback allowed)"
                          : "");
+  // A mask under a writable bind cannot hold: say so next to what it claims.
+  for (const std::string& h : p.filesystem.hidden)
+    for (const PathRule& r : p.filesystem.read_write)
+      if (h != r.path && is_within(h, r.path)) {
+        out += fmt::format(
+            "  weak       hidden {} lies under the writable {}: a jail can rename its parent "
+            "away, and a file the host writes there later is not hidden (docs/jail.md)\n",
+            h, r.path);
+        break;
+      }
   out += fmt::format("  limits     {}\n", limits.empty() ? "none" : join(limits, ", "));
   out += fmt::format("  requires   {}\n",
                      layers.empty() ? "nothing (all best effort)" : join(layers, ", "));

@@ -15,6 +15,7 @@
 #include "server/policy/loader.h"
 #include "server/policy/to_jail_spec.h"
 #include "server/policy/units.h"
+#include "server/policy/writable.h"
 #include "server/workspace.h"
 
 namespace brig::server {
@@ -106,6 +107,8 @@ int run_command(const RunOptions& o) {
   const policy::Context ctx = policy::caller_context(ws->path, cwd, std::move(env), home);
   auto spec = policy::to_jail_spec(p, ctx);
   if (!spec) return fail(spec.error().to_string());
+  if (auto ok = policy::refuse_writable_policy_files(loaded->files, *spec); !ok)
+    return fail(ok.error().to_string());
   const jail::Outcome outcome = jail::run(*spec, policy::exec_request(p, ctx, o.command));
 
   switch (outcome.kind) {
@@ -121,10 +124,10 @@ int run_command(const RunOptions& o) {
       fmt::print(stderr, "brig run: {}\n", outcome.to_string());
       break;
   }
-  // Nothing is left to do but free memory, which the kernel does anyway:
-  // the destructors would fault back in much of the code the launcher
-  // dropped while the jail ran (~35 page faults, ~0.1 ms before the exit
-  // status). LeakSanitizer, which runs at exit, still checks sanitizer builds.
+    // Nothing is left to do but free memory, which the kernel does anyway:
+    // the destructors would fault back in much of the code the launcher
+    // dropped while the jail ran (~35 page faults, ~0.1 ms before the exit
+    // status). LeakSanitizer, which runs at exit, still checks sanitizer builds.
 #ifndef __SANITIZE_ADDRESS__
   std::fflush(nullptr);
   ::_exit(outcome.exit_status());

@@ -110,13 +110,13 @@ std::optional<std::string> explain_denial(const DenialContext& ctx, std::string_
             path, name);
       }
       const std::string git = ctx.workspace + "/.git";
-      if (!fs.dangerously_writable_git &&
-          (is_within(path, git + "/hooks") || is_within(path, git + "/config"))) {
+      if (!fs.dangerously_writable_git && is_within(path, git)) {
         return fmt::format(
-            "{} is read-only: policy {} keeps .git/hooks and .git/config read-only "
-            "(filesystem.dangerously_writable_git = false) because code planted there would run "
-            "outside the jail. Edit them outside brig, or use a policy with "
-            "dangerously_writable_git = true.",
+            "{} is read-only: policy {} keeps the workspace's .git read-only "
+            "(filesystem.dangerously_writable_git = false) because git on the host would obey "
+            "what a jail wrote there (hooks, config, commondir) outside the jail. Run git "
+            "commands that write outside brig, or use a policy with dangerously_writable_git = "
+            "true.",
             path, name);
       }
       return std::nullopt;

@@ -51,7 +51,6 @@ std::string caller_home(const EnvMap& env) {
 
 Context caller_context(std::string workspace, std::string cwd, EnvMap env, std::string home) {
   Context ctx;
-  ctx.git = find_git_layout(workspace);
   ctx.workspace = std::move(workspace);
   ctx.cwd = std::move(cwd);
   ctx.uid = ::geteuid();

@@ -7,7 +7,6 @@
 #include <string>
 
 #include "server/policy/expand.h"
-#include "server/policy/git_layout.h"
 
 namespace brig::policy {
 
@@ -18,7 +17,6 @@ struct Context {
   gid_t gid = 0;
   std::string home;  // the caller's home, absolute; empty or "/" = no private home
   EnvMap env;        // the caller's environment; only what the policy passes reaches the jail
-  GitLayout git;     // find_git_layout(workspace)
 };
 
 }  // namespace brig::policy

@@ -23,6 +23,19 @@ namespace {
 // Deeper than any sensible layering; a longer chain is almost surely a mistake.
 constexpr size_t kMaxChain = 16;
 
+// `path` made absolute against the current directory and normalized where
+// that is lexically safe (no ".."), as a policy file is named in messages.
+std::string absolute_path(const std::string& path) {
+  std::string abs = path;
+  if (!abs.starts_with('/')) {
+    char cwd[PATH_MAX];
+    if (::getcwd(cwd, sizeof cwd) == nullptr) return abs;
+    abs = fmt::format("{}/{}", cwd, abs);
+  }
+  auto normal = normalize_path(abs);
+  return normal ? *normal : abs;
+}
+
 Result<std::string> read_file(const std::string& path) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return std::unexpected(sys_error("read the policy", path, errno));
@@ -234,7 +247,12 @@ LoadResult load_policy(const PolicySource& source, const Expansion& x) {
   }
   check_consistency(loaded.policy, positions, chain.front().source.display, errors);
   if (!errors.empty()) return std::unexpected(std::move(errors));
-  for (const ChainLink& l : chain) loaded.chain.push_back(l.source.display);
+  for (const ChainLink& l : chain) {
+    loaded.chain.push_back(l.source.display);
+    if (l.source.builtin) continue;
+    loaded.files.push_back(absolute_path(l.source.display));
+    if (l.source.identity != loaded.files.back()) loaded.files.push_back(l.source.identity);
+  }
   return loaded;
 }
 

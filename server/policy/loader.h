@@ -37,6 +37,9 @@ Result<PolicySource> open_policy(std::string_view ref, std::string_view dir = {}
 struct LoadedPolicy {
   Policy policy;
   std::vector<std::string> chain;  // display names, the loaded file first, then what it extends
+  // Every file of the chain (built-ins have none), each as an absolute path
+  // as named and as its real path: what refuse_writable_policy_files checks.
+  std::vector<std::string> files;
 };
 
 // Every error found, in file order; never empty on failure.

@@ -36,8 +36,9 @@ struct Filesystem {
       0;  // the private /tmp and /dev/shm, each; 0 = the kernel default (half of RAM)
   bool private_home = true;  // a private writable tmpfs over the caller's home path
   uint64_t home_size = 0;    // its size; 0 = the kernel default
-  // false: the workspace's .git is bound onto itself and its hooks/ and config
-  // are read-only (code planted there would run outside the jail).
+  // false: the workspace's .git is bound read-only onto itself (hooks,
+  // config or a commondir planted there would run code outside the jail;
+  // docs/jail.md, "git").
   bool dangerously_writable_git = false;
   // Host devices under /dev (/dev/fuse, /dev/net/tun, /dev/dri) added to the
   // jail's minimal /dev at the same path. Empty = only the minimal set.

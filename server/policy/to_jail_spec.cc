@@ -79,52 +79,20 @@ bool is_hidden(const Policy& p, const std::string& path) {
                      [&](const std::string& h) { return is_within(path, h); });
 }
 
-// The binds that keep git metadata from carrying code out of the jail: .git
-// is bound onto itself first (a mount point cannot be renamed away and
-// replaced by a .git of the jail's making), then hooks/ and config read-only.
-// For a linked worktree the .git file is pinned read-only and the repository
-// it points to is bound, so git still works, with its hooks/ and config
-// read-only too.
+// .git read-only onto itself, so nothing git reads as configuration or as a
+// pointer (config, hooks/, commondir, info/, objects/info/alternates, …) can
+// be changed or added, and .git cannot be renamed away and replaced (a mount
+// point cannot be moved). Optional and planned for every jail, whatever the
+// workspace held when brig started: the mount planner binds a .git directory
+// or file found at that moment, and skips none or a symlink (which a mount
+// cannot pin). Its contents are never read to decide more binds: a linked
+// worktree's repository is bound only when the policy names it. docs/jail.md
+// ("git") says why git's own writes cannot be let through yet.
 void add_git_binds(const Policy& p, const Context& ctx, std::vector<Mount>& out) {
-  const GitLayout& g = ctx.git;
-  const bool writable = p.filesystem.workspace == WorkspaceAccess::read_write;
-  const bool outside_ws =
-      !g.commondir.empty() && !is_within(g.commondir, ctx.workspace) && !is_hidden(p, g.commondir);
-  const bool gitdir_apart = !g.gitdir.empty() && !is_within(g.gitdir, g.commondir) &&
-                            !is_within(g.gitdir, ctx.workspace) && !is_hidden(p, g.gitdir);
-  if (!writable) {
-    // Nothing in the workspace can change; only let git read a worktree's repository.
-    if (g.kind == GitLayout::Kind::file && outside_ws)
-      out.push_back(bind_mount(g.commondir, false, false));
-    if (g.kind == GitLayout::Kind::file && gitdir_apart)
-      out.push_back(bind_mount(g.gitdir, false, false));
+  if (p.filesystem.workspace != WorkspaceAccess::read_write ||
+      p.filesystem.dangerously_writable_git)
     return;
-  }
-  if (g.kind == GitLayout::Kind::none || p.filesystem.dangerously_writable_git) return;
-  if (g.kind == GitLayout::Kind::directory) {
-    out.push_back(bind_mount(g.dot_git, true, false));
-  } else {
-    out.push_back(bind_mount(g.dot_git, false, false));
-    if (outside_ws) out.push_back(bind_mount(g.commondir, true, false));
-    if (gitdir_apart) out.push_back(bind_mount(g.gitdir, true, false));
-  }
-  if (!g.commondir.empty() && (outside_ws || is_within(g.commondir, ctx.workspace))) {
-    out.push_back(bind_mount(g.commondir + "/hooks", false, true));
-    out.push_back(bind_mount(g.commondir + "/config", false, true));
-    if (g.gitdir != g.commondir)
-      out.push_back(bind_mount(g.gitdir + "/config.worktree", false, true));
-  }
-  // core.hooksPath only matters where the jail could write: elsewhere it is
-  // read-only already, or not in the jail at all (and stays out).
-  const auto writable_there = [&](const std::string& root) {
-    return is_within(g.hooks_path, root);
-  };
-  if (!g.hooks_path.empty() && !is_hidden(p, g.hooks_path) &&
-      (writable_there(ctx.workspace) || (outside_ws && writable_there(g.commondir)) ||
-       std::any_of(p.filesystem.read_write.begin(), p.filesystem.read_write.end(),
-                   [&](const PathRule& r) { return writable_there(r.path); }))) {
-    out.push_back(bind_mount(g.hooks_path, false, true));
-  }
+  out.push_back(bind_mount(ctx.workspace + "/.git", false, true));
 }
 
 // Drops every mount but the first at each target (the caller lists them by
@@ -140,18 +108,16 @@ std::vector<Mount> dedupe(const Policy& p, std::vector<Mount> in) {
   return out;
 }
 
-// Masks for `paths` that lie under a bound host tree. Elsewhere they are
-// absent already: under a tmpfs, or not mounted at all.
+// A mask for each hidden host path; the jail's planner puts it wherever a
+// bind shows that file (at its own path or through a symlinked one) and
+// skips it where nothing does. A path that is a mount target itself is
+// replaced already (a bind there was dropped, a tmpfs is private).
 void add_masks(const std::vector<std::string>& paths, std::vector<Mount>& mounts) {
   std::vector<Mount> masks;
   for (const std::string& path : paths) {
-    const Mount* deepest = nullptr;
-    for (const Mount& m : mounts) {
-      if (is_within(path, m.target) &&
-          (deepest == nullptr || m.target.size() > deepest->target.size()))
-        deepest = &m;
-    }
-    if (deepest == nullptr || deepest->kind != Mount::Kind::bind || deepest->target == path)
+    const auto same = [&](const Mount& m) { return m.target == path; };
+    if (std::any_of(mounts.begin(), mounts.end(), same) ||
+        std::any_of(masks.begin(), masks.end(), same))
       continue;
     Mount m = mount_of(Mount::Kind::mask, path);
     m.optional = true;

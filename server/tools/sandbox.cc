@@ -9,6 +9,7 @@
 #include "server/policy/loader.h"
 #include "server/policy/to_jail_spec.h"
 #include "server/policy/units.h"
+#include "server/policy/writable.h"
 
 namespace brig::server {
 
@@ -30,6 +31,7 @@ Result<Sandbox> plan_sandbox(const std::string& policy_ref, const std::string& w
   sandbox.policy_name = policy_ref;
   sandbox.context = policy::caller_context(workspace, cwd, std::move(env), home);
   sandbox.spec = BRIG_TRY(policy::to_jail_spec(sandbox.policy, sandbox.context));
+  BRIG_TRY_VOID(policy::refuse_writable_policy_files(loaded->files, sandbox.spec));
   sandbox.env = policy::jail_environment(sandbox.policy, sandbox.context);
   return sandbox;
 }
@@ -48,6 +50,16 @@ std::string sandbox_instructions(const Sandbox& sandbox) {
   if (p.filesystem.private_home && !sandbox.context.home.empty())
     text += fmt::format("; {} is a private, empty home", sandbox.context.home);
   text += "; /tmp is private and emptied after each command. ";
+  if (p.filesystem.workspace == policy::WorkspaceAccess::read_write &&
+      !p.filesystem.dangerously_writable_git)
+    text +=
+        "The workspace's .git is read-only: git status, diff and log work; git add, commit, "
+        "checkout and fetch fail (leave commits to the user). ";
+  if (const auto weak = policy::weak_hidden_paths(sandbox.spec); !weak.empty())
+    text += fmt::format(
+        "These hidden paths lie under a writable path, where hiding is not enforced as a whole: "
+        "{}. ",
+        fmt::join(weak, ", "));
   text += p.network.mode == jail::NetworkMode::none
               ? "There is no network: only the jail's own loopback. "
               : "Commands use the host's network. ";

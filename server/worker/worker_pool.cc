@@ -17,6 +17,7 @@
 #include <asio/write.hpp>
 
 #include "jail/base/unique_fd.h"
+#include "jail/steps/mounts.h"
 
 namespace brig::server {
 
@@ -26,6 +27,11 @@ struct WorkerPool::Worker {
   Running jail;
   asio::local::stream_protocol::socket socket;
   worker::ReplyReader reader;
+  // The mounts as the host looked when the worker was started. A long-lived
+  // worker must not keep showing what the host has changed since: a .git
+  // made later (read-only for every jail planned after it) or a hidden file
+  // written later (masked only where it exists when the jail is planned).
+  std::optional<jail::mounts::Plan> plan;
 };
 
 jail::JailSpec worker_jail_spec(const jail::JailSpec& sandbox_spec,
@@ -71,9 +77,15 @@ asio::awaitable<Result<WorkerPool::Worker*>> WorkerPool::ensure_worker(Lane& lan
     char byte;
     const ssize_t n =
         ::recv(lane.worker->socket.native_handle(), &byte, 1, MSG_PEEK | MSG_DONTWAIT);
-    if (!(n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK)))
-      co_return lane.worker.get();
-    spdlog::warn("file worker (pid {}) is gone; starting another", lane.worker->jail.pid());
+    const bool alive = !(n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK));
+    auto now = jail::mounts::plan(spec_, jail::mounts::real_host());
+    const bool same_host = now && lane.worker->plan && *now == *lane.worker->plan;
+    if (alive && same_host) co_return lane.worker.get();
+    if (alive)
+      spdlog::info("the host changed what the file worker's jail shows (pid {}); starting another",
+                   lane.worker->jail.pid());
+    else
+      spdlog::warn("file worker (pid {}) is gone; starting another", lane.worker->jail.pid());
     lane.worker.reset();
   }
   int pair[2];
@@ -81,6 +93,7 @@ asio::awaitable<Result<WorkerPool::Worker*>> WorkerPool::ensure_worker(Lane& lan
     co_return std::unexpected(sys_error("start the file worker", "socketpair", errno));
   UniqueFd ours(pair[0]);
   UniqueFd theirs(pair[1]);
+  auto plan = jail::mounts::plan(spec_, jail::mounts::real_host());
   jail::ExecRequest request{.argv = {worker_path_, "--workspace", sandbox_.workspace()},
                             .env = {},
                             .cwd = sandbox_.workspace(),
@@ -98,7 +111,8 @@ asio::awaitable<Result<WorkerPool::Worker*>> WorkerPool::ensure_worker(Lane& lan
   lane.worker.reset(new Worker{std::move(*running),
                                asio::local::stream_protocol::socket(
                                    executor_, asio::local::stream_protocol(), ours.release()),
-                               worker::ReplyReader()});
+                               worker::ReplyReader(),
+                               plan ? std::optional(std::move(*plan)) : std::nullopt});
   co_return lane.worker.get();
 }
 

@@ -22,11 +22,29 @@ class FakeHost final : public HostView {
     auto it = types.find(p);
     return it == types.end() ? Type::missing : it->second;
   }
+  std::vector<std::string> proc_files;  // proc_root_only()
+  // realpath: every component that is a link replaced by its text (absolute,
+  // or relative to its directory, without ".."); the result must be listed
+  // (directories on the way need not be).
   std::optional<std::string> resolve(const std::string& p) const override {
-    if (auto l = links.find(p); l != links.end()) return p.substr(0, p.rfind('/') + 1) + l->second;
-    if (type(p) == Type::missing) return std::nullopt;
-    return p;
+    std::string out;
+    for (size_t pos = 1; pos <= p.size();) {
+      size_t end = p.find('/', pos);
+      if (end == std::string::npos) end = p.size();
+      std::string next = out + "/" + p.substr(pos, end - pos);
+      pos = end + 1;
+      if (auto l = links.find(next); l != links.end()) {
+        auto r = resolve(l->second.starts_with('/') ? l->second : out + "/" + l->second);
+        if (!r) return std::nullopt;
+        next = *r;
+      }
+      out = next;
+    }
+    if (out.empty()) out = "/";
+    if (type(out) == Type::missing) return std::nullopt;
+    return out;
   }
+  std::vector<std::string> proc_root_only() const override { return proc_files; }
   std::optional<std::string> link_text(const std::string& p) const override {
     auto l = links.find(p);
     if (l == links.end()) return std::nullopt;
@@ -104,7 +122,8 @@ FakeHost debian_host() {
              {"/home/u/ws", HostView::Type::dir},
              {"/home/u/ws/.git", HostView::Type::dir},
              {"/home/u/ws/.git/hooks", HostView::Type::dir},
-             {"/home/u/ws/.git/config", HostView::Type::file}};
+             {"/home/u/ws/.git/config", HostView::Type::file},
+             {"/home/u/ws/.env", HostView::Type::file}};
   h.links = {{"/lib", "usr/lib"}};
   return h;
 }
@@ -157,6 +176,71 @@ TEST(MountPlanTest, WholePlanForSystemDirsWorkspaceAndGit) {
           "mask /newroot/home/u/ws/.env", "enter_root /newroot", "attr / ro"));
 }
 
+// The target of a bind inside a bound tree is the jail's to change: a
+// symlink on the way (hooksPath = lnk/shadow with lnk -> ../../etc once put
+// the host's /etc/shadow over its mask) is refused, or skipped when optional
+// so that one planted at an optional path never stops later jails.
+TEST(MountPlanTest, MountPointReachedThroughASymlinkInABoundTreeIsRefused) {
+  FakeHost h = debian_host();
+  h.types["/etc/shadow"] = HostView::Type::file;
+  h.types["/home/u/ws/lnk"] = HostView::Type::symlink;
+  h.links["/home/u/ws/lnk"] = "/etc";
+  JailSpec s;
+  s.mounts = {bind("/home/u/ws", "/home/u/ws", true),
+              bind("/home/u/ws/lnk/shadow", "/home/u/ws/lnk/shadow")};
+  const auto refused = plan(s, h);
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().where, "/home/u/ws/lnk/shadow");
+  EXPECT_THAT(refused.error().why, ::testing::HasSubstr("symlink"));
+
+  s.mounts[1].optional = true;
+  const auto skipped = plan(s, h);
+  ASSERT_TRUE(skipped) << skipped.error().to_string();
+  EXPECT_THAT(render(*skipped),
+              ::testing::Not(::testing::Contains(::testing::HasSubstr("/etc/shadow"))));
+  EXPECT_THAT(render(*skipped), ::testing::Not(::testing::Contains(::testing::HasSubstr("lnk"))));
+}
+
+// A mask hides the host file, wherever a bind shows it: a hidden path that is
+// a symlink is masked where its real file shows, and a file reached through
+// a symlinked bind is masked there too.
+TEST(MountPlanTest, MaskHidesTheRealFileWhereverABindShowsIt) {
+  FakeHost h = debian_host();
+  h.types["/data"] = HostView::Type::dir;
+  h.types["/data/ssh"] = HostView::Type::dir;
+  h.types["/home/u/.ssh"] = HostView::Type::symlink;
+  h.links["/home/u/.ssh"] = "/data/ssh";
+  h.types["/home/u/data"] = HostView::Type::symlink;
+  h.links["/home/u/data"] = "/data";
+  Mount hidden;
+  hidden.kind = Mount::Kind::mask;
+  hidden.target = "/home/u/.ssh";
+  hidden.optional = true;
+  JailSpec s;
+  s.mounts = {bind("/data", "/data"), hidden};
+  const auto p = plan(s, h);
+  ASSERT_TRUE(p) << p.error().to_string();
+  EXPECT_THAT(render(*p), ::testing::Contains("mask /newroot/data/ssh"));
+
+  hidden.target = "/data/ssh";
+  s.mounts = {bind("/home/u/data", "/home/u/data"), hidden};
+  const auto through_link = plan(s, h);
+  ASSERT_TRUE(through_link) << through_link.error().to_string();
+  EXPECT_THAT(render(*through_link), ::testing::Contains("mask /newroot/home/u/data/ssh"));
+}
+
+TEST(MountPlanTest, MaskIsSkippedWhereNoBindShowsTheFile) {
+  Mount hidden;
+  hidden.kind = Mount::Kind::mask;
+  hidden.target = "/etc/hosts";
+  JailSpec s;
+  s.mounts = {bind("/usr", "/usr"), hidden};
+  const auto r = render(*plan(s, debian_host()));
+  EXPECT_THAT(r, ::testing::Not(::testing::Contains(::testing::HasSubstr("mask"))));
+  s.mounts.insert(s.mounts.begin(), bind("/etc", "/etc"));
+  EXPECT_THAT(render(*plan(s, debian_host())), ::testing::Contains("mask /newroot/etc/hosts"));
+}
+
 TEST(MountPlanTest, SymlinkWithoutItsDestinationBoundIsBoundResolved) {
   JailSpec s;
   s.mounts = {bind("/lib", "/lib")};
@@ -201,6 +285,25 @@ TEST(MountPlanTest, ProcIsHardenedOnlyWhenTheJailsRootIsHostRoot) {
   EXPECT_THAT(hardened, ::testing::Contains("mask /newroot/proc/kcore"));
   EXPECT_THAT(hardened, ::testing::Contains("mask /newroot/proc/keys"));
   EXPECT_THAT(hardened, ::testing::Contains("mask /newroot/proc/timer_list"));
+}
+
+// kpageflags, slabinfo and the like describe the host kernel; a jail whose
+// uid 0 is host root could read them, any other gains nothing from them.
+TEST(MountPlanTest, RootOnlyProcFilesAreMaskedInEveryTier) {
+  FakeHost h = debian_host();
+  h.proc_files = {"kpageflags", "slabinfo", "timer_list"};
+  Mount proc;
+  proc.kind = Mount::Kind::proc;
+  proc.target = "/proc";
+  for (uid_t outside : {0u, 1000u}) {
+    JailSpec s;
+    s.identity.outside_uid = outside;
+    s.mounts = {proc};
+    const auto r = render(*plan(s, h));
+    EXPECT_THAT(r, ::testing::Contains("mask /newroot/proc/kpageflags")) << outside;
+    EXPECT_THAT(r, ::testing::Contains("mask /newroot/proc/slabinfo")) << outside;
+    EXPECT_EQ(std::count(r.begin(), r.end(), "mask /newroot/proc/timer_list"), 1) << outside;
+  }
 }
 
 TEST(MountPlanTest, DevHasTheMinimalDevicesPtsAndShm) {

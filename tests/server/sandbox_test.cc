@@ -35,20 +35,54 @@ TEST(Sandbox, StrictSaysTheWorkspaceIsReadOnly) {
 
 TEST(Sandbox, DisabledToolsAreNamedAndABadPolicyListsEveryError) {
   TempDir ws;
-  const std::string good = ws.file("p.toml");
+  TempDir policies;
+  const std::string good = policies.file("p.toml");
   std::ofstream(good) << "extends = \"default\"\n[tools]\ndisabled = [\"exec\"]\n";
   auto sandbox = plan_sandbox(good, ws.path(), ws.path());
   ASSERT_TRUE(sandbox) << sandbox.error().to_string();
   EXPECT_NE(sandbox_instructions(*sandbox).find("Switched off by the policy: exec"),
             std::string::npos);
 
-  const std::string bad = ws.file("bad.toml");
+  const std::string bad = policies.file("bad.toml");
   std::ofstream(bad) << "[filesystem]\nworkspce = 1\n[limits]\npids = \"many\"\n";
   auto refused = plan_sandbox(bad, ws.path(), ws.path());
   ASSERT_FALSE(refused);
   const std::string why = refused.error().to_string();
   EXPECT_NE(why.find("workspce"), std::string::npos) << why;
   EXPECT_NE(why.find("pids"), std::string::npos) << why;
+}
+
+// A policy its own jail could rewrite would decide the next jail: refused,
+// naming the file; the same file outside every writable path is fine.
+TEST(Sandbox, PolicyFileInTheWorkspaceIsRefused) {
+  TempDir ws;
+  const std::string inside = ws.file("p.toml");
+  std::ofstream(inside) << "extends = \"default\"\n";
+  auto refused = plan_sandbox(inside, ws.path(), ws.path());
+  ASSERT_FALSE(refused);
+  EXPECT_NE(refused.error().to_string().find(inside), std::string::npos)
+      << refused.error().to_string();
+  EXPECT_NE(refused.error().to_string().find("could rewrite it"), std::string::npos);
+
+  // A read-only workspace cannot be written: a policy there is fine.
+  std::ofstream(ws.file("ro.toml")) << "extends = \"strict\"\n";
+  EXPECT_TRUE(plan_sandbox(ws.file("ro.toml"), ws.path(), ws.path()));
+}
+
+// The instructions say what git can do in the jail, and which hidden paths
+// cannot hold.
+TEST(Sandbox, InstructionsSayGitIsReadOnlyAndNameWeakHiddenPaths) {
+  TempDir ws;
+  TempDir policies;
+  std::ofstream(policies.file("p.toml"))
+      << "extends = \"default\"\n[filesystem]\nhidden_add = [\"" << ws.path() << "/.env\"]\n";
+  auto sandbox = plan_sandbox(policies.file("p.toml"), ws.path(), ws.path());
+  ASSERT_TRUE(sandbox) << sandbox.error().to_string();
+  const std::string text = sandbox_instructions(*sandbox);
+  EXPECT_NE(text.find(".git is read-only"), std::string::npos) << text;
+  EXPECT_NE(text.find(ws.path() + "/.env (under the writable " + ws.path() + ")"),
+            std::string::npos)
+      << text;
 }
 
 }  // namespace

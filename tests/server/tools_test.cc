@@ -50,8 +50,7 @@ class Tools : public ::testing::Test {
     ::setenv("HOME", old_home_.c_str(), 1);
   }
 
-  // A .git with hooks/ and config in the workspace, then a new server: the
-  // jail is planned at start-up, and only then pins .git.
+  // A .git with hooks/ and config in the workspace, then a new server.
   void make_git_repository_and_restart() {
     ::mkdir(ws_.file(".git").c_str(), 0755);
     ::mkdir(ws_.file(".git/hooks").c_str(), 0755);
@@ -180,7 +179,7 @@ TEST_F(Tools, ReadOnlySystemPathsRefuseWritesWithTheRule) {
   EXPECT_NE(::access("/usr/brig-planted", F_OK), 0);
 }
 
-TEST_F(Tools, GitHooksAndConfigAreReadOnlyInTheJail) {
+TEST_F(Tools, GitMetadataIsReadOnlyInTheJail) {
   ASSERT_NO_FATAL_FAILURE(make_git_repository_and_restart());
 
   Json hook = call("write_file", {{"path", ".git/hooks/pre-commit"}, {"content", "#!/bin/sh\n"}});
@@ -192,9 +191,25 @@ TEST_F(Tools, GitHooksAndConfigAreReadOnlyInTheJail) {
             {"edits", {{{"old_text", "[core]"}, {"new_text", "[core]\n\thooksPath = /tmp"}}}}});
   EXPECT_TRUE(is_error(config)) << config.dump();
   EXPECT_EQ(read_host_file(ws_.file(".git/config")), "[core]\n");
-  // The rest of .git stays writable: git itself must work in the jail.
-  EXPECT_FALSE(
-      is_error(call("write_file", {{"path", ".git/HEAD"}, {"content", "ref: refs/heads/dev\n"}})));
+  // All of .git is read-only (docs/jail.md, "git"), and the refusal says why.
+  Json head = call("write_file", {{"path", ".git/HEAD"}, {"content", "ref: refs/heads/dev\n"}});
+  EXPECT_TRUE(is_error(head)) << head.dump();
+  EXPECT_NE(text_of(head).find("dangerously_writable_git"), std::string::npos) << text_of(head);
+  Json commondir = call("write_file", {{"path", ".git/commondir"}, {"content", "../evil\n"}});
+  EXPECT_TRUE(is_error(commondir)) << commondir.dump();
+  EXPECT_NE(::access(ws_.file(".git/commondir").c_str(), F_OK), 0);
+}
+
+// The file worker lives long; a .git (or a hidden file) that appears after
+// it started must not stay writable (or readable) through it.
+TEST_F(Tools, GitMadeAfterTheWorkerStartedIsReadOnlyToo) {
+  Json warm = call("write_file", {{"path", "warm.txt"}, {"content", "x"}});
+  ASSERT_FALSE(is_error(warm)) << warm.dump();
+  ::mkdir(ws_.file(".git").c_str(), 0755);
+  write_host_file(ws_.file(".git/HEAD"), "ref: refs/heads/main\n");
+  Json planted = call("write_file", {{"path", ".git/commondir"}, {"content", "../evil\n"}});
+  EXPECT_TRUE(is_error(planted)) << planted.dump();
+  EXPECT_NE(::access(ws_.file(".git/commondir").c_str(), F_OK), 0);
 }
 
 TEST_F(Tools, SearchAndFindFilesFindWhatMattersAndSayWhatTheySkipped) {

@@ -126,18 +126,19 @@ TEST_F(BrigRun, SigkillOfBrigRunLeavesNoJailedProcess) {
 TEST_F(BrigRun, JailSetupFailureExits125NamingTheStepAndErrno) {
   // A read-only path that is not optional and does not exist: the policy is
   // valid, the bind fails inside the jail's setup.
-  std::ofstream(ws.file("missing.toml"))
+  TempDir policies;  // outside the workspace: a policy the jail could write is refused
+  std::ofstream(policies.file("missing.toml"))
       << "extends = \"default\"\n[filesystem]\nread_only_add = [\"/nonexistent/brig-missing\"]\n";
-  Ran r = run({"--policy", ws.file("missing.toml"), "--", "/bin/true"});
+  Ran r = run({"--policy", policies.file("missing.toml"), "--", "/bin/true"});
   EXPECT_EQ(r.status, 125);
   EXPECT_THAT(r.err,
               HasSubstr("brig run: setup failed at step mount: bind /nonexistent/brig-missing"));
   EXPECT_THAT(r.err, HasSubstr(": No such file or directory"));
   // The positive control: marked optional, the same path is skipped.
-  std::ofstream(ws.file("optional.toml"))
+  std::ofstream(policies.file("optional.toml"))
       << "extends = \"default\"\n[filesystem]\nread_only_add = [{ path = "
          "\"/nonexistent/brig-missing\", optional = true }]\n";
-  Ran ok = run({"--policy", ws.file("optional.toml"), "--", "/bin/true"});
+  Ran ok = run({"--policy", policies.file("optional.toml"), "--", "/bin/true"});
   EXPECT_EQ(ok.status, 0) << ok.err;
 }
 

@@ -1,5 +1,7 @@
 // The shipped policies, loaded as brig loads them, planned for fixed callers:
 // the whole JailSpec of each, as an unprivileged user and as root.
+#include <algorithm>
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -38,8 +40,6 @@ Context ada() {
            {"ANTHROPIC_API_KEY", "sk-ant-secret"},
            {"SSH_AUTH_SOCK", "/run/user/1000/ssh"},
            {"RUST_LOG", "debug"}};
-  c.git = GitLayout{GitLayout::Kind::directory, "/home/ada/proj/.git", "/home/ada/proj/.git",
-                    "/home/ada/proj/.git", ""};
   return c;
 }
 
@@ -85,6 +85,27 @@ const std::vector<Mount> kRootMasks = {
 };
 
 // `a` then `b`, then `c`.
+// default.toml's `hidden` under `home`: the mount planner masks each where a
+// bind shows it (under the private home, nowhere).
+std::vector<Mount> home_masks(const std::string& h) {
+  std::vector<Mount> m;
+  for (const char* p :
+       {"/.ssh", "/.gnupg", "/.aws", "/.azure", "/.config/gcloud", "/.kube", "/.docker", "/.netrc",
+        "/.git-credentials", "/.npmrc", "/.pypirc", "/.config/gh"})
+    m.push_back(mask(h + p));
+  return m;
+}
+
+// In the planner's order: by path, with '/' lowest, so a tree is depth-first.
+std::vector<Mount> in_plan_order(std::vector<Mount> m) {
+  std::stable_sort(m.begin(), m.end(), [](const Mount& a, const Mount& b) {
+    return std::lexicographical_compare(
+        a.target.begin(), a.target.end(), b.target.begin(), b.target.end(),
+        [](char x, char y) { return (x == '/' ? '\0' : x) < (y == '/' ? '\0' : y); });
+  });
+  return m;
+}
+
 std::vector<Mount> cat(std::vector<Mount> a, const std::vector<Mount>& b,
                        const std::vector<Mount>& c = {}) {
   a.insert(a.end(), b.begin(), b.end());
@@ -104,39 +125,18 @@ jail::Limits default_limits() {
 TEST(ShippedPolicies, DefaultForAnUnprivilegedUser) {
   jail::JailSpec want;
   want.identity = {1000, 1000, 1000, 1000};
-  want.mounts = {
-      ro("/bin", true),
-      dev(512 * kMiB),
-      ro("/etc"),
-      tmpfs("/home/ada", 512 * kMiB, 0700),
-      rw("/home/ada/proj"),
-      rw("/home/ada/proj/.git"),
-      ro("/home/ada/proj/.git/config", true),
-      ro("/home/ada/proj/.git/hooks", true),
-      ro("/lib", true),
-      ro("/lib32", true),
-      ro("/lib64", true),
-      ro("/libx32", true),
-      ro("/opt", true),
-      proc(),
-      ro("/sbin", true),
-      tmpfs("/tmp", 512 * kMiB, 01777),
-      ro("/usr"),
-  };
+  want.mounts = in_plan_order(
+      cat({ro("/bin", true), dev(512 * kMiB), ro("/etc"), tmpfs("/home/ada", 512 * kMiB, 0700),
+           rw("/home/ada/proj"), ro("/home/ada/proj/.git", true), ro("/lib", true),
+           ro("/lib32", true), ro("/lib64", true), ro("/libx32", true), ro("/opt", true), proc(),
+           ro("/sbin", true), tmpfs("/tmp", 512 * kMiB, 01777), ro("/usr")},
+          home_masks("/home/ada")));
   want.limits = default_limits();
-  want.landlock.read_only = {"/bin",
-                             "/etc",
-                             "/home/ada/proj/.git/config",
-                             "/home/ada/proj/.git/hooks",
-                             "/lib",
-                             "/lib32",
-                             "/lib64",
-                             "/libx32",
-                             "/opt",
-                             "/proc",
-                             "/sbin",
-                             "/usr"};
-  want.landlock.read_write = {"/dev", "/home/ada", "/home/ada/proj", "/home/ada/proj/.git", "/tmp"};
+  want.landlock.read_only = {"/bin",    "/etc",   "/home/ada/proj/.git",
+                             "/lib",    "/lib32", "/lib64",
+                             "/libx32", "/opt",   "/proc",
+                             "/sbin",   "/usr"};
+  want.landlock.read_write = {"/dev", "/home/ada", "/home/ada/proj", "/tmp"};
   want.landlock.list_only = {"/"};
   want.landlock.restrict_tcp = false;  // loopback servers: the network namespace is the boundary
   EXPECT_EQ(plan("default", ada()), want);
@@ -145,13 +145,16 @@ TEST(ShippedPolicies, DefaultForAnUnprivilegedUser) {
 TEST(ShippedPolicies, DefaultForRoot) {
   jail::JailSpec want;
   want.identity = {0, 0, 0, 0};
-  want.mounts = cat({ro("/bin", true), dev(512 * kMiB), ro("/etc")}, kRootMasks,
-                    {ro("/lib", true), ro("/lib32", true), ro("/lib64", true), ro("/libx32", true),
-                     ro("/opt", true), proc(), tmpfs("/root", 512 * kMiB, 0700), ro("/sbin", true),
-                     tmpfs("/tmp", 512 * kMiB, 01777), ro("/usr"), rw("/work/app")});
+  want.mounts = in_plan_order(
+      cat(cat({ro("/bin", true), dev(512 * kMiB), ro("/etc")}, kRootMasks,
+              {ro("/lib", true), ro("/lib32", true), ro("/lib64", true), ro("/libx32", true),
+               ro("/opt", true), proc(), tmpfs("/root", 512 * kMiB, 0700), ro("/sbin", true),
+               tmpfs("/tmp", 512 * kMiB, 01777), ro("/usr"), rw("/work/app"),
+               ro("/work/app/.git", true)}),
+          home_masks("/root")));
   want.limits = default_limits();
-  want.landlock.read_only = {"/bin",    "/etc", "/lib",  "/lib32", "/lib64",
-                             "/libx32", "/opt", "/proc", "/sbin",  "/usr"};
+  want.landlock.read_only = {"/bin", "/etc",  "/lib",  "/lib32", "/lib64",        "/libx32",
+                             "/opt", "/proc", "/sbin", "/usr",   "/work/app/.git"};
   want.landlock.read_write = {"/dev", "/root", "/tmp", "/work/app"};
   want.landlock.list_only = {"/"};
   want.landlock.restrict_tcp = false;
@@ -179,22 +182,12 @@ TEST(ShippedPolicies, StrictForAnUnprivilegedUser) {
   jail::JailSpec want;
   want.identity = {1000, 1000, 1000, 1000};
   // A read-only workspace needs no .git protection.
-  want.mounts = {
-      ro("/bin", true),
-      dev(256 * kMiB),
-      ro("/etc"),
-      tmpfs("/home/ada", 64 * kMiB, 0700),
-      ro("/home/ada/proj"),
-      ro("/lib", true),
-      ro("/lib32", true),
-      ro("/lib64", true),
-      ro("/libx32", true),
-      ro("/opt", true),
-      proc(),
-      ro("/sbin", true),
-      tmpfs("/tmp", 256 * kMiB, 01777),
-      ro("/usr"),
-  };
+  want.mounts = in_plan_order(
+      cat({ro("/bin", true), dev(256 * kMiB), ro("/etc"), tmpfs("/home/ada", 64 * kMiB, 0700),
+           ro("/home/ada/proj"), ro("/lib", true), ro("/lib32", true), ro("/lib64", true),
+           ro("/libx32", true), ro("/opt", true), proc(), ro("/sbin", true),
+           tmpfs("/tmp", 256 * kMiB, 01777), ro("/usr")},
+          home_masks("/home/ada")));
   want.limits = strict_limits();
   want.landlock.read_only = {"/bin",    "/etc", "/home/ada/proj", "/lib",  "/lib32", "/lib64",
                              "/libx32", "/opt", "/proc",          "/sbin", "/usr"};
@@ -208,10 +201,12 @@ TEST(ShippedPolicies, StrictForAnUnprivilegedUser) {
 TEST(ShippedPolicies, StrictForRoot) {
   jail::JailSpec want;
   want.identity = {0, 0, 0, 0};
-  want.mounts = cat({ro("/bin", true), dev(256 * kMiB), ro("/etc")}, kRootMasks,
-                    {ro("/lib", true), ro("/lib32", true), ro("/lib64", true), ro("/libx32", true),
-                     ro("/opt", true), proc(), tmpfs("/root", 64 * kMiB, 0700), ro("/sbin", true),
-                     tmpfs("/tmp", 256 * kMiB, 01777), ro("/usr"), ro("/work/app")});
+  want.mounts = in_plan_order(
+      cat(cat({ro("/bin", true), dev(256 * kMiB), ro("/etc")}, kRootMasks,
+              {ro("/lib", true), ro("/lib32", true), ro("/lib64", true), ro("/libx32", true),
+               ro("/opt", true), proc(), tmpfs("/root", 64 * kMiB, 0700), ro("/sbin", true),
+               tmpfs("/tmp", 256 * kMiB, 01777), ro("/usr"), ro("/work/app")}),
+          home_masks("/root")));
   want.limits = strict_limits();
   want.landlock.read_only = {"/bin", "/etc",  "/lib",  "/lib32", "/lib64",   "/libx32",
                              "/opt", "/proc", "/sbin", "/usr",   "/work/app"};
@@ -257,12 +252,13 @@ TEST(ShippedPolicies, DevForAnUnprivilegedUser) {
   const std::string h = "/home/ada";
   jail::JailSpec want;
   want.identity = {1000, 1000, 1000, 1000};
-  want.mounts = cat({ro("/bin", true), dev(2 * kGiB), ro("/etc"), tmpfs(h, 512 * kMiB, 0700)},
-                    toolchain_mounts(h),
-                    {rw(h + "/proj"), rw(h + "/proj/.git"), ro(h + "/proj/.git/config", true),
-                     ro(h + "/proj/.git/hooks", true), ro("/lib", true), ro("/lib32", true),
-                     ro("/lib64", true), ro("/libx32", true), ro("/opt", true), proc(),
-                     ro("/sbin", true), tmpfs("/tmp", 2 * kGiB, 01777), ro("/usr")});
+  want.mounts = in_plan_order(
+      cat(cat({ro("/bin", true), dev(2 * kGiB), ro("/etc"), tmpfs(h, 512 * kMiB, 0700)},
+              toolchain_mounts(h),
+              {rw(h + "/proj"), ro(h + "/proj/.git", true), ro("/lib", true), ro("/lib32", true),
+               ro("/lib64", true), ro("/libx32", true), ro("/opt", true), proc(), ro("/sbin", true),
+               tmpfs("/tmp", 2 * kGiB, 01777), ro("/usr")}),
+          home_masks(h)));
   want.limits = dev_limits();
   want.landlock.read_only = {"/bin",
                              "/etc",
@@ -272,8 +268,7 @@ TEST(ShippedPolicies, DevForAnUnprivilegedUser) {
                              h + "/.gradle/init.d",
                              h + "/.rustup",
                              h + "/go/bin",
-                             h + "/proj/.git/config",
-                             h + "/proj/.git/hooks",
+                             h + "/proj/.git",
                              "/lib",
                              "/lib32",
                              "/lib64",
@@ -282,9 +277,9 @@ TEST(ShippedPolicies, DevForAnUnprivilegedUser) {
                              "/proc",
                              "/sbin",
                              "/usr"};
-  want.landlock.read_write = {"/dev",         h,           h + "/.cache",    h + "/.cargo",
-                              h + "/.gradle", h + "/.m2",  h + "/.npm",      h + "/.yarn",
-                              h + "/go",      h + "/proj", h + "/proj/.git", "/tmp"};
+  want.landlock.read_write = {"/dev",         h,           h + "/.cache", h + "/.cargo",
+                              h + "/.gradle", h + "/.m2",  h + "/.npm",   h + "/.yarn",
+                              h + "/go",      h + "/proj", "/tmp"};
   want.landlock.list_only = {"/"};
   want.landlock.restrict_tcp = false;  // loopback servers
   EXPECT_EQ(plan("dev", ada()), want);
@@ -294,12 +289,14 @@ TEST(ShippedPolicies, DevForRoot) {
   const std::string h = "/root";
   jail::JailSpec want;
   want.identity = {0, 0, 0, 0};
-  want.mounts =
-      cat(cat({ro("/bin", true), dev(2 * kGiB), ro("/etc")}, kRootMasks,
-              {ro("/lib", true), ro("/lib32", true), ro("/lib64", true), ro("/libx32", true),
-               ro("/opt", true), proc(), tmpfs(h, 512 * kMiB, 0700)}),
-          toolchain_mounts(h),
-          {ro("/sbin", true), tmpfs("/tmp", 2 * kGiB, 01777), ro("/usr"), rw("/work/app")});
+  want.mounts = in_plan_order(
+      cat(cat(cat({ro("/bin", true), dev(2 * kGiB), ro("/etc")}, kRootMasks,
+                  {ro("/lib", true), ro("/lib32", true), ro("/lib64", true), ro("/libx32", true),
+                   ro("/opt", true), proc(), tmpfs(h, 512 * kMiB, 0700)}),
+              toolchain_mounts(h),
+              {ro("/sbin", true), tmpfs("/tmp", 2 * kGiB, 01777), ro("/usr"), rw("/work/app"),
+               ro("/work/app/.git", true)}),
+          home_masks(h)));
   want.limits = dev_limits();
   want.landlock.read_only = {"/bin",
                              "/etc",
@@ -316,7 +313,8 @@ TEST(ShippedPolicies, DevForRoot) {
                              h + "/.rustup",
                              h + "/go/bin",
                              "/sbin",
-                             "/usr"};
+                             "/usr",
+                             "/work/app/.git"};
   want.landlock.read_write = {"/dev",         h,          h + "/.cache", h + "/.cargo",
                               h + "/.gradle", h + "/.m2", h + "/.npm",   h + "/.yarn",
                               h + "/go",      "/tmp",     "/work/app"};

@@ -18,6 +18,11 @@ using ::testing::IsEmpty;
 
 constexpr uint64_t kMiB = 1 << 20;
 
+// The workspace's .git, read-only when there is one (docs/jail.md, "git").
+Mount git() {
+  return ro("/home/ada/proj/.git", true);
+}
+
 // A policy with only /usr read-only, and a caller with uid 1000.
 class Planner : public ::testing::Test {
  protected:
@@ -50,7 +55,7 @@ class Planner : public ::testing::Test {
 TEST_F(Planner, BaseLayout) {
   EXPECT_THAT(mounts(),
               ElementsAre(dev(16 * kMiB), tmpfs("/home/ada", 8 * kMiB, 0700), rw("/home/ada/proj"),
-                          proc(), tmpfs("/tmp", 16 * kMiB, 01777), ro("/usr")));
+                          git(), proc(), tmpfs("/tmp", 16 * kMiB, 01777), ro("/usr")));
 }
 
 TEST_F(Planner, RefusesTheRootAsWorkspace) {
@@ -83,7 +88,7 @@ TEST_F(Planner, DevicesGoOnTheDevMount) {
   Mount d = dev(16 * kMiB);
   d.devices = {{"/dev/fuse", false}, {"/dev/net/tun", true}};
   EXPECT_THAT(mounts(), ElementsAre(d, tmpfs("/home/ada", 8 * kMiB, 0700), rw("/home/ada/proj"),
-                                    proc(), tmpfs("/tmp", 16 * kMiB, 01777), ro("/usr")));
+                                    git(), proc(), tmpfs("/tmp", 16 * kMiB, 01777), ro("/usr")));
   // The host's whole /dev is there already; Landlock grants it as before.
   policy.dangerously_share = {SharedNamespace::mount};
   policy.filesystem.private_home = false;
@@ -96,8 +101,8 @@ TEST_F(Planner, DevicesGoOnTheDevMount) {
 TEST_F(Planner, WorkspaceWinsOverAPolicyBindAndTheHomeTmpfs) {
   ctx.workspace = "/home/ada";
   policy.filesystem.read_only.push_back({"/home/ada", false});
-  EXPECT_THAT(mounts(), ElementsAre(dev(16 * kMiB), rw("/home/ada"), proc(),
-                                    tmpfs("/tmp", 16 * kMiB, 01777), ro("/usr")));
+  EXPECT_THAT(mounts(), ElementsAre(dev(16 * kMiB), rw("/home/ada"), ro("/home/ada/.git", true),
+                                    proc(), tmpfs("/tmp", 16 * kMiB, 01777), ro("/usr")));
 }
 
 TEST_F(Planner, ReadOnlyWorkspace) {
@@ -108,33 +113,37 @@ TEST_F(Planner, ReadOnlyWorkspace) {
 TEST_F(Planner, ExplicitBindReplacesAPrivateTmpfs) {
   policy.filesystem.read_write = {{"/tmp", false}};
   policy.filesystem.private_home = false;
-  EXPECT_THAT(mounts(),
-              ElementsAre(dev(16 * kMiB), rw("/home/ada/proj"), proc(), rw("/tmp"), ro("/usr")));
+  EXPECT_THAT(mounts(), ElementsAre(dev(16 * kMiB), rw("/home/ada/proj"), git(), proc(), rw("/tmp"),
+                                    ro("/usr")));
 }
 
 TEST_F(Planner, BindsInsideTheHomeComeAfterItsTmpfs) {
   policy.filesystem.read_write = {{"/home/ada/.cache", true}};
   EXPECT_THAT(mounts(), ElementsAre(dev(16 * kMiB), tmpfs("/home/ada", 8 * kMiB, 0700),
-                                    rw("/home/ada/.cache", true), rw("/home/ada/proj"), proc(),
-                                    tmpfs("/tmp", 16 * kMiB, 01777), ro("/usr")));
+                                    rw("/home/ada/.cache", true), rw("/home/ada/proj"), git(),
+                                    proc(), tmpfs("/tmp", 16 * kMiB, 01777), ro("/usr")));
 }
 
 TEST_F(Planner, NoPrivateHomeWithoutAUsableHome) {
   for (const char* home : {"", "/", "relative"}) {
     ctx.home = home;
-    EXPECT_THAT(mounts(), ElementsAre(dev(16 * kMiB), rw("/home/ada/proj"), proc(),
+    EXPECT_THAT(mounts(), ElementsAre(dev(16 * kMiB), rw("/home/ada/proj"), git(), proc(),
                                       tmpfs("/tmp", 16 * kMiB, 01777), ro("/usr")))
         << home;
   }
 }
 
-TEST_F(Planner, HiddenPathsAreMaskedOnlyUnderABoundTree) {
+// The mount planner, which sees the host, decides where each one shows (a
+// path under brig's own tmpfs shows nowhere; a symlinked one may show at
+// another path): the policy planner hands every hidden path on.
+TEST_F(Planner, HiddenPathsAreHandedToTheMountPlannerAsMasks) {
   policy.filesystem.hidden = {"/usr/share/secret", "/home/ada/.ssh", "/srv/x",
-                              "/home/ada/proj/.env"};
-  EXPECT_THAT(mounts(),
-              ElementsAre(dev(16 * kMiB), tmpfs("/home/ada", 8 * kMiB, 0700), rw("/home/ada/proj"),
-                          mask("/home/ada/proj/.env"), proc(), tmpfs("/tmp", 16 * kMiB, 01777),
-                          ro("/usr"), mask("/usr/share/secret")));
+                              "/home/ada/proj/.env", "/tmp"};
+  EXPECT_THAT(
+      mounts(),
+      ElementsAre(dev(16 * kMiB), tmpfs("/home/ada", 8 * kMiB, 0700), mask("/home/ada/.ssh"),
+                  rw("/home/ada/proj"), mask("/home/ada/proj/.env"), git(), proc(), mask("/srv/x"),
+                  tmpfs("/tmp", 16 * kMiB, 01777), ro("/usr"), mask("/usr/share/secret")));
 }
 
 TEST_F(Planner, RootMappedToHostRootMasksRootSecrets) {
@@ -151,13 +160,13 @@ TEST_F(Planner, RootMappedToHostRootMasksRootSecrets) {
                           mask("/etc/security/opasswd"), mask("/etc/shadow"), mask("/etc/shadow-"),
                           mask("/etc/ssh/ssh_host_dsa_key"), mask("/etc/ssh/ssh_host_ecdsa_key"),
                           mask("/etc/ssh/ssh_host_ed25519_key"), mask("/etc/ssh/ssh_host_rsa_key"),
-                          mask("/etc/sudoers"), mask("/etc/sudoers.d"), rw("/home/ada/proj"),
+                          mask("/etc/sudoers"), mask("/etc/sudoers.d"), rw("/home/ada/proj"), git(),
                           proc(), tmpfs("/tmp", 16 * kMiB, 01777)));
   EXPECT_TRUE(jail::validate(*spec));
 
   policy.identity.dangerously_unmask_root_secrets = true;
   EXPECT_THAT(to_jail_spec(policy, ctx)->mounts,
-              ElementsAre(dev(16 * kMiB), ro("/etc"), rw("/home/ada/proj"), proc(),
+              ElementsAre(dev(16 * kMiB), ro("/etc"), rw("/home/ada/proj"), git(), proc(),
                           tmpfs("/tmp", 16 * kMiB, 01777)));
 }
 
@@ -182,33 +191,17 @@ TEST_F(Planner, UnprivilegedCallerAlwaysKeepsItsOwnIds) {
   EXPECT_EQ(to_jail_spec(policy, ctx)->identity, (jail::Identity{1000, 1001, 1000, 1001}));
 }
 
-TEST_F(Planner, GitDirectoryIsPinnedWithHooksAndConfigReadOnly) {
-  ctx.git = GitLayout{GitLayout::Kind::directory, "/home/ada/proj/.git", "/home/ada/proj/.git",
-                      "/home/ada/proj/.git", ""};
-  EXPECT_THAT(mounts(),
-              ElementsAre(dev(16 * kMiB), tmpfs("/home/ada", 8 * kMiB, 0700), rw("/home/ada/proj"),
-                          rw("/home/ada/proj/.git"), ro("/home/ada/proj/.git/config", true),
-                          ro("/home/ada/proj/.git/hooks", true), proc(),
-                          tmpfs("/tmp", 16 * kMiB, 01777), ro("/usr")));
-}
-
-TEST_F(Planner, GitHooksPathIsReadOnlyToo) {
-  ctx.git = GitLayout{GitLayout::Kind::directory, "/home/ada/proj/.git", "/home/ada/proj/.git",
-                      "/home/ada/proj/.git", "/home/ada/proj/.husky"};
-  auto m = mounts();
-  EXPECT_NE(std::find(m.begin(), m.end(), ro("/home/ada/proj/.husky", true)), m.end());
-  // Outside anything writable it needs no protection, and is not brought in.
-  ctx.git.hooks_path = "/etc/githooks";
-  m = mounts();
-  EXPECT_EQ(std::find(m.begin(), m.end(), ro("/etc/githooks", true)), m.end());
-  policy.filesystem.read_write = {{"/etc", false}};
-  m = mounts();
-  EXPECT_NE(std::find(m.begin(), m.end(), ro("/etc/githooks", true)), m.end());
+// Everything git reads as configuration or as a pointer lives in .git, and
+// a jail must not be able to add or change any of it (docs/jail.md, "git").
+// Planned for every jail (the mount planner skips it when there is no .git),
+// so a repository made after brig started is covered too.
+TEST_F(Planner, GitDirectoryIsReadOnly) {
+  EXPECT_THAT(mounts(), ElementsAre(dev(16 * kMiB), tmpfs("/home/ada", 8 * kMiB, 0700),
+                                    rw("/home/ada/proj"), ro("/home/ada/proj/.git", true), proc(),
+                                    tmpfs("/tmp", 16 * kMiB, 01777), ro("/usr")));
 }
 
 TEST_F(Planner, GitProtectionOffOnlyWhenAskedOrPointless) {
-  ctx.git = GitLayout{GitLayout::Kind::directory, "/home/ada/proj/.git", "/home/ada/proj/.git",
-                      "/home/ada/proj/.git", ""};
   policy.filesystem.dangerously_writable_git = true;
   EXPECT_EQ(mounts().size(), 6u);
   policy.filesystem.dangerously_writable_git = false;
@@ -216,35 +209,12 @@ TEST_F(Planner, GitProtectionOffOnlyWhenAskedOrPointless) {
   EXPECT_EQ(mounts().size(), 6u);
 }
 
-TEST_F(Planner, GitWorktreeBindsItsRepositoryWithHooksAndConfigReadOnly) {
-  ctx.git = GitLayout{GitLayout::Kind::file, "/home/ada/proj/.git", "/src/main/.git/worktrees/proj",
-                      "/src/main/.git", ""};
-  EXPECT_THAT(mounts(),
-              ElementsAre(dev(16 * kMiB), tmpfs("/home/ada", 8 * kMiB, 0700), rw("/home/ada/proj"),
-                          ro("/home/ada/proj/.git"), proc(), rw("/src/main/.git"),
-                          ro("/src/main/.git/config", true), ro("/src/main/.git/hooks", true),
-                          ro("/src/main/.git/worktrees/proj/config.worktree", true),
-                          tmpfs("/tmp", 16 * kMiB, 01777), ro("/usr")));
-  policy.filesystem.workspace = WorkspaceAccess::read_only;
-  EXPECT_THAT(mounts(), ElementsAre(dev(16 * kMiB), tmpfs("/home/ada", 8 * kMiB, 0700),
-                                    ro("/home/ada/proj"), proc(), ro("/src/main/.git"),
-                                    tmpfs("/tmp", 16 * kMiB, 01777), ro("/usr")));
-}
-
-TEST_F(Planner, UnverifiedGitFileIsPinnedAndNothingElseBound) {
-  ctx.git = GitLayout{GitLayout::Kind::file, "/home/ada/proj/.git", "", "", ""};
-  EXPECT_THAT(mounts(), ElementsAre(dev(16 * kMiB), tmpfs("/home/ada", 8 * kMiB, 0700),
-                                    rw("/home/ada/proj"), ro("/home/ada/proj/.git"), proc(),
-                                    tmpfs("/tmp", 16 * kMiB, 01777), ro("/usr")));
-}
-
-TEST_F(Planner, HiddenRepositoryIsNotBound) {
-  ctx.git = GitLayout{GitLayout::Kind::file, "/home/ada/proj/.git", "/srv/main/.git/worktrees/p",
-                      "/srv/main/.git", ""};
-  policy.filesystem.hidden = {"/srv"};
-  EXPECT_THAT(mounts(), ElementsAre(dev(16 * kMiB), tmpfs("/home/ada", 8 * kMiB, 0700),
-                                    rw("/home/ada/proj"), ro("/home/ada/proj/.git"), proc(),
-                                    tmpfs("/tmp", 16 * kMiB, 01777), ro("/usr")));
+// The policy's own binds come after .git's at the same path, whatever they say.
+TEST_F(Planner, PolicyCannotMakeGitWritableByNamingIt) {
+  policy.filesystem.read_write = {{"/home/ada/proj/.git", false}};
+  const auto m = mounts();
+  EXPECT_NE(std::find(m.begin(), m.end(), ro("/home/ada/proj/.git", true)), m.end());
+  EXPECT_EQ(std::find(m.begin(), m.end(), rw("/home/ada/proj/.git")), m.end());
 }
 
 TEST_F(Planner, LandlockFollowsTheMounts) {
@@ -252,7 +222,7 @@ TEST_F(Planner, LandlockFollowsTheMounts) {
   auto spec = to_jail_spec(policy, ctx);
   ASSERT_TRUE(spec);
   EXPECT_TRUE(spec->landlock.enabled);
-  EXPECT_THAT(spec->landlock.read_only, ElementsAre("/proc", "/usr"));
+  EXPECT_THAT(spec->landlock.read_only, ElementsAre("/home/ada/proj/.git", "/proc", "/usr"));
   EXPECT_THAT(spec->landlock.read_write,
               ElementsAre("/dev", "/home/ada", "/home/ada/proj", "/tmp"));
   // The private root's own directories hold only mount points.

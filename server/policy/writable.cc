@@ -1,0 +1,51 @@
+#include "server/policy/writable.h"
+
+#include <fmt/format.h>
+
+#include "server/policy/expand.h"
+
+namespace brig::policy {
+namespace {
+
+std::vector<std::string> writable_roots(const jail::JailSpec& spec) {
+  std::vector<std::string> writable;
+  if (!spec.namespaces.mount) return spec.landlock.read_write;
+  for (const jail::Mount& m : spec.mounts)
+    if (m.kind == jail::Mount::Kind::bind && m.writable) writable.push_back(m.source);
+  return writable;
+}
+
+}  // namespace
+
+Result<void> refuse_writable_policy_files(const std::vector<std::string>& files,
+                                          const jail::JailSpec& spec) {
+  const std::vector<std::string> writable = writable_roots(spec);
+  for (const std::string& file : files) {
+    for (const std::string& root : writable) {
+      if (!is_within(file, root)) continue;
+      return std::unexpected(Error{
+          "check the policy file", file,
+          fmt::format("the jail it governs could rewrite it ({} is writable in that jail), and "
+                      "the next run would obey what a command wrote; keep policy files outside "
+                      "the workspace and every read_write path, e.g. in ~/.config/brig/",
+                      root)});
+    }
+  }
+  return {};
+}
+
+std::vector<std::string> weak_hidden_paths(const jail::JailSpec& spec) {
+  std::vector<std::string> weak;
+  const std::vector<std::string> writable = writable_roots(spec);
+  for (const jail::Mount& m : spec.mounts) {
+    if (m.kind != jail::Mount::Kind::mask) continue;
+    for (const std::string& root : writable) {
+      if (m.target == root || !is_within(m.target, root)) continue;
+      weak.push_back(fmt::format("{} (under the writable {})", m.target, root));
+      break;
+    }
+  }
+  return weak;
+}
+
+}  // namespace brig::policy
