@@ -91,24 +91,24 @@ TEST_F(PlantedStateTest, PlantedWorktreeBindsNoHostDirectory) {
 }
 
 // Way out 2: core.hooksPath through a relative symlink once mounted a host
-// file over a mask (/etc/shadow as root; a hidden ~/.ssh unprivileged).
+// file over a mask (/etc/shadow as root; any hidden path unprivileged).
 TEST_F(PlantedStateTest, HooksPathThroughASymlinkShowsNoHiddenFile) {
-  ASSERT_EQ(::mkdir((home() + "/.ssh").c_str(), 0700), 0);
-  write_host_file(home() + "/.ssh/id_ed25519", "PRIVATE KEY\n", 0600);
-  const std::string bound = policy_file("home-bound",
-                                        "extends = \"default\"\n"
-                                        "[filesystem]\n"
-                                        "private_home = false\n"
-                                        "read_only_add = [\"~\"]\n");
-  const std::string to_home = relative(home(), workspace());
+  ASSERT_EQ(::mkdir((workspace() + "/secret").c_str(), 0700), 0);
+  write_host_file(workspace() + "/secret/id", "PRIVATE KEY\n", 0600);
+  const std::string hiding = policy_file("hide-secret",
+                                         "extends = \"default\"\n"
+                                         "[filesystem]\n"
+                                         "hidden_add = [\"" +
+                                             workspace() + "/secret/id\"]\n");
+  const BrigRan before = sh("cat secret/id; true", hiding);
+  ASSERT_THAT(before.out, Not(HasSubstr("PRIVATE KEY")));
   const BrigRan plant =
-      sh("mkdir -p .git/hooks && printf '[core]\\n\\thooksPath = lnk/.ssh\\n' > "
-         ".git/config && ln -s " +
-             to_home + " lnk",
-         bound);
+      sh("mkdir -p .git/hooks && printf '[core]\\n\\thooksPath = zlink/id\\n' > .git/config && "
+         "ln -s secret zlink",
+         hiding);
   ASSERT_EQ(plant.status, 0) << plant.err;
 
-  const BrigRan attack = sh("cat lnk/.ssh/id_ed25519 " + home() + "/.ssh/id_ed25519; true", bound);
+  const BrigRan attack = sh("cat secret/id zlink/id; true", hiding);
   EXPECT_THAT(attack.out, Not(HasSubstr("PRIVATE KEY")));
 }
 
