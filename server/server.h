@@ -5,8 +5,10 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 
 #include <asio/awaitable.hpp>
 #include <asio/io_context.hpp>
@@ -24,6 +26,10 @@ struct ServerConfig {
   StreamLimits stream;
   std::size_t max_connections = 64;  // socket sessions open at once; more are closed at accept
   PeerAllowList allow;               // socket peers allowed in (by SO_PEERCRED)
+  // Runs for each socket peer the allow list lets in, before its session
+  // starts: an error (logged) refuses the connection. Empty: none refused.
+  // A socket peer's calls take its identity (ToolContext::principal()).
+  std::function<Result<void>(const PeerCredentials& peer)> admit;
   // After SIGTERM/SIGINT/SIGHUP or the stdio client's EOF: how long cancelled
   // calls and queued output get before the process exits anyway.
   std::chrono::milliseconds shutdown_grace = std::chrono::milliseconds(800);
@@ -50,7 +56,8 @@ class Server {
  private:
   asio::awaitable<void> accept_loop();
   void accept(asio::local::stream_protocol::socket socket);
-  void add_session(std::shared_ptr<Transport> transport, bool ends_server);
+  void add_session(std::shared_ptr<Transport> transport, bool ends_server,
+                   std::optional<PeerCredentials> principal);
 
   asio::io_context& io_;
   const Registry& registry_;

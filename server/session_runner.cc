@@ -49,24 +49,31 @@ const std::optional<PeerCredentials>& SessionRunner::CallContext::peer() const {
   return runner_.transport_->peer();
 }
 
+const std::optional<PeerCredentials>& SessionRunner::CallContext::principal() const {
+  return runner_.principal_;
+}
+
 std::shared_ptr<SessionRunner> SessionRunner::create(const asio::any_io_executor& executor,
                                                      std::shared_ptr<Transport> transport,
                                                      const Registry& registry,
                                                      const SessionConfig& config,
-                                                     std::function<void()> on_finished) {
+                                                     std::function<void()> on_finished,
+                                                     std::optional<PeerCredentials> principal) {
   return std::make_shared<SessionRunner>(executor, std::move(transport), registry, config,
-                                         std::move(on_finished));
+                                         std::move(on_finished), std::move(principal));
 }
 
 SessionRunner::SessionRunner(const asio::any_io_executor& executor,
                              std::shared_ptr<Transport> transport, const Registry& registry,
-                             const SessionConfig& config, std::function<void()> on_finished)
+                             const SessionConfig& config, std::function<void()> on_finished,
+                             std::optional<PeerCredentials> principal)
     : executor_(executor),
       transport_(std::move(transport)),
       registry_(registry),
       session_(config.info, config.instructions, registry.list(), config.options),
       framer_(config.options.max_line_bytes),
-      on_finished_(std::move(on_finished)) {}
+      on_finished_(std::move(on_finished)),
+      principal_(std::move(principal)) {}
 
 void SessionRunner::start() {
   auto self = shared_from_this();

@@ -193,6 +193,19 @@ class Planner {
     return false;
   }
 
+  // A tmpfs of the spec's belongs to the command's ids. The init that mounts
+  // it keeps root's when the command switches to another user (a root brig
+  // running the jail as an unprivileged one), and a private home of mode
+  // 0700 owned by root would be closed to its own user.
+  std::string owned_tmpfs_data(const Mount& m) const {
+    std::string d = tmpfs_data(m.mode, m.size_bytes);
+    if (spec_.namespaces.user && spec_.identity.inside_uid != 0) {
+      d += ",uid=" + std::to_string(spec_.identity.inside_uid) +
+           ",gid=" + std::to_string(spec_.identity.inside_gid);
+    }
+    return d;
+  }
+
   void plan_one(const Mount& m, size_t i) {
     const std::string tag = " (mounts[" + std::to_string(i) + "])";
     const std::string at = kNew + m.target;
@@ -202,7 +215,7 @@ class Planner {
         return;
       case Mount::Kind::tmpfs:
         make_dirs(m.target, true);
-        fs(at, "tmpfs", tmpfs_data(m.mode, m.size_bytes),
+        fs(at, "tmpfs", owned_tmpfs_data(m),
            MS_NOSUID | MS_NODEV | (m.writable ? 0ul : static_cast<unsigned long>(MS_RDONLY)),
            "tmpfs on " + m.target + tag);
         return;

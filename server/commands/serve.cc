@@ -25,6 +25,7 @@
 #include "server/server.h"
 #include "server/tools/exec_tools.h"
 #include "server/tools/file_tools.h"
+#include "server/tools/principals.h"
 #include "server/tools/sandbox.h"
 #include "server/transport/stdio_transport.h"
 #include "server/workspace.h"
@@ -41,7 +42,9 @@ With --listen, each connection is an independent MCP session. The socket file
 is created with --socket-mode; an existing socket nobody listens on is
 replaced, a live one is an error, and the file is removed at exit. Peers are
 checked with SO_PEERCRED: brig's own uid, plus --allow-uid users and members
-(primary group) of --allow-gid groups. A client that stops reading its output
+(primary group) of --allow-gid groups. Another user's calls run as that user
+(its uid, gid and home), so only a root brig admits other users. A client
+that stops reading its output
 makes brig stop reading its input once --send-queue-bytes are queued, and is
 disconnected if the queue stays that full for --stall-timeout seconds.
 
@@ -76,10 +79,36 @@ Result<gid_t> resolve_group(const std::string& text) {
   return std::unexpected(Error{"parse --allow-gid", text, "no such group"});
 }
 
+// Why an unprivileged brig admits no other user: it could serve one only
+// with its own identity (docs/server.md, "Other users").
+std::string cannot_serve_others(uid_t self) {
+  return fmt::format(
+      "brig runs as uid {}, not root, and the kernel lets an unprivileged jail take no ids but "
+      "brig's own, so that user's commands and file operations would run with brig's "
+      "permissions instead of its own; run brig as root, or a brig of that user's own",
+      self);
+}
+
 Result<PeerAllowList> allow_list(const ServeOptions& o) {
-  PeerAllowList allow{{::geteuid()}, {}};
-  for (const std::string& u : o.allow_uids) allow.uids.push_back(BRIG_TRY(resolve_user(u)));
-  for (const std::string& g : o.allow_gids) allow.gids.push_back(BRIG_TRY(resolve_group(g)));
+  const uid_t self = ::geteuid();
+  PeerAllowList allow{{self}, {}};
+  for (const std::string& u : o.allow_uids) {
+    const uid_t uid = BRIG_TRY(resolve_user(u));
+    if (self != 0 && uid != self)
+      return std::unexpected(Error{"admit --allow-uid", u, cannot_serve_others(self)});
+    allow.uids.push_back(uid);
+  }
+  for (const std::string& g : o.allow_gids) {
+    const gid_t gid = BRIG_TRY(resolve_group(g));
+    // A group admits whoever has it as primary group now or later: other
+    // users, which only root can serve as themselves.
+    if (self != 0) {
+      return std::unexpected(
+          Error{"admit --allow-gid", g,
+                "it admits every user whose primary group it is; " + cannot_serve_others(self)});
+    }
+    allow.gids.push_back(gid);
+  }
   return allow;
 }
 
@@ -123,12 +152,13 @@ CLI::App* add_serve_command(CLI::App& app, ServeOptions& o) {
          fmt::format("Permission bits of the socket file, octal (default {})", o.socket_mode))
       ->option_text("MODE");
   cmd->add_option("--allow-uid", o.allow_uids,
-                  "Also accept socket peers running as this user (name or uid; repeatable); "
-                  "brig's own uid is always accepted")
+                  "Also accept socket peers running as this user (name or uid; repeatable), "
+                  "whose calls run as that user; root only. brig's own uid is always accepted")
       ->option_text("USER")
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   cmd->add_option("--allow-gid", o.allow_gids,
-                  "Also accept socket peers whose primary group is this (name or gid; repeatable)")
+                  "Also accept socket peers whose primary group is this (name or gid; "
+                  "repeatable), each running as itself; root only")
       ->option_text("GROUP")
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   cmd->add_option("--max-connections", o.max_connections,
@@ -225,17 +255,25 @@ int run_serve(const ServeOptions& o, const ToolInstaller& extra_tools) {
   auto worker_path = find_sibling({"brig-worker", "../libexec/brig/brig-worker"});
   if (!worker_path) return fail(worker_path.error());
   WorkerPool workers(io.get_executor(), *sandbox, *worker_path);
+  // Other users' sandboxes are this one's plan for their account: the same
+  // policy, workspace and directory.
+  Principals principals(
+      io.get_executor(), *sandbox, &workers,
+      [&o, ws = workspace->path, cwd = current_directory()](const Account& account) {
+        return plan_sandbox_for(account, o.policy, ws, cwd);
+      },
+      *worker_path);
 
   exec::JobTable jobs;  // declared before the registry: its tools hold it
 
   Registry registry;
-  if (auto added = register_exec_tools(registry, *sandbox, jobs); !added)
+  if (auto added = register_exec_tools(registry, principals, jobs); !added)
     return fail(added.error());
   // An operation's reply leaves room in the message for its JSON escaping
   // and the result's other fields.
   const FileToolLimits file_limits{.timeout = std::chrono::seconds(30),
                                    .max_bytes = o.max_message_bytes / 2};
-  if (auto added = register_file_tools(registry, *sandbox, workers, file_limits); !added)
+  if (auto added = register_file_tools(registry, principals, file_limits); !added)
     return fail(added.error());
   if (extra_tools) {
     if (auto added = extra_tools(registry); !added) return fail(added.error());
@@ -260,6 +298,11 @@ int run_serve(const ServeOptions& o, const ToolInstaller& extra_tools) {
       static_cast<std::chrono::milliseconds::rep>(o.stall_timeout_seconds * 1000));
   config.max_connections = o.max_connections;
   config.allow = *allow;
+  // A peer brig cannot serve as itself is refused at once, not at its first call.
+  config.admit = [&principals](const PeerCredentials& peer) -> Result<void> {
+    if (auto principal = principals.of(peer); !principal) return std::unexpected(principal.error());
+    return {};
+  };
 
   Server server(io, registry, config);
   ServingSummary summary{.version = BRIG_VERSION,
@@ -291,7 +334,7 @@ int run_serve(const ServeOptions& o, const ToolInstaller& extra_tools) {
   // Jobs that outlived their calls end with the server; their jails must be
   // gone (and reported) before the spawner and the io_context go. SIGKILL
   // ends a jail in milliseconds; the bound keeps exit within about a second.
-  workers.stop();
+  principals.stop();
   io.restart();
   auto stopped = asio::co_spawn(io, jobs.stop(std::chrono::milliseconds(500)), asio::use_future);
   while (stopped.wait_for(std::chrono::seconds(0)) != std::future_status::ready)

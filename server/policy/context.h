@@ -13,7 +13,10 @@ namespace brig::policy {
 struct Context {
   std::string workspace;  // absolute, canonical; checked by the caller (server/workspace.h)
   std::string cwd;        // the command's host directory; outside the workspace = the workspace
-  uid_t uid = 0;          // brig's own effective ids: 0 = brig runs as root
+  // The host ids the jail's command runs as: brig's own effective ids (0 =
+  // brig runs as root, and the policy's `identity` decides), or those of the
+  // other user a root brig serves (server/tools/principals.h).
+  uid_t uid = 0;
   gid_t gid = 0;
   std::string home;  // the caller's home, absolute; empty or "/" = no private home
   EnvMap env;        // the caller's environment; only what the policy passes reaches the jail

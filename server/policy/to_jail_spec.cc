@@ -67,7 +67,9 @@ jail::Namespaces namespaces_for(const Policy& p) {
 }
 
 jail::Identity identity_for(const Policy& p, const Context& ctx) {
-  // Unprivileged, the only mapping the kernel allows is the caller's own ids.
+  // A caller other than root runs as itself: unprivileged, the only mapping
+  // the kernel allows is brig's own ids; a root brig serving another user
+  // maps that user's.
   if (ctx.uid != 0 || p.identity.as_root == RootIdentity::root) {
     return jail::Identity{ctx.uid, ctx.gid, ctx.uid, ctx.gid};
   }

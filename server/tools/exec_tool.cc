@@ -1,5 +1,7 @@
 // The `exec` tool: one command, one fresh jail. The call follows the job
 // until it ends or yield_after passes; then the job lives on for `job`.
+#include <cerrno>
+
 #include <fmt/format.h>
 
 #include "server/exec/exec_args.h"
@@ -101,16 +103,26 @@ struct KillUnlessHanded {
   }
 };
 
-asio::awaitable<ToolResult> run_exec(const Sandbox* sandbox, exec::JobTable* jobs, Json args,
+asio::awaitable<ToolResult> run_exec(Principals* principals, exec::JobTable* jobs, Json args,
                                      ToolContext& ctx) {
   auto parsed = exec::parse_exec_args(args);
   if (!parsed) co_return ToolResult::error(parsed.error().to_string());
-  auto launched = co_await exec::launch_job(*sandbox, *jobs, *parsed, exec::owner_of(ctx.peer()));
+  auto principal = principals->of(ctx.principal());
+  if (!principal) co_return ToolResult::error(principal.error().to_string());
+  auto launched =
+      co_await exec::launch_job(principal->sandbox, *jobs, *parsed, exec::owner_of(ctx.peer()));
   if (!launched) co_return ToolResult::error(launched.error().to_string());
   KillUnlessHanded guard{*launched};
   exec::Job& job = *guard.job;
   co_await exec::follow(job, ctx, job.started() + parsed->yield_after);
   exec::JobReport report = exec::report_job(job, parsed->max_output);
+  if (const auto& o = job.outcome(); job.finished() && o &&
+                                     o->kind == jail::Outcome::Kind::setup_failed &&
+                                     o->setup.sys_errno == EACCES) {
+    // A program (or a directory on its way) closed to the client's own user.
+    if (std::string hint = identity_refusal(principal->sandbox); !hint.empty())
+      report.result.add_text(hint);
+  }
   guard.handed = true;
   if (!report.keep_job) jobs->remove(job.id());
   co_return std::move(report.result);
@@ -118,7 +130,8 @@ asio::awaitable<ToolResult> run_exec(const Sandbox* sandbox, exec::JobTable* job
 
 }  // namespace
 
-Tool exec_tool(const Sandbox& sandbox, exec::JobTable& jobs) {
+Tool exec_tool(Principals& principals, exec::JobTable& jobs) {
+  const Sandbox& sandbox = principals.own();
   return Tool{protocol::ToolDescriptor{
                   .name = "exec",
                   .title = "Run a command",
@@ -129,8 +142,8 @@ Tool exec_tool(const Sandbox& sandbox, exec::JobTable& jobs) {
                       /*read_only=*/false, /*destructive=*/true, /*idempotent=*/false,
                       /*open_world=*/sandbox.policy.network.mode != jail::NetworkMode::none),
               },
-              [sandbox = &sandbox, jobs = &jobs](Json args, ToolContext& ctx) {
-                return run_exec(sandbox, jobs, std::move(args), ctx);
+              [principals = &principals, jobs = &jobs](Json args, ToolContext& ctx) {
+                return run_exec(principals, jobs, std::move(args), ctx);
               }};
 }
 

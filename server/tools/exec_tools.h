@@ -1,29 +1,30 @@
 // The command tools: `exec` runs a command in a fresh jail; `job` follows
 // one that outlived its call (or whose output was cut). Both share the
-// server's JobTable, whose jobs belong to the caller's uid.
+// server's JobTable, whose jobs belong to the caller's uid; exec runs each
+// command in the sandbox of the call's principal (server/tools/principals.h).
 #pragma once
 
 #include <algorithm>
 
 #include "jail/base/error.h"
 #include "server/exec/job_table.h"
+#include "server/tools/principals.h"
 #include "server/tools/registry.h"
-#include "server/tools/sandbox.h"
 
 namespace brig::server {
 
-Tool exec_tool(const Sandbox& sandbox, exec::JobTable& jobs);
+Tool exec_tool(Principals& principals, exec::JobTable& jobs);
 Tool job_tool(exec::JobTable& jobs);
 
-// Registers exec and job, in that order, unless the sandbox's policy
-// disables them (job goes with exec). sandbox and jobs must outlive the
+// Registers exec and job, in that order, unless the policy of brig's own
+// sandbox disables them (job goes with exec). principals and jobs must outlive the
 // registry; the server calls jobs.kill_all() when it shuts down. Defined
 // here so that brig_exec needs no link to the registry's library.
-inline Result<void> register_exec_tools(Registry& registry, const Sandbox& sandbox,
+inline Result<void> register_exec_tools(Registry& registry, Principals& principals,
                                         exec::JobTable& jobs) {
-  const auto& disabled = sandbox.policy.disabled_tools;
+  const auto& disabled = principals.own().policy.disabled_tools;
   if (std::find(disabled.begin(), disabled.end(), "exec") != disabled.end()) return {};
-  BRIG_TRY_VOID(registry.add(exec_tool(sandbox, jobs)));
+  BRIG_TRY_VOID(registry.add(exec_tool(principals, jobs)));
   if (std::find(disabled.begin(), disabled.end(), "job") != disabled.end()) return {};
   BRIG_TRY_VOID(registry.add(job_tool(jobs)));
   return {};

@@ -1,6 +1,7 @@
 #include "server/tools/file_tools.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <string>
 #include <utility>
 
@@ -31,30 +32,42 @@ struct FileTool {
 std::string failure_text(const Sandbox& sandbox, const Json& args, files::Access access,
                          const Error& e) {
   std::string text = e.to_string();
-  const files::DenialContext ctx{sandbox.policy, sandbox.policy_name, sandbox.workspace(),
-                                 sandbox.context.home, sandbox.host_root()};
-  const std::string path = args.value("path", std::string("."));
-  if (auto why = files::explain_denial(ctx, path, access, e.sys_errno)) text += "\n" + *why;
+  // A worker that never started says nothing about the call's path.
+  if (!e.what.starts_with(kWorkerStartFailed)) {
+    const files::DenialContext ctx{sandbox.policy, sandbox.policy_name, sandbox.workspace(),
+                                   sandbox.context.home, sandbox.host_root()};
+    const std::string path = args.value("path", std::string("."));
+    if (auto why = files::explain_denial(ctx, path, access, e.sys_errno)) return text + "\n" + *why;
+  }
+  if (e.sys_errno == EACCES) {
+    if (std::string hint = identity_refusal(sandbox); !hint.empty()) text += "\n" + hint;
+  }
   return text;
 }
 
-Tool make_tool(const FileTool& t, const Sandbox& sandbox, WorkerPool& pool, FileToolLimits limits) {
+Tool make_tool(const FileTool& t, Principals& principals, FileToolLimits limits) {
   protocol::ToolDescriptor descriptor = t.descriptor();
   std::string op = descriptor.name;
   return Tool{
       std::move(descriptor),
-      [t, op, &sandbox, &pool, limits](Json args, ToolContext&) -> asio::awaitable<ToolResult> {
+      [t, op, &principals, limits](Json args, ToolContext& ctx) -> asio::awaitable<ToolResult> {
+        auto principal = principals.of(ctx.principal());
+        if (!principal) co_return ToolResult::error(principal.error().to_string());
+        if (principal->workers == nullptr)
+          co_return ToolResult::error("run " + op + ": this server runs no file workers");
         Result<worker::OpReply> reply =
-            co_await pool.call(t.lane, op, args, limits.timeout, limits.max_bytes);
-        if (!reply)
-          co_return ToolResult::error(failure_text(sandbox, args, t.access, reply.error()));
+            co_await principal->workers->call(t.lane, op, args, limits.timeout, limits.max_bytes);
+        if (!reply) {
+          co_return ToolResult::error(
+              failure_text(principal->sandbox, args, t.access, reply.error()));
+        }
         co_return t.format(args, std::move(*reply));
       }};
 }
 
 }  // namespace
 
-Result<void> register_file_tools(Registry& registry, const Sandbox& sandbox, WorkerPool& pool,
+Result<void> register_file_tools(Registry& registry, Principals& principals,
                                  FileToolLimits limits) {
   const FileTool tools[] = {
       {files::read_file_descriptor, files::format_read_file, files::Access::read,
@@ -69,9 +82,9 @@ Result<void> register_file_tools(Registry& registry, const Sandbox& sandbox, Wor
        WorkerLane::search},
       {search::search_descriptor, search::format_search, files::Access::read, WorkerLane::search},
   };
-  const auto& disabled = sandbox.policy.disabled_tools;
+  const auto& disabled = principals.own().policy.disabled_tools;
   for (const FileTool& t : tools) {
-    Tool tool = make_tool(t, sandbox, pool, limits);
+    Tool tool = make_tool(t, principals, limits);
     if (std::find(disabled.begin(), disabled.end(), tool.descriptor.name) != disabled.end())
       continue;
     BRIG_TRY_VOID(registry.add(std::move(tool)));

@@ -1,5 +1,6 @@
 #include "server/tools/sandbox.h"
 
+#include <optional>
 #include <utility>
 
 #include <fmt/format.h>
@@ -13,10 +14,12 @@
 
 namespace brig::server {
 
-Result<Sandbox> plan_sandbox(const std::string& policy_ref, const std::string& workspace,
-                             const std::string& cwd) {
-  policy::EnvMap env = policy::current_environment();
-  const std::string home = policy::caller_home(env);
+namespace {
+
+// account: whose ids the jail's command takes on the host; brig's own when empty.
+Result<Sandbox> plan(const std::string& policy_ref, const std::string& workspace,
+                     const std::string& cwd, policy::EnvMap env, const std::string& home,
+                     const std::optional<Account>& account) {
   auto loaded = policy::load_policy(policy_ref, policy::Expansion{home, env});
   if (!loaded) {
     std::string why;
@@ -30,10 +33,35 @@ Result<Sandbox> plan_sandbox(const std::string& policy_ref, const std::string& w
   sandbox.policy = std::move(loaded->policy);
   sandbox.policy_name = policy_ref;
   sandbox.context = policy::caller_context(workspace, cwd, std::move(env), home);
+  if (account) {
+    sandbox.context.uid = account->uid;
+    sandbox.context.gid = account->gid;
+  }
   sandbox.spec = BRIG_TRY(policy::to_jail_spec(sandbox.policy, sandbox.context));
   BRIG_TRY_VOID(policy::refuse_writable_policy_files(loaded->files, sandbox.spec));
   sandbox.env = policy::jail_environment(sandbox.policy, sandbox.context);
   return sandbox;
+}
+
+}  // namespace
+
+Result<Sandbox> plan_sandbox(const std::string& policy_ref, const std::string& workspace,
+                             const std::string& cwd) {
+  policy::EnvMap env = policy::current_environment();
+  const std::string home = policy::caller_home(env);
+  return plan(policy_ref, workspace, cwd, std::move(env), home, std::nullopt);
+}
+
+Result<Sandbox> plan_sandbox_for(const Account& account, const std::string& policy_ref,
+                                 const std::string& workspace, const std::string& cwd) {
+  // brig's other variables stay: the operator's configuration, of which the
+  // policy passes only what it names. Those that say whose they are must not
+  // be brig's own user's.
+  policy::EnvMap env = policy::current_environment();
+  env["HOME"] = account.home;
+  env["USER"] = account.name;
+  env["LOGNAME"] = account.name;
+  return plan(policy_ref, workspace, cwd, std::move(env), account.home, account);
 }
 
 std::string sandbox_instructions(const Sandbox& sandbox) {

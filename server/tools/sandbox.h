@@ -1,8 +1,9 @@
 // Sandbox: what every tool of one `brig serve` needs to run work in a jail —
 // the resolved policy, the caller and workspace it was planned for, the
 // JailSpec and environment planned from them, and the spawner that clones
-// the jails. Built once at start-up (server/commands/serve.cc), read-only
-// afterwards, outlives every session.
+// the jails. brig's own is built once at start-up (server/commands/serve.cc);
+// a root brig plans one more for each other user it serves
+// (server/tools/principals.h). Read-only once built; outlives every session.
 #pragma once
 
 #include <sys/types.h>
@@ -35,6 +36,15 @@ struct Sandbox {
   }
 };
 
+// Another local user whose calls a root brig runs: its ids as SO_PEERCRED
+// reported them, and its passwd entry's name and home.
+struct Account {
+  uid_t uid = 0;
+  gid_t gid = 0;
+  std::string name;  // for USER and LOGNAME in the jail
+  std::string home;  // absolute; the private home's path and the policy's `~`
+};
+
 // Loads the policy `policy_ref` (a shipped name or a file) for this process's
 // user and environment, and plans the jail for `workspace` (absolute,
 // checked) entered from the host directory `cwd`. The spawner is left empty
@@ -42,6 +52,14 @@ struct Sandbox {
 // the planner's error.
 Result<Sandbox> plan_sandbox(const std::string& policy_ref, const std::string& workspace,
                              const std::string& cwd);
+
+// The same plan for `account` instead of this process's user: the policy
+// read with `~` and $HOME, $USER, $LOGNAME as the account's, and the jail's
+// command running as its uid and gid. Only a root brig can run it so (the
+// kernel lets an unprivileged one map nothing but its own ids). The spawner
+// is left empty.
+Result<Sandbox> plan_sandbox_for(const Account& account, const std::string& policy_ref,
+                                 const std::string& workspace, const std::string& cwd);
 
 // The MCP `instructions` for this sandbox: what the model's tools can and
 // cannot do here (workspace access, other writable paths, private home and

@@ -34,6 +34,13 @@ class ToolContext {
   virtual bool cancelled() const = 0;
   // The client's credentials when known (Unix socket peers); empty on stdio.
   virtual const std::optional<PeerCredentials>& peer() const = 0;
+  // Whose identity the call's jails take (server/tools/principals.h): a
+  // socket peer, admitted by its SO_PEERCRED uid; empty = brig's own, as on
+  // stdio, where the client chose brig's user by starting it.
+  virtual const std::optional<PeerCredentials>& principal() const {
+    static const std::optional<PeerCredentials> own;
+    return own;
+  }
 };
 
 // Runs one validated call: the arguments already match the input schema. A

@@ -103,7 +103,7 @@ asio::awaitable<Result<WorkerPool::Worker*>> WorkerPool::ensure_worker(Lane& lan
   Result<Running> running = co_await sandbox_.spawner->spawn(spec_, request);
   if (!running) {
     Error e = running.error();
-    e.what = "start the file worker in its jail (" + e.what + ")";
+    e.what = std::string(kWorkerStartFailed) + " (" + e.what + ")";
     co_return std::unexpected(std::move(e));
   }
   theirs.reset();
@@ -114,6 +114,19 @@ asio::awaitable<Result<WorkerPool::Worker*>> WorkerPool::ensure_worker(Lane& lan
                                worker::ReplyReader(),
                                plan ? std::optional(std::move(*plan)) : std::nullopt});
   co_return lane.worker.get();
+}
+
+asio::awaitable<std::optional<Error>> WorkerPool::setup_failure(Worker& w) {
+  using namespace asio::experimental::awaitable_operators;
+  // The jail reports a setup failure as soon as its stream closes; a worker
+  // that died later ends with a status that says nothing more.
+  asio::steady_timer limit(executor_, std::chrono::seconds(2));
+  auto ended = co_await (w.jail.wait() || limit.async_wait(asio::use_awaitable));
+  if (ended.index() != 0) co_return std::nullopt;
+  const Result<jail::Outcome>& outcome = std::get<0>(ended);
+  if (!outcome || outcome->kind != jail::Outcome::Kind::setup_failed) co_return std::nullopt;
+  co_return Error{std::string(kWorkerStartFailed), "step " + outcome->setup.step,
+                  outcome->setup.message, outcome->setup.sys_errno};
 }
 
 asio::awaitable<Result<Result<OpReply>>> WorkerPool::exchange(Worker& w,
@@ -183,8 +196,12 @@ asio::awaitable<Result<OpReply>> WorkerPool::call(WorkerLane which, std::string 
   Result<Result<OpReply>> exchanged = std::move(std::get<0>(done));
   if (!exchanged) {
     // The stream broke (the worker died or spoke nonsense): no usable worker.
-    lane.worker.reset();
-    co_return std::unexpected(std::move(exchanged.error()));
+    // Out of the lane first: if the call is cancelled while the jail's end
+    // is awaited, the worker still goes (with its jail) as it unwinds.
+    std::unique_ptr<Worker> broken = std::move(lane.worker);
+    Error e = std::move(exchanged.error());
+    if (auto failed = co_await setup_failure(*broken)) e = std::move(*failed);
+    co_return std::unexpected(std::move(e));
   }
   co_return std::move(*exchanged);  // the operation's own result, failure or not
 }

@@ -15,6 +15,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include <asio/any_io_executor.hpp>
 #include <asio/awaitable.hpp>
@@ -29,6 +30,10 @@
 #include "server/worker/wire.h"
 
 namespace brig::server {
+
+// How a call's error begins when its worker could not be started (and so
+// says nothing about the path the call named).
+inline constexpr std::string_view kWorkerStartFailed = "start the file worker in its jail";
 
 enum class WorkerLane {
   files,   // read, write, edit, list: short operations
@@ -76,6 +81,10 @@ class WorkerPool {
   };
 
   asio::awaitable<Result<Worker*>> ensure_worker(Lane& lane);
+  // Why the worker's jail ended, when its setup failed (its command never
+  // ran: a workspace its user cannot enter, say); empty otherwise, or when
+  // the jail has not ended within a moment.
+  asio::awaitable<std::optional<Error>> setup_failure(Worker& worker);
   // Sends request and reads its reply. Fails when the stream broke; the
   // inner Result is the operation's own outcome.
   asio::awaitable<Result<Result<worker::OpReply>>> exchange(Worker& worker,

@@ -306,6 +306,24 @@ TEST(MountPlanTest, RootOnlyProcFilesAreMaskedInEveryTier) {
   }
 }
 
+TEST(MountPlanTest, APrivateTmpfsBelongsToTheCommandsUser) {
+  // A root brig running the jail as uid 1001: the init mounts as root, and a
+  // 0700 home it owned would be closed to the command.
+  Mount home;
+  home.kind = Mount::Kind::tmpfs;
+  home.target = "/home/u";
+  home.writable = true;
+  home.mode = 0700;
+  JailSpec s;
+  s.identity = Identity{1001, 1002, 1001, 1002};
+  s.mounts = {home};
+  EXPECT_THAT(render(*plan(s, debian_host())),
+              ::testing::Contains("tmpfs /newroot/home/u mode=0700,uid=1001,gid=1002"));
+  s.identity = Identity{};
+  EXPECT_THAT(render(*plan(s, debian_host())),
+              ::testing::Contains("tmpfs /newroot/home/u mode=0700"));
+}
+
 TEST(MountPlanTest, DevHasTheMinimalDevicesPtsAndShm) {
   Mount dev;
   dev.kind = Mount::Kind::dev;

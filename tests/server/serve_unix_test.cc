@@ -1,5 +1,6 @@
 // brig-test-server listening on a Unix socket.
 #include <grp.h>
+#include <pwd.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -177,6 +178,179 @@ TEST(ServeUnix, PeersOfAnotherUidAreRejectedUnlessAllowed) {
     ASSERT_TRUE(server.ready());
     EXPECT_EQ(connect_as_nobody(server.path()), 0);
   }
+}
+
+// The unprivileged user scripts/test.sh runs the suite as a second time.
+constexpr const char* kTestUser = "brig-test";
+
+// A socket connected to path by a child that runs as uid/gid: SO_PEERCRED
+// holds the credentials of connect()'s caller, so the connection is that
+// user's while this process goes on using it. Empty if the child failed.
+UniqueFd connect_as(const std::string& path, uid_t uid, gid_t gid) {
+  UniqueFd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  if (!fd) return fd;
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::strncpy(addr.sun_path, path.c_str(), sizeof addr.sun_path - 1);
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    if (::setgroups(0, nullptr) != 0 || ::setgid(gid) != 0 || ::setuid(uid) != 0) ::_exit(3);
+    ::_exit(::connect(fd.get(), reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0 ? 0 : 2);
+  }
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  if (!(WIFEXITED(status) && WEXITSTATUS(status) == 0)) return UniqueFd();
+  return fd;
+}
+
+// The result of one tools/call on client (an empty object if unanswered).
+Json call_tool(LineClient& client, int id, std::string_view tool, Json args) {
+  EXPECT_TRUE(client.send(tool_call(id, tool, std::move(args))));
+  auto response = client.read_response(id);
+  EXPECT_TRUE(response && response->contains("result"))
+      << tool << ": " << (response ? response->dump() : "no answer");
+  return response ? response->value("result", Json::object()) : Json::object();
+}
+
+std::string text_of(const Json& result) {
+  std::string text;
+  for (const Json& c : result.value("content", Json::array())) text += c.value("text", "");
+  return text;
+}
+
+uid_t owner_of_file(const std::string& path) {
+  struct stat st {};
+  return ::lstat(path.c_str(), &st) == 0 ? st.st_uid : static_cast<uid_t>(-1);
+}
+
+TEST(ServeUnix, AnotherUsersCallsRunAsThatUserNotAsRootBrig) {
+  if (::geteuid() != 0) {
+    GTEST_SKIP() << "needs root: only a root brig may admit another user, and only root can "
+                    "connect as one; the unprivileged refusal has its own test";
+  }
+  const passwd* pw = ::getpwnam(kTestUser);
+  if (pw == nullptr) {
+    GTEST_SKIP() << "no user " << kTestUser << " (scripts/test.sh creates it: useradd "
+                 << "--create-home --shell /usr/sbin/nologin " << kTestUser << ")";
+  }
+  const uid_t uid = pw->pw_uid;
+  const gid_t gid = pw->pw_gid;
+  TempDir dir;
+  // The workspace is the user's; a root-only file in it must stay root's.
+  ASSERT_EQ(::chown(dir.path().c_str(), uid, gid), 0);
+  std::ofstream(dir.file("secret")) << "root only\n";
+  ASSERT_EQ(::chmod(dir.file("secret").c_str(), 0600), 0);
+  SocketServer server(dir, {"--socket-mode", "0666", "--allow-uid", kTestUser});
+  ASSERT_TRUE(server.ready()) << server.child().read_stderr(1s);
+
+  UniqueFd fd = connect_as(server.path(), uid, gid);
+  ASSERT_TRUE(fd) << "could not connect as " << kTestUser;
+  LineClient peer(std::move(fd));
+  ASSERT_TRUE(initialize(peer));
+  LineClient own = server.connect();
+  ASSERT_TRUE(initialize(own));
+
+  const Json ids = call_tool(peer, 1, "exec", {{"command", "id -u; id -g"}});
+  EXPECT_EQ(ids.at("structuredContent").value("stdout", ""),
+            std::to_string(uid) + "\n" + std::to_string(gid) + "\n")
+      << ids.dump();
+  EXPECT_EQ(
+      call_tool(own, 1, "exec", {{"command", "id -u"}}).at("structuredContent").value("stdout", ""),
+      "0\n")
+      << "brig's own client keeps brig's identity";
+
+  // Its private home is at its own home's path, and its own.
+  const Json home = call_tool(peer, 8, "exec", {{"command", "echo \"$HOME\" && touch ~/x"}});
+  EXPECT_EQ(home.at("structuredContent").value("stdout", ""), std::string(pw->pw_dir) + "\n")
+      << home.dump();
+  EXPECT_EQ(home.at("structuredContent").value("exit_code", -1), 0) << home.dump();
+
+  const Json wrote = call_tool(peer, 2, "write_file", {{"path", "mine.txt"}, {"content", "x"}});
+  EXPECT_FALSE(wrote.value("isError", false)) << wrote.dump();
+  EXPECT_EQ(owner_of_file(dir.file("mine.txt")), uid) << "write_file ran as root";
+  call_tool(peer, 3, "exec", {{"command", "touch made-by-exec"}});
+  EXPECT_EQ(owner_of_file(dir.file("made-by-exec")), uid) << "exec ran as root";
+
+  const Json read = call_tool(peer, 4, "read_file", {{"path", "secret"}});
+  EXPECT_TRUE(read.value("isError", false)) << read.dump();
+  EXPECT_EQ(text_of(read).find("root only"), std::string::npos) << read.dump();
+  EXPECT_NE(text_of(read).find("uid " + std::to_string(uid)), std::string::npos)
+      << "the error must say whose permissions refused it: " << read.dump();
+  const Json cat = call_tool(peer, 5, "exec", {{"command", "cat secret"}});
+  EXPECT_NE(cat.at("structuredContent").value("exit_code", 0), 0) << cat.dump();
+  EXPECT_EQ(cat.dump().find("root only"), std::string::npos) << cat.dump();
+
+  // Jobs stay their owner's: the peer neither sees nor kills brig's own.
+  const Json job = call_tool(own, 2, "exec", {{"command", "sleep 60"}, {"yield_after", 0}});
+  const std::string job_id = job.at("structuredContent").value("job", "");
+  ASSERT_FALSE(job_id.empty()) << job.dump();
+  EXPECT_EQ(call_tool(peer, 6, "job", {{"action", "list"}}).at("structuredContent").at("jobs"),
+            Json::array());
+  const Json kill = call_tool(peer, 7, "job", {{"action", "kill"}, {"id", job_id}});
+  EXPECT_TRUE(kill.value("isError", false)) << kill.dump();
+  EXPECT_EQ(call_tool(own, 3, "job", {{"action", "list"}})
+                .at("structuredContent")
+                .at("jobs")
+                .at(0)
+                .value("status", ""),
+            "running");
+}
+
+TEST(ServeUnix, AUserWhoCannotEnterTheWorkspaceIsToldWhy) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root: only a root brig may admit another user";
+  const passwd* pw = ::getpwnam(kTestUser);
+  if (pw == nullptr) GTEST_SKIP() << "no user " << kTestUser << " (scripts/test.sh creates it)";
+  const uid_t uid = pw->pw_uid;
+  const gid_t gid = pw->pw_gid;
+  TempDir dir;
+  const std::string ws = dir.file("ws");
+  ASSERT_EQ(::mkdir(ws.c_str(), 0700), 0);
+  Child child({sibling_binary("brig-test-server"), "serve", "--workspace", ws, "--listen",
+               "unix://" + dir.file("s.sock"), "--socket-mode", "0666", "--allow-uid", kTestUser});
+  ASSERT_TRUE(wait_until([&] { return static_cast<bool>(connect_unix(dir.file("s.sock"))); }));
+  UniqueFd fd = connect_as(dir.file("s.sock"), uid, gid);
+  ASSERT_TRUE(fd);
+  LineClient peer(std::move(fd));
+  ASSERT_TRUE(initialize(peer));
+  // Admitted, but the kernel refuses it everything there, with a tool error
+  // that says as whom the call ran.
+  const Json read = call_tool(peer, 1, "read_file", {{"path", "f"}});
+  EXPECT_TRUE(read.value("isError", false)) << read.dump();
+  EXPECT_NE(text_of(read).find("Permission denied"), std::string::npos) << read.dump();
+  EXPECT_NE(text_of(read).find("uid " + std::to_string(uid)), std::string::npos) << read.dump();
+  const Json ls = call_tool(peer, 2, "exec", {{"command", "ls"}});
+  EXPECT_TRUE(ls.value("isError", false)) << ls.dump();
+  EXPECT_NE(ls.at("structuredContent").value("stderr", "").find("Permission denied"),
+            std::string::npos)
+      << ls.dump();
+}
+
+TEST(ServeUnix, AnUnprivilegedServerRefusesToAdmitOtherUsers) {
+  if (::geteuid() == 0) {
+    GTEST_SKIP() << "a root brig may admit other users (each served as itself); this is the "
+                    "unprivileged brig's refusal";
+  }
+  TempDir dir;
+  for (const std::vector<std::string>& option : {std::vector<std::string>{"--allow-uid", "0"},
+                                                 std::vector<std::string>{"--allow-gid", "0"}}) {
+    std::vector<std::string> args = {
+        sibling_binary("brig-test-server"), "serve", "--workspace", dir.path(), "--listen",
+        "unix://" + dir.file("s.sock")};
+    args.insert(args.end(), option.begin(), option.end());
+    Child child(args);
+    const auto status = child.wait();
+    ASSERT_TRUE(status && WIFEXITED(*status)) << option[0];
+    EXPECT_EQ(WEXITSTATUS(*status), 1) << option[0];
+    const std::string err = child.read_stderr();
+    EXPECT_NE(err.find(option[0]), std::string::npos) << err;
+    EXPECT_NE(err.find("not root"), std::string::npos) << err;
+    EXPECT_FALSE(std::filesystem::exists(dir.file("s.sock"))) << "it must not start listening";
+  }
+  // Naming brig's own user is harmless: it is admitted anyway.
+  SocketServer server(dir, {"--allow-uid", std::to_string(::geteuid())});
+  ASSERT_TRUE(server.ready()) << server.child().read_stderr(1s);
+  LineClient client = server.connect();
+  EXPECT_TRUE(ping(client, 1));
 }
 
 TEST(ServeUnix, ThirtyTwoConcurrentClientsAreServedIndependently) {

@@ -61,7 +61,8 @@ class ExecToolTest : public ::testing::Test {
         server::Spawner::start(io_.get_executor(), server::testing::sibling_binary("brig-spawner"));
     ASSERT_TRUE(spawner) << spawner.error().to_string();
     sandbox_.spawner = *spawner;
-    ASSERT_TRUE(server::register_exec_tools(registry_, sandbox_, jobs_));
+    principals_.emplace(io_.get_executor(), sandbox_, /*own_workers=*/nullptr);
+    ASSERT_TRUE(server::register_exec_tools(registry_, *principals_, jobs_));
   }
 
   void TearDown() override {
@@ -108,6 +109,7 @@ class ExecToolTest : public ::testing::Test {
   asio::io_context io_;
   server::testing::TempDir ws_;
   server::Sandbox sandbox_;
+  std::optional<server::Principals> principals_;
   JobTable jobs_;
   server::Registry registry_;
 };
@@ -129,11 +131,11 @@ TEST_F(ExecToolTest, RegistersExecThenJob) {
 TEST_F(ExecToolTest, APolicyCanSwitchThemOff) {
   server::Registry none;
   sandbox_.policy.disabled_tools = {"exec"};
-  ASSERT_TRUE(server::register_exec_tools(none, sandbox_, jobs_));
+  ASSERT_TRUE(server::register_exec_tools(none, *principals_, jobs_));
   EXPECT_EQ(none.size(), 0u);  // job goes with exec
   server::Registry no_job;
   sandbox_.policy.disabled_tools = {"job"};
-  ASSERT_TRUE(server::register_exec_tools(no_job, sandbox_, jobs_));
+  ASSERT_TRUE(server::register_exec_tools(no_job, *principals_, jobs_));
   ASSERT_EQ(no_job.size(), 1u);
   EXPECT_EQ(no_job.list()[0].name, "exec");
 }
