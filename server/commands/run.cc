@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "jail/launcher.h"
+#include "jail/steps/cgroups.h"
 #include "server/policy/caller.h"
 #include "server/policy/loader.h"
 #include "server/policy/to_jail_spec.h"
@@ -106,6 +107,8 @@ int run_command(const RunOptions& o) {
   const policy::Context ctx = policy::caller_context(ws->path, cwd, std::move(env), home);
   auto spec = policy::to_jail_spec(p, ctx);
   if (!spec) return fail(spec.error().to_string());
+  // Under a delegated cgroup v2 scope, the jail's group needs brig in a leaf.
+  jail::cgroups::enter_delegated_leaf();
   const jail::Outcome outcome = jail::run(*spec, policy::exec_request(p, ctx, o.command));
 
   switch (outcome.kind) {
@@ -121,10 +124,10 @@ int run_command(const RunOptions& o) {
       fmt::print(stderr, "brig run: {}\n", outcome.to_string());
       break;
   }
-  // Nothing is left to do but free memory, which the kernel does anyway:
-  // the destructors would fault back in much of the code the launcher
-  // dropped while the jail ran (~35 page faults, ~0.1 ms before the exit
-  // status). LeakSanitizer, which runs at exit, still checks sanitizer builds.
+    // Nothing is left to do but free memory, which the kernel does anyway:
+    // the destructors would fault back in much of the code the launcher
+    // dropped while the jail ran (~35 page faults, ~0.1 ms before the exit
+    // status). LeakSanitizer, which runs at exit, still checks sanitizer builds.
 #ifndef __SANITIZE_ADDRESS__
   std::fflush(nullptr);
   ::_exit(outcome.exit_status());
