@@ -328,8 +328,8 @@ Feature cgroup_v1_feature() {
   f.detail.resize(f.detail.size() - 2);
   if (!f.available)
     f.remedy = getuid() == 0 ? "mount the v1 pids and memory controllers"
-                             : "v1 controllers need root; without cgroups, RLIMIT_NPROC, "
-                               "RLIMIT_DATA and tmpfs sizes limit the jail";
+                             : "v1 controllers need root; without cgroups, memory is capped "
+                               "per process only (RLIMIT_DATA), not for the jail as a whole";
   return f;
 }
 
