@@ -261,6 +261,12 @@ Feature landlock_feature(int abi) {
   return {"landlock", true, detail, abi < 6 ? "a kernel >= 6.12 adds scoping (ABI 6)" : ""};
 }
 
+// The one line that gives a jail whole-jail limits where systemd runs the
+// session: a scope whose cgroup brig may manage (brig moves itself into a
+// leaf of it and puts the jails beside, jail/steps/cgroups.h).
+const std::string kCgroupRemedy =
+    "run brig in a delegated cgroup v2: systemd-run --user --scope -p Delegate=yes brig serve …";
+
 // cgroup v2 is usable when the caller can make a child of its own cgroup
 // (delegation) and pids and memory are among the controllers offered there.
 Feature cgroup_v2_feature() {
@@ -291,9 +297,14 @@ Feature cgroup_v2_feature() {
   f.detail = dir + ": " +
              (writable ? "delegated" : std::string("not writable (") + strerror(err) + ")") +
              ", controllers [" + controllers + "]";
-  if (!f.available)
-    f.remedy =
-        "run brig under a delegated cgroup (systemd-run --user --scope -p Delegate=yes brig …)";
+  if (!f.available) {
+    const std::string offered = read_line((root + "/cgroup.controllers").c_str());
+    f.remedy = (" " + offered + " ").find(" memory ") == std::string::npos
+                   ? "this host keeps the memory controller on cgroup v1 (a hybrid hierarchy): "
+                     "boot with systemd.unified_cgroup_hierarchy=1, then " +
+                         kCgroupRemedy
+                   : kCgroupRemedy;
+  }
   return f;
 }
 
@@ -317,8 +328,8 @@ Feature cgroup_v1_feature() {
   f.detail.resize(f.detail.size() - 2);
   if (!f.available)
     f.remedy = getuid() == 0 ? "mount the v1 pids and memory controllers"
-                             : "v1 controllers need root; without cgroups, RLIMIT_NPROC, "
-                               "RLIMIT_DATA and tmpfs sizes limit the jail";
+                             : "v1 controllers need root; without cgroups, memory is capped "
+                               "per process only (RLIMIT_DATA), not for the jail as a whole";
   return f;
 }
 
@@ -371,7 +382,14 @@ LayerReport predict_layers(const JailSpec& spec, const KernelFeatures& kernel) {
     report.limits_tier = LimitsTier::cgroup_v1;
   } else {
     LayerStatus status = degraded(Layer::cgroups, kernel.find("cgroup.v2"));
-    status.detail = "RLIMIT_NPROC, RLIMIT_DATA and tmpfs sizes instead; " + status.detail;
+    std::string instead;
+    if (spec.limits.memory_bytes)
+      instead += std::string("memory: RLIMIT_DATA, ") + kMemoryPerProcess +
+                 " (a tmpfs the jail fills is not counted); ";
+    if (spec.limits.pids) instead += std::string("pids: ") + kPidsPerUser + "; ";
+    status.detail = instead + status.detail;
+    if (status.detail.find("remedy:") == std::string::npos)
+      status.detail += "; remedy: " + kCgroupRemedy;
     report.layers.push_back(status);
     report.limits_tier = LimitsTier::rlimits;
   }

@@ -83,9 +83,10 @@ void report_cgroups(LayerReport& r, const Limits& l, const cgroups::Group& group
       entry.state = LayerState::enforced;
     } else {
       std::string instead;
-      if (!pids_ok) instead += "RLIMIT_NPROC for pids";
+      if (!pids_ok) instead += std::string("RLIMIT_NPROC for pids, ") + kPidsPerUser;
       if (!memory_ok)
-        instead += std::string(instead.empty() ? "" : ", ") + "RLIMIT_DATA for memory";
+        instead += std::string(instead.empty() ? "" : "; ") + "RLIMIT_DATA for memory, " +
+                   kMemoryPerProcess;
       if (group.tier == LimitsTier::none) r.limits_tier = LimitsTier::rlimits;
       entry.state = LayerState::degraded;
       entry.detail = group.detail + " -> " + instead;

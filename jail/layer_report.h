@@ -24,6 +24,26 @@ enum class LimitsTier {
   rlimits,    // RLIMIT_NPROC / RLIMIT_DATA only (no usable cgroup)
 };
 
+// What a memory limit without a memory cgroup is: RLIMIT_DATA caps each
+// process on its own, so a jail of many processes (or one filling a tmpfs,
+// which no rlimit counts) can hold far more than the limit. Said in these
+// words wherever brig states its limits (MCP instructions, brig doctor, the
+// audit log, brig run -v).
+inline constexpr const char* kMemoryPerProcess = "per process, not enforced as a whole";
+// The same for pids without a pids cgroup: RLIMIT_NPROC counts the
+// processes of the jail's user (in the jail's user namespace), not a group.
+inline constexpr const char* kPidsPerUser = "per user (RLIMIT_NPROC), not a cgroup";
+
+// How a spec's memory and pids limits hold on this host, as found by making
+// (and removing) the cgroups a jail would get (cgroups::probe).
+struct LimitsEnforcement {
+  LimitsTier tier = LimitsTier::rlimits;
+  bool memory_whole = false;  // a memory cgroup caps the jail as a whole
+  bool pids_whole = false;    // a pids cgroup counts the jail as a whole
+  std::string detail;         // why a cgroup was not used; empty when one was
+  friend bool operator==(const LimitsEnforcement&, const LimitsEnforcement&) = default;
+};
+
 // One layer's state; detail is empty when enforced exactly as asked.
 struct LayerStatus {
   Layer layer = Layer::namespaces;

@@ -5,13 +5,13 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstring>
 #include <exception>
 #include <utility>
 
 #include <fmt/chrono.h>
 #include <fmt/format.h>
-#include <spdlog/logger.h>
-#include <spdlog/sinks/basic_file_sink.h>
+#include <spdlog/spdlog.h>
 #include <asio/error.hpp>
 
 namespace brig::server {
@@ -98,26 +98,63 @@ std::string audit_line(const AuditRecord& r, std::size_t max_string) {
 }
 
 Result<std::unique_ptr<AuditLog>> AuditLog::open(const std::string& path) {
-  // Created 0600 before spdlog opens it: arguments may be private.
-  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
-  if (fd < 0) return std::unexpected(sys_error("open the audit log", path, errno));
-  ::close(fd);
-  try {
-    auto sink = std::make_shared<spdlog::sinks::basic_file_sink_st>(path, /*truncate=*/false);
-    auto logger = std::make_shared<spdlog::logger>("audit", std::move(sink));
-    logger->set_pattern("%v");
-    logger->flush_on(spdlog::level::trace);
-    return std::unique_ptr<AuditLog>(new AuditLog(std::move(logger)));
-  } catch (const std::exception& e) {
-    return std::unexpected(Error{"open the audit log", path, e.what()});
+  // Created 0600: arguments may be private. O_NONBLOCK only for the open
+  // itself (a FIFO would otherwise block it); it is cleared below.
+  UniqueFd fd(::open(path.c_str(),
+                     O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0600));
+  if (!fd) {
+    const int err = errno;
+    struct stat st {};
+    if (err == ELOOP && ::lstat(path.c_str(), &st) == 0 && S_ISLNK(st.st_mode)) {
+      return std::unexpected(Error{"open the audit log", path,
+                                   "it is a symbolic link, which brig does not follow (a jail "
+                                   "could have planted it); name the file itself",
+                                   err});
+    }
+    return std::unexpected(sys_error("open the audit log", path, err));
+  }
+  struct stat st {};
+  if (::fstat(fd.get(), &st) != 0)
+    return std::unexpected(sys_error("stat the audit log", path, errno));
+  if (!S_ISREG(st.st_mode)) {
+    return std::unexpected(
+        Error{"open the audit log", path, "not a regular file; name a file to append to"});
+  }
+  const int flags = ::fcntl(fd.get(), F_GETFL);
+  if (flags < 0 || ::fcntl(fd.get(), F_SETFL, flags & ~O_NONBLOCK) != 0)
+    return std::unexpected(sys_error("open the audit log", path, errno));
+  return std::unique_ptr<AuditLog>(new AuditLog(std::move(fd), path));
+}
+
+AuditLog::AuditLog(UniqueFd fd, std::string path) : fd_(std::move(fd)), path_(std::move(path)) {}
+AuditLog::~AuditLog() = default;
+
+void AuditLog::write_line(std::string line) {
+  line += '\n';
+  std::string_view rest = line;
+  while (!rest.empty()) {
+    const ssize_t n = ::write(fd_.get(), rest.data(), rest.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      // A full disk must not fail the call; the operator learns it here.
+      spdlog::error("audit log {}: write failed: {}", path_, std::strerror(errno));
+      return;
+    }
+    rest.remove_prefix(static_cast<std::size_t>(n));
   }
 }
 
-AuditLog::AuditLog(std::shared_ptr<spdlog::logger> logger) : logger_(std::move(logger)) {}
-AuditLog::~AuditLog() = default;
-
 void AuditLog::write(const AuditRecord& record) {
-  logger_->info(audit_line(record));
+  write_line(audit_line(record));
+}
+
+void AuditLog::write_start(const protocol::Json& facts) {
+  Json line = {
+      {"time", fmt::format("{:%Y-%m-%dT%H:%M:%S}Z", std::chrono::floor<std::chrono::milliseconds>(
+                                                        std::chrono::system_clock::now()))},
+      {"event", "start"}};
+  for (const auto& [key, value] : facts.items()) line[key] = value;
+  write_line(line.dump(-1, ' ', false, Json::error_handler_t::replace));
 }
 
 Tool AuditLog::wrap(Tool tool) {

@@ -12,13 +12,10 @@
 #include <string>
 
 #include "jail/base/error.h"
+#include "jail/base/unique_fd.h"
 #include "protocol/mcp_types.h"
 #include "server/peer_credentials.h"
 #include "server/tools/registry.h"
-
-namespace spdlog {
-class logger;
-}
 
 namespace brig::server {
 
@@ -40,19 +37,28 @@ std::string audit_line(const AuditRecord& record, std::size_t max_string = 256);
 
 class AuditLog {
  public:
-  // Opens (creates, appends to) path, mode 0600. Fails with the reason.
+  // Opens (creates, appends to) path, mode 0600. The file may sit where a
+  // jail can write (the workspace), so a symlink there is refused, not
+  // followed (O_NOFOLLOW), and so is anything but a regular file (a FIFO
+  // would block the server). Fails with the reason, naming the path.
   static Result<std::unique_ptr<AuditLog>> open(const std::string& path);
   ~AuditLog();
 
   void write(const AuditRecord& record);
+  // A line that is no call's: what `brig serve` runs with (policy, limits
+  // and how they hold), written once at start so that a reader of the log
+  // knows what the calls below it were confined by.
+  void write_start(const protocol::Json& facts);
 
   // Tool with its handler wrapped to write one record per call, whether it
   // returns, fails or is cancelled. The log must outlive the tool.
   Tool wrap(Tool tool);
 
  private:
-  explicit AuditLog(std::shared_ptr<spdlog::logger> logger);
-  std::shared_ptr<spdlog::logger> logger_;
+  explicit AuditLog(UniqueFd fd, std::string path);
+  void write_line(std::string line);
+  UniqueFd fd_;  // O_APPEND: each line is one write(2), never interleaved
+  std::string path_;
 };
 
 }  // namespace brig::server

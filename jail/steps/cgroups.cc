@@ -118,7 +118,13 @@ std::optional<Hierarchy> find_hierarchy(const ProcView& view, const std::string&
   // Inside a cgroup namespace the mount's root and our path are relative.
   if (mnt->second != "/" && rel.starts_with(mnt->second)) rel = rel.substr(mnt->second.size());
   if (rel == "/") rel.clear();
-  return Hierarchy{mnt->first, mnt->first + rel};
+  Hierarchy h{mnt->first, mnt->first + rel};
+  // In v2, from the leaf enter_delegated_leaf() made, the jails' groups go
+  // beside it: the leaf holds processes, so it cannot hand controllers down.
+  const std::string leaf = std::string("/") + kLeafName;
+  if (fstype == "cgroup2" && h.own_dir.ends_with(leaf))
+    h.own_dir.resize(h.own_dir.size() - leaf.size());
+  return h;
 }
 
 int write_file(const std::string& path, const std::string& text) {
@@ -245,7 +251,39 @@ void append(std::string& detail, const std::string& why) {
   detail += why;
 }
 
+bool offers(const std::string& controllers, std::string_view c) {
+  for (auto a : split(controllers, ' ')) {
+    while (!a.empty() && (a.back() == '\n' || a.back() == ' ')) a.remove_suffix(1);
+    if (a == c) return true;
+  }
+  return false;
+}
+
 }  // namespace
+
+std::string enter_delegated_leaf() {
+  const ProcView view;
+  const auto h = find_hierarchy(view, "cgroup2", "");
+  if (!h) return "";
+  const auto own = own_path(view, "");
+  if (own && own->ends_with(std::string("/") + kLeafName)) return "";  // already there
+  const std::string controllers = read_file(h->own_dir + "/cgroup.controllers");
+  if (!offers(controllers, "memory") || !offers(controllers, "pids")) return "";
+  const std::string enabled = read_file(h->own_dir + "/cgroup.subtree_control");
+  if (offers(enabled, "memory") && offers(enabled, "pids")) return "";  // handed down already
+  const std::string leaf = h->own_dir + "/" + kLeafName;
+  if (::mkdir(leaf.c_str(), 0755) != 0 && errno != EEXIST) return "";  // not delegated to us
+  if (int e = write_file(leaf + "/cgroup.procs", "0"))
+    return "cgroup v2: move brig into " + leaf + ": " + err_text(e);
+  if (int e = write_file(h->own_dir + "/cgroup.subtree_control", "+memory +pids")) {
+    write_file(h->own_dir + "/cgroup.procs", "0");
+    ::rmdir(leaf.c_str());
+    return "cgroup v2: enable memory and pids in " + h->own_dir + ": " + err_text(e) +
+           " (another process shares brig's cgroup; start brig alone in its scope)";
+  }
+  return "cgroup v2: brig moved into " + leaf + "; jails get memory and pids groups in " +
+         h->own_dir + "/brig";
+}
 
 Group create(const Limits& limits) {
   Group g;
@@ -264,6 +302,18 @@ Group create(const Limits& limits) {
     if (auto why = try_v1(g, view, "memory", limits)) append(g.detail, *why);
   if (g.tier == LimitsTier::none) remove(g);
   return g;
+}
+
+LimitsEnforcement probe(const Limits& limits) {
+  Group g = create(limits);
+  LimitsEnforcement e;
+  e.tier = g.tier == LimitsTier::none && (limits.pids || limits.memory_bytes) ? LimitsTier::rlimits
+                                                                              : g.tier;
+  e.memory_whole = !limits.memory_bytes || g.limits_memory;
+  e.pids_whole = !limits.pids || g.limits_pids;
+  e.detail = g.detail;
+  remove(g);
+  return e;
 }
 
 void remove(Group& g) {

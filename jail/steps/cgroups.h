@@ -41,9 +41,31 @@ struct Group {
       detail;  // why a tier was not used ("cgroup v2 …: no pids controller"); empty if all applied
 };
 
+// The leaf brig-server (or brig run) moves itself into inside a delegated
+// cgroup v2 subtree; jails' groups then go beside it, in <subtree>/brig.
+inline constexpr const char* kLeafName = "brig-server";
+
+// Where brig runs in a delegated cgroup v2 subtree (systemd-run --user
+// --scope -p Delegate=yes …), moves this process into <own>/brig-server and
+// enables the memory and pids controllers for <own>'s children: the kernel
+// hands controllers down only from a cgroup that holds no process itself
+// (EBUSY otherwise), which is what kept the v2 tier from working under
+// such a scope. Call it first thing, single-threaded: processes started
+// later (the spawner, the jails) start in the leaf. Does nothing where there
+// is no such subtree (no v2 memory or pids controller, not writable).
+// Returns what it did, or why it could not, for the log; empty when there
+// was nothing to do.
+std::string enter_delegated_leaf();
+
 // Makes the groups for `limits` (memory_bytes, pids). Never fails: a tier
 // that cannot be used is recorded in detail and the next one is tried.
 Group create(const Limits& limits);
+
+// How `limits` would hold for a jail made now by this process: makes the
+// groups as create() does and removes them at once (~0.2 ms). brig-server
+// asks once at start, to say the truth in its MCP instructions and audit
+// log; a limit not asked for counts as whole (there is nothing to break).
+LimitsEnforcement probe(const Limits& limits);
 
 // Removes the groups (the init has usually done it); retried briefly while
 // the kernel still counts exiting tasks. Idempotent.

@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "jail/launcher.h"
+#include "jail/steps/cgroups.h"
 #include "server/policy/caller.h"
 #include "server/policy/loader.h"
 #include "server/policy/to_jail_spec.h"
@@ -109,6 +110,8 @@ int run_command(const RunOptions& o) {
   if (!spec) return fail(spec.error().to_string());
   if (auto ok = policy::refuse_writable_policy_files(loaded->files, *spec); !ok)
     return fail(ok.error().to_string());
+  // Under a delegated cgroup v2 scope, the jail's group needs brig in a leaf.
+  jail::cgroups::enter_delegated_leaf();
   const jail::Outcome outcome = jail::run(*spec, policy::exec_request(p, ctx, o.command));
 
   switch (outcome.kind) {

@@ -17,6 +17,7 @@
 #include <asio/io_context.hpp>
 #include <asio/use_future.hpp>
 
+#include "jail/steps/cgroups.h"
 #include "server/audit_log.h"
 #include "server/banner.h"
 #include "server/logging.h"
@@ -214,6 +215,19 @@ CLI::App* add_serve_command(CLI::App& app, ServeOptions& o) {
                   "tool, arguments (long strings cut, env values never), outcome, exit code, "
                   "bytes, duration, and the error text that names a policy denial")
       ->option_text("FILE");
+  cmd->add_option(exec::kMaxJailsOption, o.max_jails,
+                  fmt::format("exec jails running at once in this server, all clients together; "
+                              "an exec over it is refused with a tool error (default {})",
+                              o.max_jails))
+      ->option_text("N")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option(exec::kSpoolBytesOption, o.spool_bytes,
+                  fmt::format("Output brig keeps of all jobs together (in memory, outside the "
+                              "jails' cgroups); when full, the oldest finished jobs' output is "
+                              "dropped first, then an exec is refused (default {})",
+                              o.spool_bytes))
+      ->option_text("BYTES")
+      ->check(CLI::PositiveNumber);
   cmd->add_flag_callback(
       "--no-jail-pool", [&o] { o.jail_pool = false; },
       "Build every exec's jail when the call comes, instead of taking the one built ahead for "
@@ -241,6 +255,11 @@ int run_serve(const ServeOptions& o, const ToolInstaller& extra_tools) {
   if (!workspace) return fail(workspace.error());
   if (workspace->warning) spdlog::warn("{}", *workspace->warning);
 
+  // Before any other process is started: under a delegated cgroup v2 scope
+  // brig moves into a leaf so that the jails' groups can get controllers.
+  if (const std::string moved = jail::cgroups::enter_delegated_leaf(); !moved.empty())
+    spdlog::info("{}", moved);
+
   // The io_context first: everything below holds sockets on it.
   asio::io_context io(1);
   auto sandbox = plan_sandbox(o.policy, workspace->path, current_directory());
@@ -252,6 +271,12 @@ int run_serve(const ServeOptions& o, const ToolInstaller& extra_tools) {
   auto spawner = Spawner::start(io.get_executor(), *spawner_path, o.jail_pool);
   if (!spawner) return fail(spawner.error());
   sandbox->spawner = std::move(*spawner);
+  // The spawner makes the jails' cgroups from brig's own cgroup, so what
+  // holds for brig here holds for them.
+  sandbox->limits_enforcement = jail::cgroups::probe(sandbox->spec.limits);
+  if (!sandbox->limits_enforcement.memory_whole || !sandbox->limits_enforcement.pids_whole)
+    spdlog::warn("limits not enforced as a whole here (no usable cgroup): {}",
+                 sandbox->limits_enforcement.detail);
   auto worker_path = find_sibling({"brig-worker", "../libexec/brig/brig-worker"});
   if (!worker_path) return fail(worker_path.error());
   WorkerPool workers(io.get_executor(), *sandbox, *worker_path);
@@ -264,7 +289,10 @@ int run_serve(const ServeOptions& o, const ToolInstaller& extra_tools) {
       },
       *worker_path);
 
-  exec::JobTable jobs;  // declared before the registry: its tools hold it
+  exec::JobLimits job_limits;
+  job_limits.max_running = o.max_jails;
+  job_limits.spool_budget = o.spool_bytes;
+  exec::JobTable jobs(job_limits);  // declared before the registry: its tools hold it
 
   Registry registry;
   if (auto added = register_exec_tools(registry, principals, jobs); !added)
@@ -283,6 +311,7 @@ int run_serve(const ServeOptions& o, const ToolInstaller& extra_tools) {
     auto opened = AuditLog::open(o.audit_log);
     if (!opened) return fail(opened.error());
     audit = std::move(*opened);
+    audit->write_start(sandbox_facts(*sandbox));
     registry.wrap_all([&audit](Tool tool) { return audit->wrap(std::move(tool)); });
   }
 

@@ -10,6 +10,7 @@
 #include <CLI/App.hpp>
 
 #include "protocol/session.h"
+#include "server/exec/job_table.h"
 #include "server/tools/registry.h"
 #include "server/transport/stream_transport.h"
 
@@ -33,6 +34,8 @@ struct ServeOptions {
   std::string log_level = "info";
   std::string audit_log;  // a file for one JSON line per tool call; empty: no audit log
   bool jail_pool = true;  // false: --no-jail-pool, every exec's jail built for it
+  std::size_t max_jails = exec::JobLimits{}.max_running;       // exec jails running at once
+  std::uint64_t spool_bytes = exec::JobLimits{}.spool_budget;  // all jobs' kept output
 };
 
 // Adds the `serve` subcommand and its options, bound to options. The caller

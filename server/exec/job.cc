@@ -24,6 +24,10 @@ const char* stream_name(Stream s) {
   return s == Stream::out ? "stdout" : "stderr";
 }
 
+void Job::evict_output() {
+  for (Spool& s : spools_) s.evict();
+}
+
 Job::Job(std::string id, uid_t owner, std::string command, Spool out, Spool err)
     : id_(std::move(id)),
       owner_(owner),

@@ -83,6 +83,9 @@ class Job : public std::enable_shared_from_this<Job> {
   // How far results have shown each stream: the next result starts there.
   std::uint64_t delivered(Stream s) const { return delivered_[static_cast<int>(s)]; }
   void set_delivered(Stream s, std::uint64_t offset) { delivered_[static_cast<int>(s)] = offset; }
+  // Drops both streams' kept output (Spool::evict), once finished: the job
+  // table makes room in the server's output budget so.
+  void evict_output();
   // A failure to keep output (the spool could not be written); empty if none.
   const std::string& spool_error() const { return spool_error_; }
 

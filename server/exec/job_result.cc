@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "server/exec/excerpt.h"
+#include "server/exec/job_table.h"
 #include "server/exec/signal_names.h"
 
 namespace brig::exec {
@@ -90,9 +91,19 @@ JobReport report_job(Job& job, std::size_t max_output) {
       if (shown.back() != '\n') text += '\n';
     }
   }
-  if (!job.spool_error().empty()) {
-    s["spool_error"] = job.spool_error();
-    text += fmt::format("\nbrig could not keep all output: {}\n", job.spool_error());
+  std::string spool_error = job.spool_error();
+  for (Stream st : {Stream::out, Stream::err}) {
+    const Spool& spool = job.spool(st);
+    if (!spool.cut_by_budget() && !spool.evicted()) continue;
+    if (!spool_error.empty()) spool_error += "; ";
+    spool_error += fmt::format(
+        "{} {}: the server keeps at most {} bytes of output of all jobs (brig serve {})",
+        stream_name(st), spool.evicted() ? "was dropped" : "was cut short",
+        spool.limits().budget ? spool.limits().budget->limit() : 0, kSpoolBytesOption);
+  }
+  if (!spool_error.empty()) {
+    s["spool_error"] = spool_error;
+    text += fmt::format("\nbrig could not keep all output: {}\n", spool_error);
   }
   report.keep_job = !finished || dropped_any;
   if (report.keep_job) s["job"] = job.id();

@@ -26,10 +26,37 @@ uid_t owner_of(const std::optional<server::PeerCredentials>& peer) {
   return peer ? peer->uid : ::geteuid();
 }
 
-JobTable::JobTable(JobLimits limits) : limits_(limits) {}
+JobTable::JobTable(JobLimits limits)
+    : limits_(std::move(limits)), budget_(std::make_shared<SpoolBudget>(limits_.spool_budget)) {
+  budget_->make_room = [this](std::uint64_t missing) { evict_finished(missing); };
+}
 
 JobTable::~JobTable() {
+  // Jobs (and their spools) may outlive the table in a coroutine frame.
+  budget_->make_room = nullptr;
   kill_all();
+}
+
+SpoolLimits JobTable::spool_limits() const {
+  SpoolLimits l = limits_.spool;
+  l.budget = budget_;
+  return l;
+}
+
+void JobTable::evict_finished(std::uint64_t missing) {
+  std::uint64_t freed = 0;
+  // Oldest first: the map is in start order.
+  for (auto it = jobs_.begin(); it != jobs_.end() && freed < missing;) {
+    Job& job = *it->second;
+    if (!job.finished()) {
+      ++it;
+      continue;
+    }
+    const std::uint64_t before = budget_->used();
+    job.evict_output();
+    freed += before - budget_->used();
+    it = jobs_.erase(it);
+  }
 }
 
 std::string JobTable::next_id() {
@@ -48,6 +75,24 @@ Result<void> JobTable::check_capacity(uid_t owner) {
         fmt::format("{} jobs are already running; wait for one (job wait) or end one (job kill) "
                     "first",
                     running)});
+  }
+  if (const std::size_t all = this->running(); all >= limits_.max_running) {
+    return std::unexpected(
+        Error{"start job", "",
+              fmt::format("the server's budget of jails running at once is reached: {} of {} (brig "
+                          "serve {} {}); wait for a job (job wait) or end one (job kill), or start "
+                          "brig serve with a larger {}",
+                          all, limits_.max_running, kMaxJailsOption, limits_.max_running,
+                          kMaxJailsOption)});
+  }
+  if (budget_->full()) evict_finished(budget_->used() - budget_->limit() + 1);
+  if (budget_->full()) {
+    return std::unexpected(Error{
+        "start job", "",
+        fmt::format("the server's output budget is full: running jobs keep {} bytes of output, "
+                    "its size (brig serve {} {}); wait for a job (job wait) or end one (job "
+                    "kill), or start brig serve with a larger {}",
+                    budget_->used(), kSpoolBytesOption, limits_.spool_budget, kSpoolBytesOption)});
   }
   return {};
 }

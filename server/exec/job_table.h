@@ -25,11 +25,18 @@
 namespace brig::exec {
 
 struct JobLimits {
-  std::chrono::milliseconds retention{10 * 60 * 1000};  // a finished job stays this long
-  std::size_t max_running_per_owner = 16;               // jails running at once
-  std::size_t max_finished_per_owner = 64;              // the oldest finished go first
-  SpoolLimits spool;                                    // per stream of each job
+  std::chrono::milliseconds retention{10 * 60 * 1000};    // a finished job stays this long
+  std::size_t max_running_per_owner = 16;                 // jails running at once, per uid
+  std::size_t max_running = 64;                           // jails running at once, all uids
+  std::size_t max_finished_per_owner = 64;                // the oldest finished go first
+  std::uint64_t spool_budget = std::uint64_t{512} << 20;  // every job's kept output together
+  SpoolLimits spool;  // per stream of each job (its budget is the table's)
 };
+
+// The `brig serve` options that raise JobLimits' server-wide budgets, named
+// in the refusals so that an operator knows what to change.
+inline constexpr const char* kMaxJailsOption = "--max-jails";
+inline constexpr const char* kSpoolBytesOption = "--spool-bytes";
 
 // The uid jobs of this caller belong to: the peer's, or brig's own on stdio.
 uid_t owner_of(const std::optional<server::PeerCredentials>& peer);
@@ -45,8 +52,14 @@ class JobTable {
 
   // A fresh id ("job-1", "job-2", ...): never reused within this server.
   std::string next_id();
-  // Fails when owner already runs max_running_per_owner jobs.
+  // Fails when owner already runs max_running_per_owner jobs, the server
+  // max_running, or when the output budget is full even after dropping
+  // every finished job's output; each refusal names its budget, its size
+  // and the option that raises it.
   Result<void> check_capacity(uid_t owner);
+  // Limits for a new job's spools: the table's, with its budget.
+  SpoolLimits spool_limits() const;
+  const SpoolBudget& spool_budget() const { return *budget_; }
   void add(std::shared_ptr<Job> job);
   // owner's job `id`; nullptr when there is none (or it is another uid's, or
   // abandoned).
@@ -68,7 +81,12 @@ class JobTable {
   // beyond max_finished_per_owner.
   void sweep();
 
+  // Drops finished jobs' output, oldest first, until `missing` bytes are
+  // free or none is left; the jobs go with it.
+  void evict_finished(std::uint64_t missing);
+
   JobLimits limits_;
+  std::shared_ptr<SpoolBudget> budget_;
   std::uint64_t next_ = 1;
   std::map<std::uint64_t, std::shared_ptr<Job>> jobs_;  // by the number in the id: start order
 };

@@ -90,9 +90,9 @@ asio::awaitable<Result<std::shared_ptr<Job>>> launch_job(const server::Sandbox& 
   }
 
   const std::string id = table.next_id();
-  auto out_spool = Spool::create(id + "-stdout", table.limits().spool);
+  auto out_spool = Spool::create(id + "-stdout", table.spool_limits());
   if (!out_spool) co_return std::unexpected(out_spool.error());
-  auto err_spool = Spool::create(id + "-stderr", table.limits().spool);
+  auto err_spool = Spool::create(id + "-stderr", table.spool_limits());
   if (!err_spool) co_return std::unexpected(err_spool.error());
 
   plan->request.stdin_fd = stdin_read.get();

@@ -16,12 +16,21 @@ Result<Spool> Spool::create(const std::string& name, SpoolLimits limits) {
   return Spool(std::move(fd), limits);
 }
 
-Spool::Spool(UniqueFd fd, SpoolLimits limits) : fd_(std::move(fd)), limits_(limits) {
+Spool::Spool(UniqueFd fd, SpoolLimits limits)
+    : fd_(std::move(fd)), limits_(limits), head_cap_(limits_.head_bytes), held_(limits_.budget) {
   limits_.tail_bytes = std::max<std::size_t>(limits_.tail_bytes, 1);
 }
 
 std::uint64_t Spool::head_end() const {
-  return std::min(size_, limits_.head_bytes);
+  return std::min(size_, head_cap_);
+}
+
+void Spool::evict() {
+  fd_.reset();
+  std::string().swap(ring_);
+  held_.release();
+  head_cap_ = 0;
+  evicted_ = true;
 }
 
 std::uint64_t Spool::tail_begin() const {
@@ -29,9 +38,20 @@ std::uint64_t Spool::tail_begin() const {
 }
 
 Result<void> Spool::append(std::string_view bytes) {
-  if (size_ < limits_.head_bytes) {
-    const std::size_t n =
-        static_cast<std::size_t>(std::min<std::uint64_t>(bytes.size(), limits_.head_bytes - size_));
+  if (evicted_) {
+    size_ += bytes.size();
+    return {};
+  }
+  if (size_ < head_cap_) {
+    std::size_t n =
+        static_cast<std::size_t>(std::min<std::uint64_t>(bytes.size(), head_cap_ - size_));
+    const std::uint64_t granted = held_.take(n);
+    if (granted < n) {
+      // The server's budget is full: the head ends here, as at its limit.
+      n = static_cast<std::size_t>(granted);
+      head_cap_ = size_ + n;
+      cut_by_budget_ = true;
+    }
     std::size_t done = 0;
     while (done < n) {
       const ssize_t w =
@@ -66,13 +86,25 @@ Result<void> Spool::append(std::string_view bytes) {
 Result<std::string> Spool::read(std::uint64_t offset, std::size_t max_bytes) const {
   std::string out;
   if (offset >= size_ || max_bytes == 0) return out;
+  if (evicted_) {
+    return std::unexpected(Error{
+        "read output", fmt::format("offset {}", offset),
+        fmt::format("this finished job's output was dropped to make room for newer output: the "
+                    "server keeps at most {} bytes of output in all (brig serve --spool-bytes)",
+                    limits_.budget ? limits_.budget->limit() : 0)});
+  }
   if (!kept(offset)) {
     return std::unexpected(Error{
         "read output", fmt::format("offset {}", offset),
         fmt::format("bytes {} to {} were not kept (only the first {} and the last {} bytes of a "
-                    "stream are); read from offset {} or from {}",
-                    head_end(), tail_begin(), limits_.head_bytes, limits_.tail_bytes, 0,
-                    tail_begin())});
+                    "stream are{}); read from offset {} or from {}",
+                    head_end(), tail_begin(), head_end(), limits_.tail_bytes,
+                    cut_by_budget_ ? fmt::format(", the first cut short because the server's "
+                                                 "output budget of {} bytes (brig serve "
+                                                 "--spool-bytes) was full",
+                                                 limits_.budget ? limits_.budget->limit() : 0)
+                                   : "",
+                    0, tail_begin())});
   }
   const std::uint64_t want_end = std::min<std::uint64_t>(size_, offset + max_bytes);
   std::uint64_t at = offset;

@@ -7,17 +7,22 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 
 #include "jail/base/error.h"
 #include "jail/base/unique_fd.h"
+#include "server/exec/spool_budget.h"
 
 namespace brig::exec {
 
 struct SpoolLimits {
   std::uint64_t head_bytes = std::uint64_t{64} << 20;
   std::size_t tail_bytes = std::size_t{1} << 20;
+  // The server's total for every spool's head (null: none); the head stops
+  // where the budget has no more room.
+  std::shared_ptr<SpoolBudget> budget;
 };
 
 class Spool {
@@ -38,6 +43,14 @@ class Spool {
   std::uint64_t tail_begin() const;
   bool kept(std::uint64_t offset) const { return offset < head_end() || offset >= tail_begin(); }
 
+  const SpoolLimits& limits() const { return limits_; }
+  // Whether the head stopped early because the server's budget was full.
+  bool cut_by_budget() const { return cut_by_budget_; }
+  // Frees the kept output and gives its bytes back to the budget (the job
+  // table evicts a finished job's output so); reads then fail and say so.
+  void evict();
+  bool evicted() const { return evicted_; }
+
   // Up to max_bytes from offset, as far as the kept bytes run without a gap;
   // empty at or past size(). Fails when offset lies in the dropped range.
   Result<std::string> read(std::uint64_t offset, std::size_t max_bytes) const;
@@ -49,6 +62,10 @@ class Spool {
   SpoolLimits limits_;
   std::uint64_t size_ = 0;
   std::string ring_;  // byte at offset o sits at ring_[o % tail_bytes]; grows to tail_bytes
+  std::uint64_t head_cap_ = 0;  // limits_.head_bytes, or less once the budget was full
+  BudgetHold held_;             // the head's bytes, from limits_.budget
+  bool cut_by_budget_ = false;
+  bool evicted_ = false;
 };
 
 }  // namespace brig::exec

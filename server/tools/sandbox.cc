@@ -64,6 +64,37 @@ Result<Sandbox> plan_sandbox_for(const Account& account, const std::string& poli
   return plan(policy_ref, workspace, cwd, std::move(env), account.home, account);
 }
 
+LimitTexts limit_texts(const Sandbox& sandbox) {
+  const policy::Policy& p = sandbox.policy;
+  const jail::LimitsEnforcement& e = sandbox.limits_enforcement;
+  LimitTexts t;
+  if (p.limits.memory_bytes) {
+    t.memory = policy::format_size(*p.limits.memory_bytes) + " memory";
+    if (!e.memory_whole) t.memory += std::string(" ") + jail::kMemoryPerProcess;
+  }
+  if (p.limits.pids) {
+    t.pids = fmt::format("{} processes", *p.limits.pids);
+    if (!e.pids_whole) t.pids += std::string(" ") + jail::kPidsPerUser;
+  }
+  if (p.limits.wall_time)
+    t.wall_time = policy::format_duration(*p.limits.wall_time) + " per command";
+  return t;
+}
+
+protocol::Json sandbox_facts(const Sandbox& sandbox) {
+  const LimitTexts t = limit_texts(sandbox);
+  protocol::Json limits = protocol::Json::object();
+  if (!t.memory.empty()) limits["memory"] = t.memory;
+  if (!t.pids.empty()) limits["pids"] = t.pids;
+  if (!t.wall_time.empty()) limits["wall_time"] = t.wall_time;
+  limits["tier"] = jail::limits_tier_name(sandbox.limits_enforcement.tier);
+  if (!sandbox.limits_enforcement.detail.empty())
+    limits["why_no_cgroup"] = sandbox.limits_enforcement.detail;
+  return protocol::Json{{"policy", sandbox.policy_name},
+                        {"workspace", sandbox.workspace()},
+                        {"limits", std::move(limits)}};
+}
+
 std::string sandbox_instructions(const Sandbox& sandbox) {
   const policy::Policy& p = sandbox.policy;
   std::string text = fmt::format(
@@ -91,12 +122,10 @@ std::string sandbox_instructions(const Sandbox& sandbox) {
   text += p.network.mode == jail::NetworkMode::none
               ? "There is no network: only the jail's own loopback. "
               : "Commands use the host's network. ";
+  const LimitTexts texts = limit_texts(sandbox);
   std::vector<std::string> limits;
-  if (p.limits.memory_bytes)
-    limits.push_back(policy::format_size(*p.limits.memory_bytes) + " memory");
-  if (p.limits.pids) limits.push_back(fmt::format("{} processes", *p.limits.pids));
-  if (p.limits.wall_time)
-    limits.push_back(policy::format_duration(*p.limits.wall_time) + " per command");
+  for (const std::string* t : {&texts.memory, &texts.pids, &texts.wall_time})
+    if (!t->empty()) limits.push_back(*t);
   if (!limits.empty()) text += fmt::format("Limits: {}. ", fmt::join(limits, ", "));
   if (!p.disabled_tools.empty())
     text += fmt::format("Switched off by the policy: {}. ", fmt::join(p.disabled_tools, ", "));

@@ -13,7 +13,9 @@
 #include <vector>
 
 #include "jail/base/error.h"
+#include "jail/layer_report.h"
 #include "jail/spec.h"
+#include "protocol/json_rpc.h"
 #include "server/policy/context.h"
 #include "server/policy/policy.h"
 #include "server/spawner/spawner.h"
@@ -27,6 +29,11 @@ struct Sandbox {
   jail::JailSpec spec;           // policy::to_jail_spec(policy, context)
   std::vector<std::string> env;  // policy::jail_environment(policy, context): "NAME=value"
   std::shared_ptr<Spawner> spawner;
+  // How the spec's memory and pids limits hold here: serve.cc asks the
+  // kernel (jail::cgroups::probe) once the spawner's cgroup is settled. By
+  // default nothing is whole, so that brig never claims a limit it did not
+  // find enforced.
+  jail::LimitsEnforcement limits_enforcement;
 
   const std::string& workspace() const { return context.workspace; }
   // True when uid 0 inside the jail is host root (brig runs as root and the
@@ -60,6 +67,20 @@ Result<Sandbox> plan_sandbox(const std::string& policy_ref, const std::string& w
 // is left empty.
 Result<Sandbox> plan_sandbox_for(const Account& account, const std::string& policy_ref,
                                  const std::string& workspace, const std::string& cwd);
+
+// The policy's limits as brig states them, each with how it holds here:
+// "4GiB memory" where a cgroup caps the jail, "4GiB memory per process, not
+// enforced as a whole" where only RLIMIT_DATA does. Empty fields: no limit.
+struct LimitTexts {
+  std::string memory;
+  std::string pids;
+  std::string wall_time;
+};
+LimitTexts limit_texts(const Sandbox& sandbox);
+
+// What the audit log's start line records about this sandbox: policy,
+// workspace, and limits with how they hold (tier, and why no cgroup).
+protocol::Json sandbox_facts(const Sandbox& sandbox);
 
 // The MCP `instructions` for this sandbox: what the model's tools can and
 // cannot do here (workspace access, other writable paths, private home and

@@ -41,5 +41,30 @@ TEST(CgroupsTest, SweepRemovesOnlyGroupsOfLaunchersThatAreGone) {
   EXPECT_TRUE(our_cgroups().empty());
 }
 
+// What brig-server states about its limits comes from here: it must match
+// what a jail really gets. Root on this project's hybrid hosts gets the v1
+// controllers (whole); an unprivileged user gets none (per process).
+TEST(CgroupsTest, ProbeSaysWhetherTheLimitsHoldForTheJailAsAWhole) {
+  Limits limits;
+  limits.pids = 16;
+  limits.memory_bytes = 64 << 20;
+  const LimitsEnforcement e = cgroups::probe(limits);
+  cgroups::Group g = cgroups::create(limits);
+  EXPECT_EQ(e.memory_whole, g.limits_memory) << e.detail;
+  EXPECT_EQ(e.pids_whole, g.limits_pids) << e.detail;
+  if (g.tier == LimitsTier::none) {
+    EXPECT_EQ(e.tier, LimitsTier::rlimits);
+    EXPECT_FALSE(e.detail.empty()) << "no cgroup, and no reason given";
+  }
+  cgroups::remove(g);
+  EXPECT_TRUE(our_cgroups().empty()) << "probe left a group behind";
+  if (::getuid() != 0) {
+    EXPECT_FALSE(e.memory_whole) << "unprivileged on a hybrid host";
+  }
+
+  const LimitsEnforcement none = cgroups::probe(Limits{});
+  EXPECT_TRUE(none.memory_whole && none.pids_whole) << "no limit asked, none broken";
+}
+
 }  // namespace
 }  // namespace brig::jail::test

@@ -95,6 +95,21 @@ TEST(PredictLayers, NoCgroupsFallsBackToRlimits) {
   EXPECT_EQ(report.limits_tier, LimitsTier::rlimits);
 }
 
+// An operator reading brig doctor must not take RLIMIT_DATA for a jail's
+// memory limit: it caps each process, and a tmpfs counts for none.
+TEST(PredictLayers, NoCgroupsSaysTheMemoryLimitIsPerProcessAndHowToGetOne) {
+  KernelFeatures k = full_kernel();
+  k.cgroup_tier = "";
+  const std::string detail = predict_layers(limited_spec(), k).find(Layer::cgroups)->detail;
+  EXPECT_NE(detail.find("memory: RLIMIT_DATA, per process, not enforced as a whole"),
+            std::string::npos)
+      << detail;
+  EXPECT_NE(detail.find("pids: per user (RLIMIT_NPROC), not a cgroup"), std::string::npos)
+      << detail;
+  EXPECT_NE(detail.find("systemd-run --user --scope -p Delegate=yes brig serve"), std::string::npos)
+      << detail;
+}
+
 TEST(PredictLayers, LayersTheSpecTurnsOffAreOff) {
   JailSpec spec;
   spec.seccomp.enabled = false;

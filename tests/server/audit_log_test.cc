@@ -13,6 +13,7 @@
 #include <asio/io_context.hpp>
 #include <asio/use_future.hpp>
 
+#include "server/tools/sandbox.h"
 #include "tests/server/test_support.h"
 
 namespace brig::server {
@@ -93,6 +94,49 @@ TEST(AuditLog, AWrappedToolWritesOneLinePerCallIncludingFailures) {
   EXPECT_EQ(lines[0].at("arguments"), (Json{{"a", 1}}));
   EXPECT_EQ(lines[1].at("outcome"), "failed");
   EXPECT_EQ(lines[1].at("error"), "boom");
+}
+
+// The log may sit where a jail writes (the workspace): a symlink planted at
+// its path must not make brig append to the file it points to.
+TEST(AuditLog, ASymlinkAtThePathIsRefusedAndItsTargetUntouched) {
+  testing::TempDir dir;
+  const std::string target = dir.file("precious");
+  std::ofstream(target) << "keep\n";
+  const std::string link = dir.file("audit.jsonl");
+  ASSERT_EQ(::symlink(target.c_str(), link.c_str()), 0);
+  auto log = AuditLog::open(link);
+  ASSERT_FALSE(log);
+  const std::string why = log.error().to_string();
+  EXPECT_NE(why.find(link), std::string::npos) << why;
+  EXPECT_NE(why.find("symbolic link"), std::string::npos) << why;
+  std::ifstream in(target);
+  std::stringstream text;
+  text << in.rdbuf();
+  EXPECT_EQ(text.str(), "keep\n");
+}
+
+// A reader of the log learns what the calls were confined by, and that
+// without cgroups the memory limit held per process only.
+TEST(AuditLog, TheStartLineSaysTheMemoryLimitIsPerProcessWithoutCgroups) {
+  testing::TempDir dir;
+  auto sandbox = plan_sandbox("default", dir.path(), dir.path());
+  ASSERT_TRUE(sandbox) << sandbox.error().to_string();
+  sandbox->limits_enforcement = jail::LimitsEnforcement{jail::LimitsTier::rlimits, false, false,
+                                                        "cgroup v2: no memory controller"};
+  const std::string path = dir.file("audit.jsonl");
+  auto log = AuditLog::open(path);
+  ASSERT_TRUE(log) << log.error().to_string();
+  (*log)->write_start(sandbox_facts(*sandbox));
+  std::ifstream in(path);
+  std::string line;
+  ASSERT_TRUE(std::getline(in, line));
+  const Json j = Json::parse(line);
+  EXPECT_EQ(j.at("event"), "start");
+  EXPECT_EQ(j.at("policy"), "default");
+  const std::string memory = j.at("limits").at("memory");
+  EXPECT_NE(memory.find("per process, not enforced as a whole"), std::string::npos) << line;
+  EXPECT_EQ(j.at("limits").at("tier"), "rlimits");
+  EXPECT_EQ(j.at("limits").at("why_no_cgroup"), "cgroup v2: no memory controller");
 }
 
 }  // namespace

@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include "jail/kernel_features.h"
+#include "server/commands/doctor.h"
 #include "tests/server/test_support.h"
 
 namespace brig::server::testing {
@@ -74,6 +76,25 @@ TEST(BrigDoctor, TextReportSaysWhatRunsHere) {
   EXPECT_NE(r.out.find("Policy default: runs here"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("Policy strict:"), std::string::npos) << r.out;
   EXPECT_EQ(r.err, "");
+}
+
+// The report for a host without usable cgroups (injected: this machine has
+// them as root): the memory limit is called per process, with the remedy.
+TEST(BrigDoctor, WithoutCgroupsTheReportSaysTheMemoryLimitIsPerProcess) {
+  jail::KernelFeatures kernel;
+  kernel.namespaces = kernel.rootless_namespaces = kernel.seccomp = true;
+  kernel.landlock_abi = 7;
+  kernel.cgroup_tier = "";
+  jail::JailSpec spec;
+  spec.limits.memory_bytes = std::uint64_t{4} << 30;
+  spec.limits.pids = 512;
+  const std::vector<PlannedPolicy> policies = {{"default", spec}};
+  const std::string text = doctor_report(kernel, policies, /*json=*/false);
+  EXPECT_NE(text.find("cgroups       degraded"), std::string::npos) << text;
+  EXPECT_NE(text.find("per process, not enforced as a whole"), std::string::npos) << text;
+  EXPECT_NE(text.find("systemd-run --user --scope -p Delegate=yes"), std::string::npos) << text;
+  const Json doc = Json::parse(doctor_report(kernel, policies, /*json=*/true));
+  EXPECT_EQ(doc.at("policies").at(0).at("limits_tier"), "rlimits");
 }
 
 }  // namespace

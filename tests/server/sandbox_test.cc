@@ -26,6 +26,27 @@ TEST(Sandbox, DefaultPlansAWritableWorkspaceWithoutNetworkAndSaysSo) {
   EXPECT_NE(text.find("Limits: "), std::string::npos) << text;
 }
 
+// The finding this guards against: without a memory cgroup one exec held
+// 5.9 GiB against "4GiB memory" while the instructions claimed the limit.
+TEST(Sandbox, WithoutCgroupsTheInstructionsSayTheMemoryLimitIsPerProcess) {
+  TempDir ws;
+  auto sandbox = plan_sandbox("default", ws.path(), ws.path());
+  ASSERT_TRUE(sandbox) << sandbox.error().to_string();
+  ASSERT_TRUE(sandbox->policy.limits.memory_bytes);
+  sandbox->limits_enforcement = jail::LimitsEnforcement{jail::LimitsTier::rlimits, false, false,
+                                                        "cgroup v2: no memory controller"};
+  const std::string text = sandbox_instructions(*sandbox);
+  EXPECT_NE(text.find("memory per process, not enforced as a whole"), std::string::npos) << text;
+  EXPECT_NE(text.find("processes per user (RLIMIT_NPROC), not a cgroup"), std::string::npos)
+      << text;
+
+  sandbox->limits_enforcement =
+      jail::LimitsEnforcement{jail::LimitsTier::cgroup_v1, true, true, ""};
+  const std::string whole = sandbox_instructions(*sandbox);
+  EXPECT_EQ(whole.find("not enforced"), std::string::npos) << whole;
+  EXPECT_NE(whole.find("memory"), std::string::npos) << whole;
+}
+
 TEST(Sandbox, StrictSaysTheWorkspaceIsReadOnly) {
   TempDir ws;
   auto sandbox = plan_sandbox("strict", ws.path(), ws.path());

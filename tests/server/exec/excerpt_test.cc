@@ -58,7 +58,7 @@ TEST(Excerpt, CutsOnCharacterBoundariesAndRepairs) {
 
 TEST(Excerpt, BytesTheSpoolDroppedCountAsDropped) {
   std::string text = std::string(50, 'h') + std::string(100, 'm') + std::string(50, 't');
-  Spool s = with(text, SpoolLimits{50, 50});
+  Spool s = with(text, SpoolLimits{50, 50, nullptr});
   Excerpt e = excerpt(s, 120, 200);  // starts inside the spool's gap
   EXPECT_EQ(e.head, "");
   EXPECT_EQ(e.dropped, 80u);

@@ -15,7 +15,7 @@ std::string pattern(std::uint64_t from, std::size_t n) {
 }
 
 Spool make(std::uint64_t head, std::size_t tail) {
-  auto s = Spool::create("test", SpoolLimits{head, tail});
+  auto s = Spool::create("test", SpoolLimits{head, tail, nullptr});
   EXPECT_TRUE(s.has_value());
   return std::move(*s);
 }
