@@ -87,11 +87,12 @@ Result<Prepared> prepare(const LandlockRules& rules) {
 
 namespace {
 
-// Adds one path rule. A path missing from the jail is skipped: a rule on it
-// could only have granted access.
+// Adds one path rule. A path missing from the jail, or one the command's ids
+// cannot reach (another user's workspace, with its optional .git), is
+// skipped: a rule on it could only have granted access.
 int add_path_rule(int ruleset, const PathGrant& grant) {
   int fd = open(grant.path.c_str(), O_PATH | O_CLOEXEC);
-  if (fd < 0) return errno == ENOENT ? 0 : errno;
+  if (fd < 0) return errno == ENOENT || errno == EACCES ? 0 : errno;
   int err = 0;
   struct stat st;
   if (fstat(fd, &st) != 0) {
