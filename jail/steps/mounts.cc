@@ -105,6 +105,7 @@ class Planner {
   struct Shown {
     std::string target;
     std::string source;
+    bool writable = false;
   };
 
   Planner(const JailSpec& spec, const HostView& host) : spec_(spec), host_(host) {}
@@ -278,6 +279,11 @@ class Planner {
   // path (a symlinked home, a bind of a parent through a symlink). Only where
   // the closest mount is a bind: elsewhere it is absent already.
   void plan_mask(const Mount& m, size_t i) {
+    // A symlink a jail could have made is not followed: one planted at a
+    // hidden path would otherwise mask any file it names (libc) in every
+    // later jail. What it leads to is not the hidden file, and the jail sees
+    // that target wherever a bind shows it anyway.
+    if (symlink_in_writable_tree(m.target)) return;
     const auto real = host_.resolve(m.target);
     if (!real) return;  // nothing there to hide
     std::set<std::string> at;
@@ -291,6 +297,21 @@ class Planner {
           "mask " + m.target + (jail_path == m.target ? "" : " at " + jail_path) + tag)
           .optional = true;
     }
+  }
+
+  // Whether a component of the host path `path` is a symlink inside a tree a
+  // writable bind shows.
+  bool symlink_in_writable_tree(const std::string& path) const {
+    for (size_t pos = 1; pos <= path.size();) {
+      size_t end = path.find('/', pos);
+      if (end == std::string::npos) end = path.size();
+      const std::string prefix = path.substr(0, end);
+      pos = end + 1;
+      if (host_.type(prefix) != HostView::Type::symlink) continue;
+      for (const Shown& b : shown_)
+        if (b.writable && b.source != prefix && is_within(prefix, b.source)) return true;
+    }
+    return false;
   }
 
   // Whether the spec mount closest above `jail_path` is a bind (or it is one).
@@ -330,7 +351,7 @@ class Planner {
     make_dirs(m.target, dir);
     if (!dir) add(Op::Kind::touch, at, "mount point " + m.target + tag);
     bind(kOld + *resolved, at, attr, true, m.optional, what);
-    shown_.push_back({m.target, *resolved});
+    shown_.push_back({m.target, *resolved, m.writable});
   }
 
   void plan_proc(const Mount& m, const std::string& at, const std::string& tag) {

@@ -229,6 +229,27 @@ TEST(MountPlanTest, MaskHidesTheRealFileWhereverABindShowsIt) {
   EXPECT_THAT(render(*through_link), ::testing::Contains("mask /newroot/home/u/data/ssh"));
 }
 
+// A symlink a jail planted at a hidden path in its workspace must not get
+// the next jail's libc masked (every later jail would fail).
+TEST(MountPlanTest, MaskDoesNotFollowASymlinkInAWritableTree) {
+  FakeHost h = debian_host();
+  h.types["/usr/lib/libc.so.6"] = HostView::Type::file;
+  h.types["/home/u/ws/.env"] = HostView::Type::symlink;
+  h.links["/home/u/ws/.env"] = "/usr/lib/libc.so.6";
+  Mount hidden;
+  hidden.kind = Mount::Kind::mask;
+  hidden.target = "/home/u/ws/.env";
+  hidden.optional = true;
+  JailSpec s;
+  s.mounts = {bind("/home/u/ws", "/home/u/ws", true), bind("/usr", "/usr"), hidden};
+  const auto p = plan(s, h);
+  ASSERT_TRUE(p) << p.error().to_string();
+  EXPECT_THAT(render(*p), ::testing::Not(::testing::Contains(::testing::HasSubstr("mask"))));
+  // The same symlink in a read-only tree is the host's own: followed.
+  s.mounts[0].writable = false;
+  EXPECT_THAT(render(*plan(s, h)), ::testing::Contains("mask /newroot/usr/lib/libc.so.6"));
+}
+
 TEST(MountPlanTest, MaskIsSkippedWhereNoBindShowsTheFile) {
   Mount hidden;
   hidden.kind = Mount::Kind::mask;

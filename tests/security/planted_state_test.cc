@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <climits>
 #include <filesystem>
 #include <fstream>
 
@@ -228,6 +229,22 @@ TEST_F(PlantedStateTest, HiddenSymlinkMasksTheFileItLeadsTo) {
   const BrigRan control = sh("cat " + (data.path() + "/token"), shown);
   EXPECT_EQ(control.status, 0) << control.err;
   EXPECT_EQ(control.out, "TOKEN\n");
+}
+
+// A symlink planted at a hidden path must not turn the mask on the file it
+// names (libc here): every later jail of every client would fail.
+TEST_F(PlantedStateTest, SymlinkAtAHiddenPathMasksNothingElse) {
+  char libc[PATH_MAX];
+  ASSERT_NE(::realpath("/lib/x86_64-linux-gnu/libc.so.6", libc), nullptr);
+  const std::string hiding = policy_file("hide-env",
+                                         "extends = \"default\"\n"
+                                         "[filesystem]\n"
+                                         "hidden_add = [\"" +
+                                             workspace() + "/.env\"]\n");
+  ASSERT_EQ(sh(std::string("ln -s ") + libc + " .env", hiding).status, 0);
+  const BrigRan later = sh("echo still here", hiding);
+  EXPECT_EQ(later.status, 0) << later.err;
+  EXPECT_EQ(later.out, "still here\n");
 }
 
 // Way out 5: a policy file the jail can rewrite decides the next jail.
