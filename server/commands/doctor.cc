@@ -15,6 +15,7 @@
 #include "server/policy/caller.h"
 #include "server/policy/loader.h"
 #include "server/policy/to_jail_spec.h"
+#include "server/policy/writable.h"
 #include "server/workspace.h"
 
 namespace brig::server {
@@ -42,6 +43,7 @@ nlohmann::json policy_json(const PlannedPolicy& policy, const jail::KernelFeatur
   for (Layer l : unmet) unmet_json.push_back(jail::layer_name(l));
   return {{"policy", policy.first},
           {"runs", unmet.empty()},
+          {"weak_hidden", policy::weak_hidden_paths(policy.second)},
           {"limits_tier", jail::limits_tier_name(report.limits_tier)},
           {"layers", layers},
           {"unmet_requirements", unmet_json}};
@@ -66,6 +68,9 @@ std::string text_report(const jail::KernelFeatures& kernel,
     for (const auto& s : report.layers)
       out += fmt::format("  {:<13} {:<9}{}\n", jail::layer_name(s.layer),
                          jail::layer_state_name(s.state), s.detail.empty() ? "" : " " + s.detail);
+    // A mask under a writable bind does not hold when the jail renames a parent.
+    for (const std::string& weak : policy::weak_hidden_paths(policy.second))
+      out += fmt::format("  {:<13} {:<9} {}: not enforced as a whole\n", "hidden", "weak", weak);
   }
   return out;
 }

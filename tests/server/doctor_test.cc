@@ -97,5 +97,36 @@ TEST(BrigDoctor, WithoutCgroupsTheReportSaysTheMemoryLimitIsPerProcess) {
   EXPECT_EQ(doc.at("policies").at(0).at("limits_tier"), "rlimits");
 }
 
+// A hidden path under a writable bind cannot hold (a jail can rename its
+// parent): the report names it, in text and JSON; a hidden path elsewhere is
+// not named.
+TEST(BrigDoctor, HiddenPathsUnderAWritableBindAreNamedAsWeak) {
+  jail::KernelFeatures kernel;
+  kernel.namespaces = kernel.rootless_namespaces = kernel.seccomp = true;
+  kernel.landlock_abi = 7;
+  jail::JailSpec spec;
+  jail::Mount ws;
+  ws.kind = jail::Mount::Kind::bind;
+  ws.source = ws.target = "/home/ada/proj";
+  ws.writable = true;
+  jail::Mount usr = ws;
+  usr.source = usr.target = "/usr";
+  usr.writable = false;
+  jail::Mount env;
+  env.kind = jail::Mount::Kind::mask;
+  env.target = "/home/ada/proj/.env";
+  jail::Mount secret = env;
+  secret.target = "/usr/secret";
+  spec.mounts = {ws, env, usr, secret};
+  const std::vector<PlannedPolicy> policies = {{"mine", spec}};
+  const std::string text = doctor_report(kernel, policies, /*json=*/false);
+  EXPECT_NE(text.find("/home/ada/proj/.env (under the writable /home/ada/proj): not enforced"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(text.find("/usr/secret"), std::string::npos) << text;
+  const Json doc = Json::parse(doctor_report(kernel, policies, /*json=*/true));
+  EXPECT_EQ(doc.at("policies").at(0).at("weak_hidden").size(), 1u) << doc.dump();
+}
+
 }  // namespace
 }  // namespace brig::server::testing
