@@ -111,6 +111,15 @@ Mount bind(std::string src, std::string dst, bool writable = false) {
   return m;
 }
 
+// A policy's hidden path, as the policy planner hands it on.
+Mount hidden_at(std::string path) {
+  Mount m;
+  m.kind = Mount::Kind::mask;
+  m.target = std::move(path);
+  m.optional = true;
+  return m;
+}
+
 FakeHost debian_host() {
   FakeHost h;
   h.types = {{"/tmp", HostView::Type::dir},
@@ -212,10 +221,7 @@ TEST(MountPlanTest, MaskHidesTheRealFileWhereverABindShowsIt) {
   h.links["/home/u/.ssh"] = "/data/ssh";
   h.types["/home/u/data"] = HostView::Type::symlink;
   h.links["/home/u/data"] = "/data";
-  Mount hidden;
-  hidden.kind = Mount::Kind::mask;
-  hidden.target = "/home/u/.ssh";
-  hidden.optional = true;
+  Mount hidden = hidden_at("/home/u/.ssh");
   JailSpec s;
   s.mounts = {bind("/data", "/data"), hidden};
   const auto p = plan(s, h);
@@ -236,10 +242,7 @@ TEST(MountPlanTest, MaskDoesNotFollowASymlinkInAWritableTree) {
   h.types["/usr/lib/libc.so.6"] = HostView::Type::file;
   h.types["/home/u/ws/.env"] = HostView::Type::symlink;
   h.links["/home/u/ws/.env"] = "/usr/lib/libc.so.6";
-  Mount hidden;
-  hidden.kind = Mount::Kind::mask;
-  hidden.target = "/home/u/ws/.env";
-  hidden.optional = true;
+  Mount hidden = hidden_at("/home/u/ws/.env");
   JailSpec s;
   s.mounts = {bind("/home/u/ws", "/home/u/ws", true), bind("/usr", "/usr"), hidden};
   const auto p = plan(s, h);
@@ -251,9 +254,7 @@ TEST(MountPlanTest, MaskDoesNotFollowASymlinkInAWritableTree) {
 }
 
 TEST(MountPlanTest, MaskIsSkippedWhereNoBindShowsTheFile) {
-  Mount hidden;
-  hidden.kind = Mount::Kind::mask;
-  hidden.target = "/etc/hosts";
+  Mount hidden = hidden_at("/etc/hosts");
   JailSpec s;
   s.mounts = {bind("/usr", "/usr"), hidden};
   const auto r = render(*plan(s, debian_host()));
