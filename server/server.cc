@@ -30,7 +30,7 @@ Server::Server(asio::io_context& io, const Registry& registry, ServerConfig conf
 }
 
 void Server::serve_stdio(std::shared_ptr<Transport> transport) {
-  add_session(std::move(transport), /*ends_server=*/true, /*principal=*/std::nullopt);
+  add_session(std::move(transport), /*ends_server=*/true);
 }
 
 void Server::serve_unix(std::unique_ptr<UnixListener> listener) {
@@ -86,22 +86,20 @@ void Server::accept(asio::local::stream_protocol::socket socket) {
   const std::string name = fmt::format("connection {} ({})", number, peer->to_string());
   spdlog::info("{}: accepted", name);
   add_session(UnixConnection::create(std::move(socket), config_.stream, name, *peer),
-              /*ends_server=*/false, /*principal=*/*peer);
+              /*ends_server=*/false);
 }
 
-void Server::add_session(std::shared_ptr<Transport> transport, bool ends_server,
-                         std::optional<PeerCredentials> principal) {
+void Server::add_session(std::shared_ptr<Transport> transport, bool ends_server) {
   const std::uint64_t id = ++sessions_started_;
-  auto runner = SessionRunner::create(
-      io_.get_executor(), std::move(transport), registry_, config_.session,
-      [this, id, ends_server] {
-        if (auto it = sessions_.find(id); it != sessions_.end()) {
-          spdlog::debug("{}: closed", it->second->transport().name());
-          sessions_.erase(it);
-        }
-        if (ends_server) shutdown();
-      },
-      std::move(principal));
+  auto runner =
+      SessionRunner::create(io_.get_executor(), std::move(transport), registry_, config_.session,
+                            [this, id, ends_server] {
+                              if (auto it = sessions_.find(id); it != sessions_.end()) {
+                                spdlog::debug("{}: closed", it->second->transport().name());
+                                sessions_.erase(it);
+                              }
+                              if (ends_server) shutdown();
+                            });
   sessions_.emplace(id, runner);
   runner->start();
 }

@@ -8,7 +8,6 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <optional>
 
 #include <asio/awaitable.hpp>
 #include <asio/io_context.hpp>
@@ -56,8 +55,7 @@ class Server {
  private:
   asio::awaitable<void> accept_loop();
   void accept(asio::local::stream_protocol::socket socket);
-  void add_session(std::shared_ptr<Transport> transport, bool ends_server,
-                   std::optional<PeerCredentials> principal);
+  void add_session(std::shared_ptr<Transport> transport, bool ends_server);
 
   asio::io_context& io_;
   const Registry& registry_;

@@ -49,31 +49,29 @@ const std::optional<PeerCredentials>& SessionRunner::CallContext::peer() const {
   return runner_.transport_->peer();
 }
 
+// A socket peer's calls take its identity; stdio's have no peer: brig's own.
 const std::optional<PeerCredentials>& SessionRunner::CallContext::principal() const {
-  return runner_.principal_;
+  return runner_.transport_->peer();
 }
 
 std::shared_ptr<SessionRunner> SessionRunner::create(const asio::any_io_executor& executor,
                                                      std::shared_ptr<Transport> transport,
                                                      const Registry& registry,
                                                      const SessionConfig& config,
-                                                     std::function<void()> on_finished,
-                                                     std::optional<PeerCredentials> principal) {
+                                                     std::function<void()> on_finished) {
   return std::make_shared<SessionRunner>(executor, std::move(transport), registry, config,
-                                         std::move(on_finished), std::move(principal));
+                                         std::move(on_finished));
 }
 
 SessionRunner::SessionRunner(const asio::any_io_executor& executor,
                              std::shared_ptr<Transport> transport, const Registry& registry,
-                             const SessionConfig& config, std::function<void()> on_finished,
-                             std::optional<PeerCredentials> principal)
+                             const SessionConfig& config, std::function<void()> on_finished)
     : executor_(executor),
       transport_(std::move(transport)),
       registry_(registry),
       session_(config.info, config.instructions, registry.list(), config.options),
       framer_(config.options.max_line_bytes),
-      on_finished_(std::move(on_finished)),
-      principal_(std::move(principal)) {}
+      on_finished_(std::move(on_finished)) {}
 
 void SessionRunner::start() {
   auto self = shared_from_this();

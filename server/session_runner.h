@@ -34,17 +34,15 @@ class SessionRunner : public std::enable_shared_from_this<SessionRunner> {
  public:
   // registry must outlive the runner and every call it starts. on_finished
   // runs once, after the transport has closed and the last call has returned.
-  // principal: whose identity the calls' jails take (ToolContext::principal());
-  // empty = brig's own.
-  static std::shared_ptr<SessionRunner> create(
-      const asio::any_io_executor& executor, std::shared_ptr<Transport> transport,
-      const Registry& registry, const SessionConfig& config, std::function<void()> on_finished,
-      std::optional<PeerCredentials> principal = std::nullopt);
+  static std::shared_ptr<SessionRunner> create(const asio::any_io_executor& executor,
+                                               std::shared_ptr<Transport> transport,
+                                               const Registry& registry,
+                                               const SessionConfig& config,
+                                               std::function<void()> on_finished);
 
   SessionRunner(const asio::any_io_executor& executor, std::shared_ptr<Transport> transport,
                 const Registry& registry, const SessionConfig& config,
-                std::function<void()> on_finished,
-                std::optional<PeerCredentials> principal = std::nullopt);
+                std::function<void()> on_finished);
 
   // Starts reading. Call once.
   void start();
@@ -101,7 +99,6 @@ class SessionRunner : public std::enable_shared_from_this<SessionRunner> {
   protocol::Session session_;
   protocol::LineFramer framer_;
   std::function<void()> on_finished_;
-  std::optional<PeerCredentials> principal_;
   // Keyed by CallId value. A map node never moves, as the cancellation
   // signal must not.
   std::unordered_map<std::uint64_t, RunningCall> calls_;

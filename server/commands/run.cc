@@ -127,10 +127,10 @@ int run_command(const RunOptions& o) {
       fmt::print(stderr, "brig run: {}\n", outcome.to_string());
       break;
   }
-    // Nothing is left to do but free memory, which the kernel does anyway:
-    // the destructors would fault back in much of the code the launcher
-    // dropped while the jail ran (~35 page faults, ~0.1 ms before the exit
-    // status). LeakSanitizer, which runs at exit, still checks sanitizer builds.
+  // Nothing is left to do but free memory, which the kernel does anyway:
+  // the destructors would fault back in much of the code the launcher
+  // dropped while the jail ran (~35 page faults, ~0.1 ms before the exit
+  // status). LeakSanitizer, which runs at exit, still checks sanitizer builds.
 #ifndef __SANITIZE_ADDRESS__
   std::fflush(nullptr);
   ::_exit(outcome.exit_status());

@@ -33,10 +33,10 @@ struct JobLimits {
   SpoolLimits spool;  // per stream of each job (its budget is the table's)
 };
 
-// The `brig serve` options that raise JobLimits' server-wide budgets, named
-// in the refusals so that an operator knows what to change.
+// The `brig serve` option that raises JobLimits' server-wide count of jails,
+// named in the refusal so that an operator knows what to change (the output
+// budget's is kSpoolBytesOption).
 inline constexpr const char* kMaxJailsOption = "--max-jails";
-inline constexpr const char* kSpoolBytesOption = "--spool-bytes";
 
 // The uid jobs of this caller belong to: the peer's, or brig's own on stdio.
 uid_t owner_of(const std::optional<server::PeerCredentials>& peer);

@@ -90,8 +90,8 @@ Result<std::string> Spool::read(std::uint64_t offset, std::size_t max_bytes) con
     return std::unexpected(Error{
         "read output", fmt::format("offset {}", offset),
         fmt::format("this finished job's output was dropped to make room for newer output: the "
-                    "server keeps at most {} bytes of output in all (brig serve --spool-bytes)",
-                    limits_.budget ? limits_.budget->limit() : 0)});
+                    "server keeps at most {} bytes of output in all (brig serve {})",
+                    limits_.budget ? limits_.budget->limit() : 0, kSpoolBytesOption)});
   }
   if (!kept(offset)) {
     return std::unexpected(Error{
@@ -100,9 +100,10 @@ Result<std::string> Spool::read(std::uint64_t offset, std::size_t max_bytes) con
                     "stream are{}); read from offset {} or from {}",
                     head_end(), tail_begin(), head_end(), limits_.tail_bytes,
                     cut_by_budget_ ? fmt::format(", the first cut short because the server's "
-                                                 "output budget of {} bytes (brig serve "
-                                                 "--spool-bytes) was full",
-                                                 limits_.budget ? limits_.budget->limit() : 0)
+                                                 "output budget of {} bytes (brig serve {}) "
+                                                 "was full",
+                                                 limits_.budget ? limits_.budget->limit() : 0,
+                                                 kSpoolBytesOption)
                                    : "",
                     0, tail_begin())});
   }

@@ -13,6 +13,10 @@
 
 namespace brig::exec {
 
+// The `brig serve` option that sets the budget, named wherever output is
+// refused or dropped for it.
+inline constexpr const char* kSpoolBytesOption = "--spool-bytes";
+
 class SpoolBudget {
  public:
   explicit SpoolBudget(std::uint64_t limit) : limit_(limit) {}

@@ -78,9 +78,10 @@ asio::awaitable<Result<WorkerPool::Worker*>> WorkerPool::ensure_worker(Lane& lan
     const ssize_t n =
         ::recv(lane.worker->socket.native_handle(), &byte, 1, MSG_PEEK | MSG_DONTWAIT);
     const bool alive = !(n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK));
-    auto now = jail::mounts::plan(spec_, jail::mounts::real_host());
-    const bool same_host = now && lane.worker->plan && *now == *lane.worker->plan;
-    if (alive && same_host) co_return lane.worker.get();
+    if (alive) {
+      auto now = jail::mounts::plan(spec_, jail::mounts::real_host());
+      if (now && lane.worker->plan && *now == *lane.worker->plan) co_return lane.worker.get();
+    }
     if (alive)
       spdlog::info("the host changed what the file worker's jail shows (pid {}); starting another",
                    lane.worker->jail.pid());
