@@ -1,5 +1,8 @@
 #include "server/policy/writable.h"
 
+#include <climits>
+#include <cstdlib>
+
 #include <fmt/format.h>
 
 #include "server/policy/expand.h"
@@ -19,7 +22,15 @@ std::vector<std::string> writable_roots(const jail::JailSpec& spec) {
 
 Result<void> refuse_writable_policy_files(const std::vector<std::string>& files,
                                           const jail::JailSpec& spec) {
-  const std::vector<std::string> writable = writable_roots(spec);
+  std::vector<std::string> writable = writable_roots(spec);
+  // A writable path that is a host symlink (read_write = ["~/data"] with
+  // ~/data -> /srv/data) is written through its real path, as the mount
+  // planner binds it: a policy file there is just as writable.
+  for (size_t i = 0, n = writable.size(); i < n; ++i) {
+    char real[PATH_MAX];
+    if (::realpath(writable[i].c_str(), real) != nullptr && writable[i] != real)
+      writable.emplace_back(real);
+  }
   for (const std::string& file : files) {
     for (const std::string& root : writable) {
       if (!is_within(file, root)) continue;

@@ -1,6 +1,8 @@
 // plan_sandbox and the instructions a model reads about its sandbox.
 #include "server/tools/sandbox.h"
 
+#include <unistd.h>
+
 #include <fstream>
 
 #include <gtest/gtest.h>
@@ -92,6 +94,23 @@ TEST(Sandbox, PolicyFileInTheWorkspaceIsRefused) {
 
 // The instructions say what git can do in the jail, and which hidden paths
 // cannot hold.
+// A read_write path that is a host symlink binds its real directory: a
+// policy file there is as writable as one named through the link.
+TEST(Sandbox, PolicyFileUnderASymlinkedWritablePathIsRefused) {
+  TempDir ws;
+  TempDir real;
+  TempDir links;
+  const std::string link = links.file("data");
+  ASSERT_EQ(::symlink(real.path().c_str(), link.c_str()), 0);
+  const std::string policy = real.file("p.toml");
+  std::ofstream(policy) << "extends = \"default\"\n[filesystem]\nread_write_add = [\"" << link
+                        << "\"]\n";
+  auto refused = plan_sandbox(policy, ws.path(), ws.path());
+  ASSERT_FALSE(refused);
+  EXPECT_NE(refused.error().to_string().find("could rewrite it"), std::string::npos)
+      << refused.error().to_string();
+}
+
 TEST(Sandbox, InstructionsSayGitIsReadOnlyAndNameWeakHiddenPaths) {
   TempDir ws;
   TempDir policies;
