@@ -131,7 +131,8 @@ void contain(const ChildPlan& p) {
   // 4. Mounts: the new root, pivoted into; needs the capabilities this
   //    process holds in its new user namespace.
   int failed = -1;
-  if (int e = mounts::apply_in_child(p.mounts, &failed)) fail(Step::mount, e, failed);
+  git_state::Kept git;
+  if (int e = mounts::apply_in_child(p.mounts, &failed, &git)) fail(Step::mount, e, failed);
   p.stamps.mark(StepMark::child_mounts);
 
   // 5. Network and uts namespaces: the network namespace the launcher's
@@ -199,6 +200,7 @@ void contain(const ChildPlan& p) {
   config.status_fd = ChildPlan::kStatusFd;
   config.watch_fd = ChildPlan::kWatchFd;
   config.cgroups = &cgroups;
+  config.git = &git;
   init::supervise(command, sigfd, config);
 }
 

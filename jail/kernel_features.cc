@@ -165,6 +165,23 @@ ChildReport probe_namespaces() {
   return success();
 }
 
+// What the git layer (jail/steps/git_state.h) mounts: an overlay with a
+// tmpfs upper layer, in a user namespace of the caller's own ids.
+ChildReport probe_git_overlay() {
+  if (!enter_userns()) return fail("user namespace with uid/gid map");
+  if (unshare(CLONE_NEWNS) != 0) return fail("mount namespace");
+  if (mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0)
+    return fail("make / private");
+  if (mount("brig-doctor", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "size=64k") != 0)
+    return fail("mount tmpfs");
+  for (const char* d : {"/tmp/lower", "/tmp/upper", "/tmp/work", "/tmp/git"})
+    if (mkdir(d, 0755) != 0) return fail("mkdir in the tmpfs");
+  if (mount("overlay", "/tmp/git", "overlay", MS_NOSUID | MS_NODEV,
+            "lowerdir=/tmp/lower,upperdir=/tmp/upper,workdir=/tmp/work,userxattr") != 0)
+    return fail("mount overlayfs (userxattr)");
+  return success();
+}
+
 ChildReport probe_unprivileged_namespaces() {
   if (getuid() == 0) {
     // nobody: a user with no privilege at all, as most brig users are.
@@ -443,6 +460,17 @@ KernelFeatures probe_kernel_features() {
                         nft.ok ? "table and output chain loaded in a new user+net namespace"
                                : "failed at " + describe(nft),
                         nft.ok ? "" : "install libnftables1; the kernel needs nf_tables"});
+
+  ChildReport git = in_child(probe_git_overlay);
+  k.git_layer = git.ok != 0;
+  k.features.push_back(
+      {"git.overlay", k.git_layer,
+       k.git_layer ? "overlayfs with a tmpfs upper layer mounted in a user namespace: git can "
+                     "commit in a jail, its configuration stays read-only"
+                   : "failed at " + describe(git) +
+                         ": the workspace's .git is read-only as a whole in a jail (git reads, "
+                         "but cannot commit)",
+       k.git_layer ? "" : "Linux 5.11 or later with overlayfs (CONFIG_OVERLAY_FS)"});
 
   Feature v2 = cgroup_v2_feature();
   Feature v1 = cgroup_v1_feature();

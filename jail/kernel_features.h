@@ -31,6 +31,8 @@ struct KernelFeatures {
   // Whether the calling user (root or not) can build one.
   bool namespaces = false;
   bool seccomp = false;
+  // Whether the git layer's overlay can be mounted (jail/steps/git_state.h).
+  bool git_layer = false;
   // "v2", "v1" or "" (none usable by the caller).
   std::string cgroup_tier;
 

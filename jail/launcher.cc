@@ -306,6 +306,23 @@ Result<void> plan_fds(ChildPlan& p, const ExecRequest& req, int status_w, int wa
   return {};
 }
 
+// What the command's caller should know about the workspace's .git after
+// the jail (jail/steps/git_state.h); empty when all went as planned.
+std::string git_warning(const StatusRecord& r) {
+  std::string w;
+  if (r.git_fallback != 0)
+    w = std::string(
+            "the workspace's .git was read-only as a whole in this jail: the kernel "
+            "refused the private layer git's state files need (overlayfs: ") +
+        std::strerror(r.git_fallback) + "), so git could read but not commit";
+  if (r.git_unsaved > 0)
+    w = std::to_string(r.git_unsaved) +
+        " of git's state files (index, HEAD, packed-refs, …) that the command changed could not "
+        "be written back to the workspace's .git: another git held its lock for over half a "
+        "second, or the command left something other than a file at the name";
+  return w;
+}
+
 std::string describe_failure(const ChildPlan& p, const cgroups::Group& group, const StatusRecord& r,
                              const std::string& argv0) {
   const Step step = static_cast<Step>(r.step);
@@ -724,6 +741,7 @@ Result<Outcome> Jailed::wait_for(Jailed& j, std::optional<Clock::time_point> dea
                              "the jail's init exited with status " +
                                  std::to_string(info.si_status) + " before starting the command");
   }
+  if (status) o.warning = git_warning(*status);
   o.duration = ended - j.started_;
   o.rusage = ru;
   o.layers = j.layers_;

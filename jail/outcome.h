@@ -39,6 +39,8 @@ struct Outcome {
   struct rusage rusage {};               // the whole jail's (the init and all it reaped); zero
                                          // from run(), which does not reap the init
   LayerReport layers;                    // what was enforced; empty if never spawned
+  std::string warning;                   // not a failure, but the caller should hear it
+                                         // (git's state not written back); empty = none
   std::optional<StepTimes> steps;        // with SpawnOptions::time_steps
 
   // The status `brig run` exits with (see the top of this file).

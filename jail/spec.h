@@ -63,6 +63,12 @@ struct Mount {
     mask,   // hide `target` under an already bound tree: empty read-only tmpfs
             // over a directory, /dev/null over a file (hard links stay readable);
             // a target that does not exist is skipped (nothing to hide)
+    git,    // the repository at `target` (a .git inside a writable bind), as git
+            // needs it: objects/, refs/, logs/ read-write, git's state files
+            // (index, HEAD, …) private to the jail and written back when it ends,
+            // everything else read-only, new top-level names never reaching the
+            // host (jail/steps/git_state.h); a .git file is bound read-only; a
+            // missing one or a symlink is skipped. Host path = jail path.
   };
   Kind kind = Kind::bind;
   std::string source;           // bind only: absolute host path
@@ -70,8 +76,8 @@ struct Mount {
   bool writable = false;        // bind/tmpfs: read-write; otherwise read-only, recursively
   bool optional = false;        // bind: a missing source is skipped; otherwise setup fails with
                                 // ENOENT (step "mount")
-  uint64_t size_bytes = 0;      // tmpfs: its size; dev: the size of /dev/shm; 0 = the kernel
-                                // default (half of RAM)
+  uint64_t size_bytes = 0;      // tmpfs: its size; dev: the size of /dev/shm; git: the
+                                // private layer's; 0 = the kernel default (half of RAM)
   mode_t mode = 0755;           // tmpfs: mode of its root
   std::vector<Device> devices;  // dev: host devices beyond the minimal set; empty = none
   friend bool operator==(const Mount&, const Mount&) = default;

@@ -195,7 +195,7 @@ JailSpec get_spec(Reader& r) {
   // mode, an empty device list.
   s.mounts.resize(r.count(27));
   for (Mount& m : s.mounts) {
-    m.kind = r.enumeration(Mount::Kind::mask);
+    m.kind = r.enumeration(Mount::Kind::git);
     m.source = r.str();
     m.target = r.str();
     m.writable = r.boolean();
@@ -322,6 +322,7 @@ std::string encode_outcome(const Outcome& o) {
                  ru.ru_nvcsw, ru.ru_nivcsw})
     w.i64(v);
   put_layers(w, o.layers);
+  w.str(o.warning);
   return w.take();
 }
 
@@ -343,6 +344,7 @@ Result<Outcome> decode_outcome(std::string_view bytes) {
                   &ru.ru_nvcsw, &ru.ru_nivcsw})
     *v = static_cast<long>(r.i64());
   o.layers = get_layers(r);
+  o.warning = r.str();
   BRIG_TRY_VOID(r.finish());
   return o;
 }

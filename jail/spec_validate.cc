@@ -59,7 +59,7 @@ Result<void> check_devices(const Mount& m, const std::string& at) {
 Result<void> check_mounts(const JailSpec& spec) {
   if (!spec.mounts.empty() && !spec.namespaces.mount)
     return std::unexpected(invalid("mounts", "a mount plan needs the mount namespace"));
-  bool have_proc = false, have_dev = false;
+  bool have_proc = false, have_dev = false, have_git = false;
   for (size_t i = 0; i < spec.mounts.size(); ++i) {
     const Mount& m = spec.mounts[i];
     const std::string at = "mounts[" + std::to_string(i) + "]";
@@ -80,6 +80,11 @@ Result<void> check_mounts(const JailSpec& spec) {
     if (m.kind == Mount::Kind::dev) {
       if (have_dev) return std::unexpected(invalid(at, "a second dev mount"));
       have_dev = true;
+    }
+    if (m.kind == Mount::Kind::git) {
+      // One private layer, at a fixed place in the setup's scratch root.
+      if (have_git) return std::unexpected(invalid(at, "a second git mount"));
+      have_git = true;
     }
     BRIG_TRY_VOID(check_devices(m, at));
     if (m.mode > 07777) return std::unexpected(invalid(at + ".mode", "not a file mode"));

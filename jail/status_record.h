@@ -44,6 +44,8 @@ struct StatusRecord {
   int32_t index = -1;        // setup_failed: which op of the step, or -1
   int32_t wait_status = 0;   // command_status: the command's raw wait status
   int32_t cgroups_left = 0;  // command_status: the jail's cgroups the init could not remove
+  int32_t git_unsaved = 0;   // command_status: git state files not written back (git_state.h)
+  int32_t git_fallback = 0;  // command_status: why .git was read-only as a whole (an errno), or 0
 };
 
 // Child side: reports a failed step. Async-signal-safe; a failed write is

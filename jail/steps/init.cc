@@ -37,8 +37,8 @@ int exit_code_of(int wait_status) {
   return 125;
 }
 
-// Kills every other process of the jail, reaps them, removes the cgroups,
-// reports the command's status and exits with it.
+// Kills every other process of the jail, reaps them, writes git's state
+// back, removes the cgroups, reports the command's status and exits with it.
 [[noreturn]] void shut_down(pid_t command, bool have_status, int wait_status, const Config& c) {
   // In a pid namespace, kill(-1) reaches every process of the jail but the
   // init; without one, the command's process group is the best reach.
@@ -74,6 +74,8 @@ int exit_code_of(int wait_status) {
     }
     break;
   }
+  // With nothing of the jail left to change it, the private layer is final.
+  const int git_unsaved = c.git ? git_state::write_back_in_child(*c.git) : 0;
   int cgroups_left = 0;
   if (c.cgroups) cgroups_left = cgroups::remove_in_child(*c.cgroups);
   if (!have_status) ::_exit(128 + SIGKILL);
@@ -82,6 +84,8 @@ int exit_code_of(int wait_status) {
   r.kind = StatusRecord::command_status;
   r.wait_status = wait_status;
   r.cgroups_left = cgroups_left;
+  r.git_unsaved = git_unsaved;
+  r.git_fallback = c.git ? c.git->fallback_errno : 0;
   [[maybe_unused]] ssize_t n = ::write(c.status_fd, &r, sizeof r);
   ::_exit(exit_code_of(wait_status));
 }

@@ -1,8 +1,8 @@
 // The jail's init: PID 1 of the jail's pid namespace. It forks the command,
 // reaps every process the kernel reparents to it, forwards the launcher's
 // signals to the command, and when the command exits (or the launcher dies)
-// kills whatever is left, removes the jail's cgroups and exits with the
-// command's status. Its exit ends the pid namespace.
+// kills whatever is left, writes git's state back (git_state.h), removes
+// the jail's cgroups and exits with the command's status. Its exit ends the pid namespace.
 #pragma once
 
 #include <sys/types.h>
@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "jail/steps/cgroups.h"
+#include "jail/steps/git_state.h"
 #include "jail/steps/process.h"
 
 namespace brig::jail::init {
@@ -32,6 +33,7 @@ struct Config {
   int status_fd = -1;                          // for the final command_status record
   int watch_fd = -1;                           // POLLHUP = the launcher is gone
   const cgroups::Received* cgroups = nullptr;  // removed once every jail process is reaped
+  const git_state::Kept* git = nullptr;        // written back once every process is reaped
   // Released (process::release_code_pages) before the loop first waits.
   const std::vector<process::PageRange>* code_pages = nullptr;
 };

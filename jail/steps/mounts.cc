@@ -15,11 +15,14 @@
 #include <algorithm>
 #include <set>
 
+#include "jail/steps/child_fs.h"
+
 namespace brig::jail::mounts {
 namespace {
 
 constexpr const char* kOld = "/oldroot";
 constexpr const char* kNew = "/newroot";
+constexpr const char* kGitScratch = "/git";  // in the scratch root: the git layer's tmpfs
 
 // /proc entries a container runtime makes read-only or masks when the jail's
 // root is host root: writable, they reach the host kernel (core_pattern is a
@@ -226,8 +229,39 @@ class Planner {
       case Mount::Kind::dev:
         plan_dev(m, at, tag);
         return;
+      case Mount::Kind::git:
+        plan_git(m, at, tag);
+        return;
       case Mount::Kind::mask:
         return;  // plan_mask, once every bind is planned
+    }
+  }
+
+  // The workspace's .git as git needs it (git_state.h). Only what lstat
+  // finds now decides; the child opens it without following symlinks, and
+  // nothing inside it is read here.
+  void plan_git(const Mount& m, const std::string& at, const std::string& tag) {
+    if (!target_is_plain(m, tag)) return;
+    switch (host_.type(m.target)) {
+      case HostView::Type::dir: {
+        Op& op = add(Op::Kind::git_state, at, "git state layer on " + m.target + tag);
+        op.source = kGitScratch;
+        op.data = tmpfs_data(0755, m.size_bytes);
+        op.optional = true;
+        shown_.push_back({m.target, m.target, true});
+        return;
+      }
+      case HostView::Type::file: {
+        // A linked worktree's pointer: pinned, and what it names not bound.
+        Mount file = m;
+        file.kind = Mount::Kind::bind;
+        file.source = m.target;
+        file.writable = false;
+        plan_bind(file, at, tag);
+        return;
+      }
+      default:
+        return;
     }
   }
 
@@ -314,14 +348,16 @@ class Planner {
     return false;
   }
 
-  // Whether the spec mount closest above `jail_path` is a bind (or it is one).
+  // Whether the spec mount closest above `jail_path` is a bind (or it is
+  // one), or the git layer, which shows host files too.
   bool closest_is_bind(const std::string& jail_path) const {
     const Mount* deepest = nullptr;
     for (const Mount& o : spec_.mounts)
       if (o.kind != Mount::Kind::mask && is_within(jail_path, o.target) &&
           (deepest == nullptr || o.target.size() > deepest->target.size()))
         deepest = &o;
-    return deepest != nullptr && deepest->kind == Mount::Kind::bind;
+    return deepest != nullptr &&
+           (deepest->kind == Mount::Kind::bind || deepest->kind == Mount::Kind::git);
   }
 
   void plan_bind(const Mount& m, const std::string& at, const std::string& tag) {
@@ -442,18 +478,12 @@ class Planner {
 // --- child side: raw syscalls only ---
 
 // Every path the child mounts on or from is opened with openat2 and
-// RESOLVE_NO_SYMLINKS, and the mount is then made on that file descriptor.
-// Paths inside a bound host tree are the jail's to change (another jail may
-// run against the same workspace while this one is built): a component
-// swapped for a symlink since the plan fails with ELOOP instead of taking the
-// mount somewhere else. The planner resolved host symlinks already, so a
+// RESOLVE_NO_SYMLINKS (child_fs.h). Paths inside a bound host tree are the
+// jail's to change (another jail may run against the same workspace while
+// this one is built). The planner resolved host symlinks already, so a
 // correct plan never meets one.
 int open_exact(const char* path, uint64_t flags) {
-  open_how how{};
-  how.flags = O_PATH | O_CLOEXEC | flags;
-  how.resolve = RESOLVE_NO_SYMLINKS;
-  const int fd = static_cast<int>(::syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof how));
-  return fd >= 0 ? fd : -errno;
+  return child_fs::open_exact(AT_FDCWD, path, O_PATH | flags);
 }
 
 // The directory holding `path`, opened as open_exact does; *name is the last component.
@@ -469,32 +499,15 @@ int open_parent(const char* path, const char** name) {
   return open_exact(dir, O_DIRECTORY);
 }
 
-// Closes an fd at scope exit; async-signal-safe.
-struct Fd {
-  int fd;
-  ~Fd() {
-    if (fd >= 0) ::close(fd);
-  }
-};
+using Fd = child_fs::ScopedFd;
+using child_fs::mount_on;
 
 int bind(const char* source, const char* target, uint64_t attr, bool recursive) {
   const Fd from{open_exact(source, 0)};
   if (from.fd < 0) return -from.fd;
   const Fd to{open_exact(target, 0)};
   if (to.fd < 0) return -to.fd;
-  const unsigned rec = recursive ? AT_RECURSIVE : 0;
-  const Fd tree{static_cast<int>(::syscall(
-      SYS_open_tree, from.fd, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH | rec))};
-  if (tree.fd < 0) return errno;
-  mount_attr ma{};
-  ma.attr_set = attr;
-  // Flags go on the detached copy before it is attached: the jail never sees
-  // the tree writable, not even for an instant.
-  if (::syscall(SYS_mount_setattr, tree.fd, "", AT_EMPTY_PATH | rec, &ma, sizeof ma) != 0 ||
-      ::syscall(SYS_move_mount, tree.fd, "", to.fd, "",
-                MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) != 0)
-    return errno;
-  return 0;
+  return child_fs::attach_copy(from.fd, to.fd, attr, recursive);
 }
 
 int set_attr(const char* path, uint64_t attr, bool recursive) {
@@ -506,15 +519,6 @@ int set_attr(const char* path, uint64_t attr, bool recursive) {
                    &ma, sizeof ma) == 0
              ? 0
              : errno;
-}
-
-// mount(2) on an opened directory: the mount lands on the directory the fd
-// holds (through the cwd), not on whatever its path names by now.
-int mount_on(int dir_fd, const char* source, const char* fstype, unsigned long flags,
-             const char* data) {
-  if (::fchdir(dir_fd) != 0) return errno;
-  const int err = ::mount(source, ".", fstype, flags, data) == 0 ? 0 : errno;
-  return ::chdir("/") == 0 ? err : errno;
 }
 
 int mount_fs(const Op& op) {
@@ -575,7 +579,7 @@ int pivot(const char* new_root, const char* put_old) {
   return ::syscall(SYS_pivot_root, new_root, put_old) == 0 ? 0 : errno;
 }
 
-int apply_op(const Op& op) {
+int apply_op(const Op& op, git_state::Kept* git) {
   const char* path = op.path.c_str();
   switch (op.kind) {
     case Op::Kind::make_private:
@@ -600,6 +604,8 @@ int apply_op(const Op& op) {
       return set_attr(path, op.attr, op.recursive);
     case Op::Kind::mask:
       return mask(path);
+    case Op::Kind::git_state:
+      return git_state::mount_in_child(path, op.source.c_str(), op.data.c_str(), git);
     case Op::Kind::enter_root: {
       if (::chdir(path) != 0) return errno;
       // pivot_root(".", ".") stacks the old root (the scratch tmpfs, with
@@ -624,10 +630,10 @@ Result<Plan> plan(const JailSpec& spec, const HostView& host) {
   return Planner(spec, host).run();
 }
 
-int apply_in_child(const Plan& plan, int* failed_op) {
+int apply_in_child(const Plan& plan, int* failed_op, git_state::Kept* git) {
   for (size_t i = 0; i < plan.ops.size(); ++i) {
     const Op& op = plan.ops[i];
-    const int err = apply_op(op);
+    const int err = apply_op(op, git);
     if (err == 0 || (op.optional && err == ENOENT)) continue;
     *failed_op = static_cast<int>(i);
     return err;

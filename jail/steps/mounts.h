@@ -18,6 +18,7 @@
 
 #include "jail/base/error.h"
 #include "jail/spec.h"
+#include "jail/steps/git_state.h"
 
 namespace brig::jail::mounts {
 
@@ -54,6 +55,7 @@ struct Op {
     set_attr,  // mount_setattr(path, attr) on a mount already there
     mask,      // a directory gets an empty read-only tmpfs, a file /dev/null; missing = skipped
     enter_root,  // chdir(path), pivot_root(".", "."), detach the old roots, chdir("/")
+    git_state,   // git_state::mount_in_child(path, scratch dir `source`, tmpfs options `data`)
   };
   Kind kind = Kind::mkdir;
   std::string path;         // in the child's view during setup ("/newroot/usr")
@@ -79,6 +81,8 @@ struct Plan {
 // to is refused (skipped if optional): the child resolves every path without
 // following symlinks, so a changed one fails that jail with ELOOP. A mask
 // hides the host file wherever a bind shows it (through host symlinks too).
+// A git mount becomes a git_state op when .git is a directory, a read-only
+// bind when it is a file, and nothing when it is missing or a symlink.
 // /proc's root-only files are masked; when the jail's uid 0 is host root
 // (identity.outside_uid 0), /proc also gets the container runtimes'
 // hardening: sys, sysrq-trigger, irq, bus and fs read-only; kcore, keys,
@@ -90,7 +94,8 @@ struct Plan {
 Result<Plan> plan(const JailSpec& spec, const HostView& host);
 
 // Runs the plan in the child. Returns 0, or the errno of the failed op with
-// its index in *failed_op. Async-signal-safe.
-int apply_in_child(const Plan& plan, int* failed_op);
+// its index in *failed_op. What a git op leaves for the init goes in *git.
+// Async-signal-safe.
+int apply_in_child(const Plan& plan, int* failed_op, git_state::Kept* git);
 
 }  // namespace brig::jail::mounts

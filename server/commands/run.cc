@@ -113,6 +113,7 @@ int run_command(const RunOptions& o) {
   // Under a delegated cgroup v2 scope, the jail's group needs brig in a leaf.
   jail::cgroups::enter_delegated_leaf();
   const jail::Outcome outcome = jail::run(*spec, policy::exec_request(p, ctx, o.command));
+  if (!outcome.warning.empty()) fmt::print(stderr, "brig run: warning: {}\n", outcome.warning);
 
   switch (outcome.kind) {
     case jail::Outcome::Kind::exited:

@@ -105,6 +105,10 @@ JobReport report_job(Job& job, std::size_t max_output) {
     s["spool_error"] = spool_error;
     text += fmt::format("\nbrig could not keep all output: {}\n", spool_error);
   }
+  if (finished && !job.outcome()->warning.empty()) {
+    s["warning"] = job.outcome()->warning;
+    text += fmt::format("\nbrig: {}\n", job.outcome()->warning);
+  }
   report.keep_job = !finished || dropped_any;
   if (report.keep_job) s["job"] = job.id();
   report.result = failed ? protocol::ToolResult::error(std::move(text))
@@ -139,6 +143,11 @@ Json job_report_schema() {
            {"stdout_bytes", {{"type", "integer"}, {"description", "bytes written so far"}}},
            {"stderr_bytes", integer},
            {"spool_error", string},
+           {"warning",
+            {{"type", "string"},
+             {"description",
+              "something the command's caller should know that is not a failure: git's state "
+              "not written back to the workspace's .git"}}},
        }},
       {"required",
        {"status", "timed_out", "duration_ms", "stdout", "stderr", "stdout_dropped",

@@ -112,11 +112,11 @@ std::optional<std::string> explain_denial(const DenialContext& ctx, std::string_
       const std::string git = ctx.workspace + "/.git";
       if (!fs.dangerously_writable_git && is_within(path, git)) {
         return fmt::format(
-            "{} is read-only: policy {} keeps the workspace's .git read-only "
-            "(filesystem.dangerously_writable_git = false) because git on the host would obey "
-            "what a jail wrote there (hooks, config, commondir) outside the jail. Run git "
-            "commands that write outside brig, or use a policy with dangerously_writable_git = "
-            "true.",
+            "{} is read-only to the file tools: policy {} keeps the workspace's .git from "
+            "being written except by git itself in exec (filesystem.dangerously_writable_git = "
+            "false), because git on the host would obey what a jail wrote there (hooks, config, "
+            "commondir) outside the jail. Run the git command that makes this change with exec, "
+            "or use a policy with dangerously_writable_git = true.",
             path, name);
       }
       return std::nullopt;

@@ -81,20 +81,21 @@ bool is_hidden(const Policy& p, const std::string& path) {
                      [&](const std::string& h) { return is_within(path, h); });
 }
 
-// .git read-only onto itself, so nothing git reads as configuration or as a
-// pointer (config, hooks/, commondir, info/, objects/info/alternates, …) can
-// be changed or added, and .git cannot be renamed away and replaced (a mount
-// point cannot be moved). Optional and planned for every jail, whatever the
-// workspace held when brig started: the mount planner binds a .git directory
-// or file found at that moment, and skips none or a symlink (which a mount
-// cannot pin). Its contents are never read to decide more binds: a linked
-// worktree's repository is bound only when the policy names it. docs/jail.md
-// ("git") says why git's own writes cannot be let through yet.
+// The workspace's .git as git needs it (jail/steps/git_state.h): git's
+// state writable, what it reads as configuration or as a pointer read-only,
+// new top-level names private to the jail. Planned for every jail, whatever
+// the workspace held when brig started; the mount planner looks at .git
+// itself only (a directory, a file, nothing or a symlink), never inside it:
+// a linked worktree's repository is bound only when the policy names it.
+// The private layer may hold as much as /tmp.
 void add_git_binds(const Policy& p, const Context& ctx, std::vector<Mount>& out) {
   if (p.filesystem.workspace != WorkspaceAccess::read_write ||
       p.filesystem.dangerously_writable_git)
     return;
-  out.push_back(bind_mount(ctx.workspace + "/.git", false, true));
+  Mount git = mount_of(Mount::Kind::git, ctx.workspace + "/.git");
+  git.optional = true;
+  git.size_bytes = p.filesystem.tmp_size;
+  out.push_back(std::move(git));
 }
 
 // Drops every mount but the first at each target (the caller lists them by
@@ -102,7 +103,8 @@ void add_git_binds(const Policy& p, const Context& ctx, std::vector<Mount>& out)
 std::vector<Mount> dedupe(const Policy& p, std::vector<Mount> in) {
   std::vector<Mount> out;
   for (Mount& m : in) {
-    if (m.kind == Mount::Kind::bind && is_hidden(p, m.target)) continue;
+    if ((m.kind == Mount::Kind::bind || m.kind == Mount::Kind::git) && is_hidden(p, m.target))
+      continue;
     const bool taken =
         std::any_of(out.begin(), out.end(), [&](const Mount& o) { return o.target == m.target; });
     if (!taken) out.push_back(std::move(m));
@@ -152,6 +154,7 @@ jail::LandlockRules landlock_for(const Policy& p, const Context& ctx,
         case Mount::Kind::proc:
           add_unique(rules.read_only, m.target);
           break;
+        case Mount::Kind::git:  // inside the workspace, whose rule covers it
         case Mount::Kind::mask:
           break;
       }
@@ -264,6 +267,25 @@ std::vector<std::string> jail_environment(const Policy& p, const Context& ctx) {
     }
   }
   for (const auto& [name, value] : p.environment.set) env[name] = value;
+  // git's housekeeping writes objects/info (commit-graph, packs) and info/
+  // (refs), which the git layer keeps read-only for the pointers beside
+  // them (alternates): `git gc` would fail. Passed as git's own
+  // configuration from the environment, unless the policy sets some itself.
+  if (p.filesystem.workspace == WorkspaceAccess::read_write &&
+      !p.filesystem.dangerously_writable_git && !env.contains("GIT_CONFIG_COUNT")) {
+    constexpr std::pair<const char*, const char*> kGitConfig[] = {
+        {"gc.writeCommitGraph", "false"},
+        {"fetch.writeCommitGraph", "false"},
+        {"repack.updateServerInfo", "false"},
+    };
+    int i = 0;
+    for (const auto& [key, value] : kGitConfig) {
+      env[fmt::format("GIT_CONFIG_KEY_{}", i)] = key;
+      env[fmt::format("GIT_CONFIG_VALUE_{}", i)] = value;
+      ++i;
+    }
+    env["GIT_CONFIG_COUNT"] = std::to_string(i);
+  }
   std::vector<std::string> out;
   out.reserve(env.size());
   for (const auto& [name, value] : env) out.push_back(name + "=" + value);

@@ -112,8 +112,12 @@ std::string sandbox_instructions(const Sandbox& sandbox) {
   if (p.filesystem.workspace == policy::WorkspaceAccess::read_write &&
       !p.filesystem.dangerously_writable_git)
     text +=
-        "The workspace's .git is read-only: git status, diff and log work; git add, commit, "
-        "checkout and fetch fail (leave commits to the user). ";
+        "git works in exec: add, commit, checkout, merge and fetch write .git's objects, refs and "
+        "logs, and git's state files (index, HEAD, packed-refs, …) are written back when each "
+        "command ends. What git reads as configuration (config, hooks/, info/, modules/) is "
+        "read-only, new names at the top of .git stay in the command's jail, and a rebase or "
+        "cherry-pick must finish within one command. A kernel without overlayfs keeps .git "
+        "read-only, and the exec result says so. The file tools do not write in .git. ";
   if (const auto weak = policy::weak_hidden_paths(sandbox.spec); !weak.empty())
     text += fmt::format(
         "These hidden paths lie under a writable path, where hiding is not enforced as a whole: "

@@ -38,6 +38,16 @@ jail::JailSpec worker_jail_spec(const jail::JailSpec& sandbox_spec,
                                 const std::string& worker_path) {
   jail::JailSpec spec = sandbox_spec;
   spec.limits.wall_time.reset();
+  // The file tools have no use for git's private layer, and a worker lives
+  // on: what write_file put there would reach .git only when it ends. The
+  // worker's .git is read-only as a whole.
+  for (jail::Mount& m : spec.mounts)
+    if (m.kind == jail::Mount::Kind::git) {
+      m.kind = jail::Mount::Kind::bind;
+      m.source = m.target;
+      m.writable = false;
+      m.size_bytes = 0;
+    }
   // Appended last: every tree it may sit in is mounted before it, and a
   // read-only bind keeps a jailed command from swapping the executable the
   // next worker starts from, even inside a writable workspace.

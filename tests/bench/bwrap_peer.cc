@@ -68,6 +68,11 @@ std::vector<std::string> bwrap_args(const std::string& bwrap, const Planned& p,
         if (!m.writable) a.insert(a.end(), {"--remount-ro", m.target});
         break;
       }
+      case jail::Mount::Kind::git:
+        // bwrap has no equivalent of brig's git layer (an overlay and a few
+        // binds): the read-only .git brig falls back to is the nearest.
+        a.insert(a.end(), {"--ro-bind-try", m.target, m.target});
+        break;
       case jail::Mount::Kind::proc:
         a.insert(a.end(), {"--proc", m.target});
         break;

@@ -98,6 +98,9 @@ std::vector<std::string> render(const Plan& p) {
       case Op::Kind::enter_root:
         out.push_back("enter_root " + op.path);
         break;
+      case Op::Kind::git_state:
+        out.push_back("git " + op.path + " " + op.data);
+        break;
     }
   }
   return out;
@@ -213,6 +216,54 @@ TEST(MountPlanTest, MountPointReachedThroughASymlinkInABoundTreeIsRefused) {
 // A mask hides the host file, wherever a bind shows it: a hidden path that is
 // a symlink is masked where its real file shows, and a file reached through
 // a symlinked bind is masked there too.
+// The git layer is planned from what .git itself is, never from what it
+// holds: a directory gets the layer, a file (a worktree's pointer) a
+// read-only bind, a symlink or nothing no mount at all.
+TEST(MountPlanTest, GitLayerDependsOnlyOnWhatDotGitIs) {
+  Mount git;
+  git.kind = Mount::Kind::git;
+  git.target = "/home/u/ws/.git";
+  git.optional = true;
+  git.size_bytes = 4096;
+  JailSpec s;
+  s.mounts = {bind("/home/u/ws", "/home/u/ws", true), git};
+  auto ops_for = [&](FakeHost h) {
+    const auto p = plan(s, h);
+    EXPECT_TRUE(p) << p.error().to_string();
+    std::vector<std::string> git_ops;
+    for (const std::string& op : p ? render(*p) : std::vector<std::string>{})
+      if (op.find("/.git") != std::string::npos) git_ops.push_back(op);
+    return git_ops;
+  };
+  EXPECT_THAT(ops_for(debian_host()),
+              ElementsAre("git /newroot/home/u/ws/.git mode=0755,size=4096"));
+
+  FakeHost file = debian_host();
+  file.types["/home/u/ws/.git"] = HostView::Type::file;
+  EXPECT_THAT(ops_for(file),
+              ElementsAre("touch /newroot/home/u/ws/.git",
+                          "bind /oldroot/home/u/ws/.git /newroot/home/u/ws/.git ro,nosuid,nodev "
+                          "rec opt"));
+
+  FakeHost link = debian_host();
+  link.types["/home/u/ws/.git"] = HostView::Type::symlink;
+  link.links["/home/u/ws/.git"] = "/etc";
+  EXPECT_THAT(ops_for(link), ElementsAre());
+
+  FakeHost none = debian_host();
+  none.types.erase("/home/u/ws/.git");
+  EXPECT_THAT(ops_for(none), ElementsAre());
+
+  // A symlink on the way to .git (the workspace's parent inside a bound tree).
+  FakeHost above = debian_host();
+  above.types["/home/u/ws/sub"] = HostView::Type::symlink;
+  above.links["/home/u/ws/sub"] = "/etc";
+  Mount deep = git;
+  deep.target = "/home/u/ws/sub/.git";
+  s.mounts = {bind("/home/u/ws", "/home/u/ws", true), deep};
+  EXPECT_THAT(ops_for(above), ElementsAre());
+}
+
 TEST(MountPlanTest, MaskHidesTheRealFileWhereverABindShowsIt) {
   FakeHost h = debian_host();
   h.types["/data"] = HostView::Type::dir;

@@ -35,7 +35,12 @@ JailSpec full_spec() {
   dev.kind = Mount::Kind::dev;
   dev.target = "/dev";
   dev.devices = {{"/dev/fuse", false}, {"/dev/net/tun", true}};
-  s.mounts = {bind, tmp, mask, dev};
+  Mount git;
+  git.kind = Mount::Kind::git;
+  git.target = "/work/.git";
+  git.size_bytes = 64 << 20;
+  git.optional = true;
+  s.mounts = {bind, tmp, mask, dev, git};
   s.hostname = "héllo";
   s.network = NetworkMode::dangerously_host;
   s.limits.memory_bytes = 1ull << 40;
@@ -84,6 +89,7 @@ Outcome full_outcome() {
   o.layers.layers = {{Layer::namespaces, LayerState::enforced, ""},
                      {Layer::cgroups, LayerState::degraded, "no delegation -> RLIMIT_NPROC"}};
   o.layers.limits_tier = LimitsTier::rlimits;
+  o.warning = "1 of git's state files could not be written back";
   return o;
 }
 
@@ -119,6 +125,7 @@ TEST(SpecCodecTest, OutcomeRoundTrips) {
   EXPECT_EQ(d->signal, o.signal);
   EXPECT_EQ(d->setup, o.setup);
   EXPECT_EQ(d->duration, o.duration);
+  EXPECT_EQ(d->warning, o.warning);
   EXPECT_EQ(d->rusage.ru_utime.tv_sec, 12);
   EXPECT_EQ(d->rusage.ru_utime.tv_usec, 345678);
   EXPECT_EQ(d->rusage.ru_stime.tv_sec, 1);

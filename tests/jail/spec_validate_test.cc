@@ -41,6 +41,23 @@ TEST(SpecValidateTest, RejectsDuplicateTargetsAndChildrenBeforeParents) {
   EXPECT_THAT(validate(order).error().why, HasSubstr("parents come before children"));
 }
 
+// The git layer's private tmpfs has one place in the setup's scratch root.
+TEST(SpecValidateTest, OneGitLayerWithoutASource) {
+  Mount git;
+  git.kind = Mount::Kind::git;
+  git.target = "/home/u/ws/.git";
+  JailSpec s;
+  s.mounts = {bind("/home/u/ws", true), git};
+  EXPECT_TRUE(validate(s)) << validate(s).error().to_string();
+  Mount other = git;
+  other.target = "/home/u/ws/sub/.git";
+  s.mounts.push_back(other);
+  EXPECT_THAT(validate(s).error().why, HasSubstr("a second git mount"));
+  git.source = "/elsewhere";
+  s.mounts = {bind("/home/u/ws", true), git};
+  EXPECT_THAT(validate(s).error().why, HasSubstr("only a bind has a source"));
+}
+
 TEST(SpecValidateTest, MaskMayComeAfterTheTreeItMasks) {
   JailSpec s;
   Mount mask;

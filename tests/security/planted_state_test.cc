@@ -125,28 +125,37 @@ TEST_F(PlantedStateTest, HooksPathThroughASymlinkShowsNoRootSecret) {
 }
 
 // Way out 3: `.git` itself writable let a jail add commondir (or hooks, a
-// config, alternates) that the host's git then obeys. Everything in .git is
-// read-only, existing or not, and .git cannot be moved away.
+// config, alternates) that the host's git then obeys. What git reads as
+// configuration cannot be changed; new top-level names stay in the jail that
+// made them; .git cannot be moved away. (tests/jail/git_state_test.cc has
+// what git itself may write.)
 TEST_F(PlantedStateTest, GitMetadataCannotBeAddedChangedOrMoved) {
   ASSERT_EQ(std::system(("git init -q " + workspace() + " 2>/dev/null").c_str()), 0);
   const std::string before = listing(workspace() + "/.git");
-  const char* attacks[] = {
-      "echo ../evil > .git/commondir",
+  const char* refused[] = {
       "echo x > .git/hooks/post-checkout",
       "printf '[core]\\n\\tfsmonitor = touch /tmp/x\\n' >> .git/config",
-      "echo '[core]' > .git/config.worktree",
       "echo x > .git/info/attributes",
       "echo /etc > .git/objects/info/alternates",
-      "mkdir .git/worktrees",
       "rm -rf .git/hooks",
       "mv .git .git-away",
-      "ln -s ../evil .git/commondir",
   };
-  for (const char* a : attacks) {
+  for (const char* a : refused) {
     const BrigRan ran = sh(a);
     EXPECT_NE(ran.status, 0) << a;
+    EXPECT_EQ(listing(workspace() + "/.git"), before) << a;
   }
-  EXPECT_EQ(listing(workspace() + "/.git"), before);
+  const char* private_to_the_jail[] = {
+      "echo ../evil > .git/commondir",
+      "echo '[core]' > .git/config.worktree",
+      "mkdir -p .git/worktrees/x && echo /etc > .git/worktrees/x/gitdir",
+      "ln -s ../evil .git/commondir",
+      "mkdir .git/hooks2 && git config core.hooksPath .git/hooks2",
+  };
+  for (const char* a : private_to_the_jail) {
+    sh(a);
+    EXPECT_EQ(listing(workspace() + "/.git"), before) << a;
+  }
   EXPECT_FALSE(exists(workspace() + "/.git-away"));
 
   // Control: the same plant succeeds where the policy lets .git be written.

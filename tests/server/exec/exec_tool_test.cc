@@ -188,6 +188,30 @@ TEST_F(ExecToolTest, EchoesStdoutAndStderr) {
   EXPECT_THAT(text_of(r), HasSubstr("--- stdout ---\nout\n"));
 }
 
+// git commits through exec reach the workspace's repository; what the git
+// layer could not write back is said in the result (docs/jail.md, "git").
+TEST_F(ExecToolTest, GitCommitsReachTheWorkspaceAndUnsavedStateIsReported) {
+  const std::string init = "cd '" + ws_.path() +
+                           "' && git init -q -b main . && git -c user.name=a -c "
+                           "user.email=a@example.invalid commit -q --allow-empty -m one";
+  ASSERT_EQ(std::system(init.c_str()), 0);
+  ToolResult r = exec({{"command",
+                        "git -c user.name=a -c user.email=a@example.invalid commit -q "
+                        "--allow-empty -m two && git checkout -qb topic"}});
+  ASSERT_FALSE(r.is_error) << text_of(r);
+  EXPECT_FALSE(r.structured->contains("warning")) << r.structured->dump();
+  std::ifstream head(ws_.path() + "/.git/HEAD");
+  std::string line;
+  std::getline(head, line);
+  EXPECT_EQ(line, "ref: refs/heads/topic");
+
+  r = exec({{"command", "rm .git/HEAD && ln -s /etc/passwd .git/HEAD"}});
+  ASSERT_FALSE(r.is_error) << text_of(r);
+  EXPECT_THAT((*r.structured)["warning"].get<std::string>(),
+              HasSubstr("could not be written back"));
+  EXPECT_THAT(text_of(r), HasSubstr("brig: 1 of git's state files"));
+}
+
 TEST_F(ExecToolTest, CallsRunConcurrentlyEachInItsOwnJail) {
   // The first waits for a file that the last creates: they can only all
   // finish if they run at the same time.

@@ -127,15 +127,13 @@ TEST(ShippedPolicies, DefaultForAnUnprivilegedUser) {
   want.identity = {1000, 1000, 1000, 1000};
   want.mounts = in_plan_order(
       cat({ro("/bin", true), dev(512 * kMiB), ro("/etc"), tmpfs("/home/ada", 512 * kMiB, 0700),
-           rw("/home/ada/proj"), ro("/home/ada/proj/.git", true), ro("/lib", true),
+           rw("/home/ada/proj"), git_layer("/home/ada/proj/.git", 512 * kMiB), ro("/lib", true),
            ro("/lib32", true), ro("/lib64", true), ro("/libx32", true), ro("/opt", true), proc(),
            ro("/sbin", true), tmpfs("/tmp", 512 * kMiB, 01777), ro("/usr")},
           home_masks("/home/ada")));
   want.limits = default_limits();
-  want.landlock.read_only = {"/bin",    "/etc",   "/home/ada/proj/.git",
-                             "/lib",    "/lib32", "/lib64",
-                             "/libx32", "/opt",   "/proc",
-                             "/sbin",   "/usr"};
+  want.landlock.read_only = {"/bin",    "/etc", "/lib",  "/lib32", "/lib64",
+                             "/libx32", "/opt", "/proc", "/sbin",  "/usr"};
   want.landlock.read_write = {"/dev", "/home/ada", "/home/ada/proj", "/tmp"};
   want.landlock.list_only = {"/"};
   want.landlock.restrict_tcp = false;  // loopback servers: the network namespace is the boundary
@@ -150,11 +148,11 @@ TEST(ShippedPolicies, DefaultForRoot) {
               {ro("/lib", true), ro("/lib32", true), ro("/lib64", true), ro("/libx32", true),
                ro("/opt", true), proc(), tmpfs("/root", 512 * kMiB, 0700), ro("/sbin", true),
                tmpfs("/tmp", 512 * kMiB, 01777), ro("/usr"), rw("/work/app"),
-               ro("/work/app/.git", true)}),
+               git_layer("/work/app/.git", 512 * kMiB)}),
           home_masks("/root")));
   want.limits = default_limits();
-  want.landlock.read_only = {"/bin", "/etc",  "/lib",  "/lib32", "/lib64",        "/libx32",
-                             "/opt", "/proc", "/sbin", "/usr",   "/work/app/.git"};
+  want.landlock.read_only = {"/bin",    "/etc", "/lib",  "/lib32", "/lib64",
+                             "/libx32", "/opt", "/proc", "/sbin",  "/usr"};
   want.landlock.read_write = {"/dev", "/root", "/tmp", "/work/app"};
   want.landlock.list_only = {"/"};
   want.landlock.restrict_tcp = false;
@@ -163,7 +161,7 @@ TEST(ShippedPolicies, DefaultForRoot) {
 
 TEST(ShippedPolicies, DefaultEnvironmentIsTheAllowlistOnly) {
   const Context ctx = ada();
-  EXPECT_THAT(jail_environment(shipped("default", ctx), ctx),
+  EXPECT_THAT(without_git_config(jail_environment(shipped("default", ctx), ctx)),
               ElementsAre("HOME=/home/ada", "LANG=en_US.UTF-8", "LC_TIME=en_DK.UTF-8",
                           "PATH=/usr/local/bin:/usr/bin:/bin:/usr/local/sbin:/usr/sbin:/sbin",
                           "TERM=xterm-256color", "TMPDIR=/tmp", "USER=ada"));
@@ -255,9 +253,9 @@ TEST(ShippedPolicies, DevForAnUnprivilegedUser) {
   want.mounts = in_plan_order(
       cat(cat({ro("/bin", true), dev(2 * kGiB), ro("/etc"), tmpfs(h, 512 * kMiB, 0700)},
               toolchain_mounts(h),
-              {rw(h + "/proj"), ro(h + "/proj/.git", true), ro("/lib", true), ro("/lib32", true),
-               ro("/lib64", true), ro("/libx32", true), ro("/opt", true), proc(), ro("/sbin", true),
-               tmpfs("/tmp", 2 * kGiB, 01777), ro("/usr")}),
+              {rw(h + "/proj"), git_layer(h + "/proj/.git", 2 * kGiB), ro("/lib", true),
+               ro("/lib32", true), ro("/lib64", true), ro("/libx32", true), ro("/opt", true),
+               proc(), ro("/sbin", true), tmpfs("/tmp", 2 * kGiB, 01777), ro("/usr")}),
           home_masks(h)));
   want.limits = dev_limits();
   want.landlock.read_only = {"/bin",
@@ -268,7 +266,6 @@ TEST(ShippedPolicies, DevForAnUnprivilegedUser) {
                              h + "/.gradle/init.d",
                              h + "/.rustup",
                              h + "/go/bin",
-                             h + "/proj/.git",
                              "/lib",
                              "/lib32",
                              "/lib64",
@@ -295,7 +292,7 @@ TEST(ShippedPolicies, DevForRoot) {
                    ro("/opt", true), proc(), tmpfs(h, 512 * kMiB, 0700)}),
               toolchain_mounts(h),
               {ro("/sbin", true), tmpfs("/tmp", 2 * kGiB, 01777), ro("/usr"), rw("/work/app"),
-               ro("/work/app/.git", true)}),
+               git_layer("/work/app/.git", 2 * kGiB)}),
           home_masks(h)));
   want.limits = dev_limits();
   want.landlock.read_only = {"/bin",
@@ -313,8 +310,7 @@ TEST(ShippedPolicies, DevForRoot) {
                              h + "/.rustup",
                              h + "/go/bin",
                              "/sbin",
-                             "/usr",
-                             "/work/app/.git"};
+                             "/usr"};
   want.landlock.read_write = {"/dev",         h,          h + "/.cache", h + "/.cargo",
                               h + "/.gradle", h + "/.m2", h + "/.npm",   h + "/.yarn",
                               h + "/go",      "/tmp",     "/work/app"};
@@ -324,7 +320,7 @@ TEST(ShippedPolicies, DevForRoot) {
 
 TEST(ShippedPolicies, DevEnvironmentAddsToolchainPathsAndKnobs) {
   const Context ctx = ada();
-  EXPECT_THAT(jail_environment(shipped("dev", ctx), ctx),
+  EXPECT_THAT(without_git_config(jail_environment(shipped("dev", ctx), ctx)),
               ElementsAre("HOME=/home/ada", "LANG=en_US.UTF-8", "LC_TIME=en_DK.UTF-8",
                           "PATH=/home/ada/.cargo/bin:/home/ada/go/bin:/usr/local/bin:/usr/bin:/bin:"
                           "/usr/local/sbin:/usr/sbin:/sbin",

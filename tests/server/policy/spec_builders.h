@@ -2,6 +2,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "jail/spec.h"
 
@@ -39,6 +40,20 @@ inline Mount mask(std::string path) {
   Mount m = mount_of(Mount::Kind::mask, std::move(path));
   m.optional = true;
   return m;
+}
+// The git layer on `path` (a workspace's .git), whose private layer may
+// hold `size` bytes.
+inline Mount git_layer(std::string path, uint64_t size) {
+  Mount m = mount_of(Mount::Kind::git, std::move(path));
+  m.optional = true;
+  m.size_bytes = size;
+  return m;
+}
+// An environment without the git settings every jail with the git layer
+// gets (GIT_CONFIG_*; to_jail_spec_test checks those).
+inline std::vector<std::string> without_git_config(std::vector<std::string> env) {
+  std::erase_if(env, [](const std::string& e) { return e.starts_with("GIT_CONFIG_"); });
+  return env;
 }
 inline Mount proc() {
   return mount_of(Mount::Kind::proc, "/proc");

@@ -18,9 +18,10 @@ using ::testing::IsEmpty;
 
 constexpr uint64_t kMiB = 1 << 20;
 
-// The workspace's .git, read-only when there is one (docs/jail.md, "git").
+// The workspace's .git, through the git layer (docs/jail.md, "git"); its
+// private layer may hold as much as /tmp.
 Mount git() {
-  return ro("/home/ada/proj/.git", true);
+  return git_layer("/home/ada/proj/.git", 16 * kMiB);
 }
 
 // A policy with only /usr read-only, and a caller with uid 1000.
@@ -101,8 +102,9 @@ TEST_F(Planner, DevicesGoOnTheDevMount) {
 TEST_F(Planner, WorkspaceWinsOverAPolicyBindAndTheHomeTmpfs) {
   ctx.workspace = "/home/ada";
   policy.filesystem.read_only.push_back({"/home/ada", false});
-  EXPECT_THAT(mounts(), ElementsAre(dev(16 * kMiB), rw("/home/ada"), ro("/home/ada/.git", true),
-                                    proc(), tmpfs("/tmp", 16 * kMiB, 01777), ro("/usr")));
+  EXPECT_THAT(mounts(),
+              ElementsAre(dev(16 * kMiB), rw("/home/ada"), git_layer("/home/ada/.git", 16 * kMiB),
+                          proc(), tmpfs("/tmp", 16 * kMiB, 01777), ro("/usr")));
 }
 
 TEST_F(Planner, ReadOnlyWorkspace) {
@@ -195,10 +197,24 @@ TEST_F(Planner, UnprivilegedCallerAlwaysKeepsItsOwnIds) {
 // a jail must not be able to add or change any of it (docs/jail.md, "git").
 // Planned for every jail (the mount planner skips it when there is no .git),
 // so a repository made after brig started is covered too.
-TEST_F(Planner, GitDirectoryIsReadOnly) {
-  EXPECT_THAT(mounts(), ElementsAre(dev(16 * kMiB), tmpfs("/home/ada", 8 * kMiB, 0700),
-                                    rw("/home/ada/proj"), ro("/home/ada/proj/.git", true), proc(),
-                                    tmpfs("/tmp", 16 * kMiB, 01777), ro("/usr")));
+TEST_F(Planner, GitDirectoryGoesThroughTheGitLayer) {
+  EXPECT_THAT(mounts(),
+              ElementsAre(dev(16 * kMiB), tmpfs("/home/ada", 8 * kMiB, 0700), rw("/home/ada/proj"),
+                          git(), proc(), tmpfs("/tmp", 16 * kMiB, 01777), ro("/usr")));
+}
+
+// git's housekeeping would write where the layer keeps .git read-only.
+TEST_F(Planner, GitHousekeepingIsTurnedOffInTheEnvironment) {
+  const auto env = jail_environment(policy, ctx);
+  EXPECT_THAT(env, Contains("GIT_CONFIG_COUNT=3"));
+  EXPECT_THAT(env, Contains("GIT_CONFIG_KEY_0=gc.writeCommitGraph"));
+  EXPECT_THAT(env, Contains("GIT_CONFIG_VALUE_2=false"));
+  policy.environment.set["GIT_CONFIG_COUNT"] = "1";
+  EXPECT_THAT(jail_environment(policy, ctx), Contains("GIT_CONFIG_COUNT=1"));
+  policy.environment.set.erase("GIT_CONFIG_COUNT");
+  policy.filesystem.dangerously_writable_git = true;
+  for (const std::string& e : jail_environment(policy, ctx))
+    EXPECT_FALSE(e.starts_with("GIT_CONFIG_")) << e;
 }
 
 TEST_F(Planner, GitProtectionOffOnlyWhenAskedOrPointless) {
@@ -213,8 +229,16 @@ TEST_F(Planner, GitProtectionOffOnlyWhenAskedOrPointless) {
 TEST_F(Planner, PolicyCannotMakeGitWritableByNamingIt) {
   policy.filesystem.read_write = {{"/home/ada/proj/.git", false}};
   const auto m = mounts();
-  EXPECT_NE(std::find(m.begin(), m.end(), ro("/home/ada/proj/.git", true)), m.end());
+  EXPECT_NE(std::find(m.begin(), m.end(), git()), m.end());
   EXPECT_EQ(std::find(m.begin(), m.end(), rw("/home/ada/proj/.git")), m.end());
+}
+
+// A hidden .git is masked, not shown through the git layer.
+TEST_F(Planner, HiddenGitIsMaskedNotLayered) {
+  policy.filesystem.hidden = {"/home/ada/proj/.git"};
+  const auto m = mounts();
+  EXPECT_EQ(std::find(m.begin(), m.end(), git()), m.end());
+  EXPECT_NE(std::find(m.begin(), m.end(), mask("/home/ada/proj/.git")), m.end());
 }
 
 TEST_F(Planner, LandlockFollowsTheMounts) {
@@ -222,7 +246,7 @@ TEST_F(Planner, LandlockFollowsTheMounts) {
   auto spec = to_jail_spec(policy, ctx);
   ASSERT_TRUE(spec);
   EXPECT_TRUE(spec->landlock.enabled);
-  EXPECT_THAT(spec->landlock.read_only, ElementsAre("/home/ada/proj/.git", "/proc", "/usr"));
+  EXPECT_THAT(spec->landlock.read_only, ElementsAre("/proc", "/usr"));
   EXPECT_THAT(spec->landlock.read_write,
               ElementsAre("/dev", "/home/ada", "/home/ada/proj", "/tmp"));
   // The private root's own directories hold only mount points.
@@ -303,7 +327,7 @@ TEST_F(Planner, EnvironmentIsTheAllowlistPlusFixedValues) {
   policy.environment.pass = {"TERM", "LC_*", "PATH", "MISSING"};
   policy.environment.set = {{"PATH", "/usr/bin"}, {"HOME", "/home/ada"}};
   EXPECT_THAT(
-      jail_environment(policy, ctx),
+      without_git_config(jail_environment(policy, ctx)),
       ElementsAre("HOME=/home/ada", "LC_ALL=C", "LC_TIME=en_DK", "PATH=/usr/bin", "TERM=xterm"));
 }
 

@@ -1,0 +1,246 @@
+#include "jail/steps/git_state.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/magic.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <initializer_list>
+
+#include "jail/steps/child_fs.h"
+
+namespace brig::jail::git_state {
+namespace {
+
+using child_fs::ScopedFd;
+
+constexpr uint64_t kReadOnly = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;
+constexpr uint64_t kReadWrite = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;
+
+bool equal(const char* a, const char* b) {
+  return ::strcmp(a, b) == 0;
+}
+
+template <size_t N>
+bool listed(const char* name, const char* const (&list)[N]) {
+  for (const char* n : list)
+    if (equal(n, name)) return true;
+  return false;
+}
+
+// `dir` + "/" + `name` into buf; false if it does not fit.
+bool join(char* buf, size_t size, const char* dir, const char* name) {
+  const size_t a = ::strlen(dir), b = ::strlen(name);
+  if (a + 1 + b + 1 > size) return false;
+  ::memcpy(buf, dir, a);
+  buf[a] = '/';
+  ::memcpy(buf + a + 1, name, b + 1);
+  return true;
+}
+
+// The entry `name` of the host's .git, bound over the same entry of the
+// overlay: read-write for git's state directories, read-only otherwise.
+// Symlinks are not followed on either side (ELOOP).
+int cover(int real, int overlay, const char* name, uint64_t attr) {
+  const ScopedFd from{child_fs::open_exact(real, name, O_PATH, RESOLVE_BENEATH)};
+  if (from.fd < 0) return -from.fd;
+  const ScopedFd to{child_fs::open_exact(overlay, name, O_PATH, RESOLVE_BENEATH)};
+  if (to.fd < 0) return -to.fd;
+  return child_fs::attach_copy(from.fd, to.fd, attr, true);
+}
+
+// objects/info holds `alternates`, objects read from any directory: it is
+// made if missing (as `git init` does), so that it can be read-only.
+int pin_objects_info(int real, int overlay) {
+  const ScopedFd objects{child_fs::open_exact(real, "objects", O_PATH, RESOLVE_BENEATH)};
+  if (objects.fd < 0) return -objects.fd;
+  if (::mkdirat(objects.fd, "info", 0755) != 0 && errno != EEXIST) return errno;
+  return cover(real, overlay, "objects/info", kReadOnly);
+}
+
+// Binds over the overlay every existing top-level entry of the host's .git
+// but the state files: the state directories read-write, the rest read-only.
+int cover_entries(int real, int overlay) {
+  const ScopedFd list{child_fs::open_exact(real, ".", O_RDONLY | O_DIRECTORY)};
+  if (list.fd < 0) return -list.fd;
+  alignas(8) char buf[4096];
+  for (;;) {
+    const long n = ::syscall(SYS_getdents64, list.fd, buf, sizeof buf);
+    if (n < 0) return errno;
+    if (n == 0) return 0;
+    for (long off = 0; off < n;) {
+      const auto* d = reinterpret_cast<const dirent64*>(buf + off);
+      off += d->d_reclen;
+      const char* name = d->d_name;
+      if (equal(name, ".") || equal(name, "..") || listed(name, kStateFiles)) continue;
+      struct stat st;
+      if (::fstatat(real, name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
+        if (errno == ENOENT) continue;  // gone since it was listed
+        return errno;
+      }
+      // A symlink stays as the host has it, shown by the overlay: replacing
+      // it, or writing through it to a name the overlay holds, goes to the
+      // private layer; anything else is not git's.
+      if (!S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode)) continue;
+      const bool state_dir = S_ISDIR(st.st_mode) && listed(name, kStateDirs);
+      if (int e = cover(real, overlay, name, state_dir ? kReadWrite : kReadOnly)) return e;
+      if (state_dir && equal(name, "objects"))
+        if (int e = pin_objects_info(real, overlay)) return e;
+    }
+  }
+}
+
+// The private layer and the overlay on `real`. Returns 0 or an errno.
+int mount_overlay(int real, const char* scratch, const char* tmpfs_data, int* upper) {
+  char upper_dir[256], work_dir[256], lower_dir[256];
+  if (!join(upper_dir, sizeof upper_dir, scratch, "upper") ||
+      !join(work_dir, sizeof work_dir, scratch, "work") ||
+      !join(lower_dir, sizeof lower_dir, scratch, "lower"))
+    return ENAMETOOLONG;
+  if (::mkdir(scratch, 0700) != 0) return errno;
+  if (::mount("tmpfs", scratch, "tmpfs", MS_NOSUID | MS_NODEV, tmpfs_data) != 0) return errno;
+  for (const char* d : {upper_dir, work_dir, lower_dir})
+    if (::mkdir(d, 0755) != 0) return errno;
+  // The lower layer by path, so through a bind at a path of brig's own:
+  // overlayfs resolves its options' paths, and the .git path lies in the
+  // workspace, where a jail may have swapped a component for a symlink.
+  {
+    const ScopedFd lower{child_fs::open_exact(AT_FDCWD, lower_dir, O_PATH | O_DIRECTORY)};
+    if (lower.fd < 0) return -lower.fd;
+    if (int e = child_fs::attach_copy(real, lower.fd, kReadOnly, false)) return e;
+  }
+  char options[3 * 256 + 64];
+  char* o = options;
+  for (const char* part : {"lowerdir=", static_cast<const char*>(lower_dir),
+                           ",upperdir=", static_cast<const char*>(upper_dir),
+                           ",workdir=", static_cast<const char*>(work_dir), ",userxattr"}) {
+    const size_t n = ::strlen(part);
+    ::memcpy(o, part, n);
+    o += n;
+  }
+  *o = '\0';
+  *upper = child_fs::open_exact(AT_FDCWD, upper_dir, O_RDONLY | O_DIRECTORY);
+  if (*upper < 0) return -*upper;
+  return child_fs::mount_on(real, "overlay", "overlay", MS_NOSUID | MS_NODEV, options);
+}
+
+// Waits 10 ms.
+void nap() {
+  const timespec t = {0, 10 * 1000 * 1000};
+  ::nanosleep(&t, nullptr);
+}
+
+// Copies `name` from the private layer over the host's, through
+// `<name>.lock` as git does. Returns 0 or an errno.
+int copy_back(const Kept& k, const char* name) {
+  const ScopedFd from{::openat(k.upper, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)};
+  if (from.fd < 0) return errno;
+  struct stat st;
+  if (::fstat(from.fd, &st) != 0) return errno;
+  if (!S_ISREG(st.st_mode)) return EINVAL;
+  char lock[64];
+  const size_t len = ::strlen(name);
+  if (len + sizeof ".lock" > sizeof lock) return ENAMETOOLONG;
+  ::memcpy(lock, name, len);
+  ::memcpy(lock + len, ".lock", sizeof ".lock");
+  int to = -1;
+  // Another git (on the host, or another jail's write-back) holds the lock
+  // for as long as one command takes: wait up to half a second.
+  for (int tries = 0; tries < 50; ++tries) {
+    to = ::openat(k.real, lock, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+                  st.st_mode & 0666);
+    if (to >= 0 || errno != EEXIST) break;
+    nap();
+  }
+  if (to < 0) return errno;
+  const ScopedFd lock_fd{to};
+  // Owned like the repository where brig may choose (as root); elsewhere
+  // the file is the jail's user's anyway.
+  struct stat dir;
+  if (::fstat(k.real, &dir) == 0 && ::fchown(to, dir.st_uid, dir.st_gid) != 0) {
+  }
+  static char buf[64 * 1024];  // the init is single-threaded here
+  int err = 0;
+  for (;;) {
+    const ssize_t n = ::read(from.fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      if (n < 0) err = errno;
+      break;
+    }
+    for (ssize_t done = 0; done < n && err == 0;) {
+      const ssize_t w = ::write(to, buf + done, static_cast<size_t>(n - done));
+      if (w < 0 && errno == EINTR) continue;
+      if (w <= 0)
+        err = w < 0 ? errno : EIO;
+      else
+        done += w;
+    }
+    if (err) break;
+  }
+  // git's racy-entry check compares file times with the index's own.
+  const timespec times[2] = {st.st_atim, st.st_mtim};
+  if (err == 0 && ::futimens(to, times) != 0) err = errno;
+  if (err == 0 && ::renameat(k.real, lock, k.real, name) != 0) err = errno;
+  if (err) ::unlinkat(k.real, lock, 0);
+  return err;
+}
+
+}  // namespace
+
+int mount_in_child(const char* path, const char* scratch, const char* tmpfs_data, Kept* kept) {
+  const int real = child_fs::open_exact(AT_FDCWD, path, O_PATH | O_DIRECTORY);
+  if (real < 0) return -real;
+  int upper = -1;
+  int err = mount_overlay(real, scratch, tmpfs_data, &upper);
+  if (err == 0) {
+    // The overlay is on top now: check that it is what `path` shows.
+    const ScopedFd overlay{child_fs::open_exact(AT_FDCWD, path, O_PATH | O_DIRECTORY)};
+    struct statfs sf;
+    if (overlay.fd < 0)
+      err = -overlay.fd;
+    else if (::fstatfs(overlay.fd, &sf) != 0 || sf.f_type != OVERLAYFS_SUPER_MAGIC)
+      err = EXDEV;
+    else
+      err = cover_entries(real, overlay.fd);
+  }
+  if (err == 0) {
+    kept->real = real;
+    kept->upper = upper;
+    return 0;
+  }
+  // Read-only as a whole instead, on top of whatever was made: the private
+  // layer is dropped, nothing is written back.
+  if (upper >= 0) ::close(upper);
+  kept->fallback_errno = err;
+  const ScopedFd top{child_fs::open_exact(AT_FDCWD, path, O_PATH | O_DIRECTORY)};
+  const int e = top.fd < 0 ? -top.fd : child_fs::attach_copy(real, top.fd, kReadOnly, true);
+  ::close(real);
+  return e;
+}
+
+int write_back_in_child(const Kept& k) {
+  if (k.real < 0 || k.upper < 0) return 0;
+  int failed = 0;
+  for (const char* name : kStateFiles) {
+    struct stat st;
+    if (::fstatat(k.upper, name, &st, AT_SYMLINK_NOFOLLOW) != 0) continue;  // untouched
+    // A whiteout: the jail deleted the host's file (MERGE_HEAD after a commit).
+    if (S_ISCHR(st.st_mode) && st.st_rdev == 0) {
+      if (::unlinkat(k.real, name, 0) != 0 && errno != ENOENT) ++failed;
+      continue;
+    }
+    if (copy_back(k, name) != 0) ++failed;
+  }
+  return failed;
+}
+
+}  // namespace brig::jail::git_state

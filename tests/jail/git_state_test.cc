@@ -1,0 +1,237 @@
+// The git layer (jail/steps/git_state.h): git in a jail commits, checks out
+// and merges into the host's repository, while nothing git reads as
+// configuration or as a pointer can be changed or added on the host.
+// Runs as root and as an unprivileged user (scripts/test.sh).
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "jail/launcher.h"
+#include "tests/jail/jail_test_support.h"
+
+namespace brig::jail::test {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+using namespace std::chrono_literals;
+
+bool exists(const std::string& path) {
+  struct stat st;
+  return ::lstat(path.c_str(), &st) == 0;
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// Runs `script` with sh on the host in `dir`; its stdout, or "" and a failure.
+std::string host_sh(const std::string& dir, const std::string& script) {
+  const std::string cmd = "cd '" + dir + "' && { " + script + "; } 2>&1";
+  FILE* p = ::popen(cmd.c_str(), "r");
+  std::string out;
+  char buf[4096];
+  size_t n;
+  while ((n = ::fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
+  const int st = ::pclose(p);
+  EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0) << script << ":\n" << out;
+  return out;
+}
+
+// Top-level names of `dir`, sorted, one per line.
+std::string names(const std::string& dir) {
+  std::vector<std::string> v;
+  for (const auto& e : fs::directory_iterator(dir)) v.push_back(e.path().filename().string());
+  std::sort(v.begin(), v.end());
+  std::string out;
+  for (const auto& n : v) out += n + "\n";
+  return out;
+}
+
+constexpr const char* kGit = "git -c user.name=brig -c user.email=brig@example.invalid";
+
+class GitStateTest : public JailTest {
+ protected:
+  void SetUp() override {
+    JailTest::SetUp();
+    ws_ = workspace_.path();
+    host_sh(ws_, std::string("git init -q -b main . && echo one > f && git add f && ") + kGit +
+                     " commit -qm one");
+  }
+
+  JailSpec spec() const {
+    JailSpec s = base_spec(ws_);
+    s.landlock.read_write.push_back("/dev");  // git opens /dev/null read-write
+    Mount git;
+    git.kind = Mount::Kind::git;
+    git.target = ws_ + "/.git";
+    git.optional = true;
+    git.size_bytes = 16 << 20;
+    s.mounts.push_back(git);
+    return s;
+  }
+
+  ExecRequest sh(const std::string& script) const {
+    ExecRequest r;
+    r.argv = {"/bin/sh", "-c", script};
+    r.env = {"PATH=/usr/bin:/bin", "HOME=/tmp", "LANG=C"};
+    r.cwd = ws_;
+    return r;
+  }
+
+  Ran run(const std::string& script) { return run_jail(spec(), sh(script)); }
+
+  std::string git_dir() const { return ws_ + "/.git"; }
+
+  std::string ws_;
+};
+
+TEST_F(GitStateTest, CommitAndCheckoutReachTheHost) {
+  const Ran ran = run(std::string("echo two > g && git add g && ") + kGit +
+                      " commit -qm two && git checkout -qb topic && " + kGit +
+                      " commit -q --allow-empty -m three");
+  ASSERT_EQ(ran.outcome.exit_status(), 0) << ran.outcome.to_string() << ran.err;
+  EXPECT_EQ(ran.outcome.warning, "");
+  EXPECT_EQ(host_sh(ws_, "git log --format=%s"), "three\ntwo\none\n");
+  EXPECT_EQ(read_file(git_dir() + "/HEAD"), "ref: refs/heads/topic\n");
+  // The index came back too: g is tracked and nothing is staged or changed.
+  EXPECT_EQ(host_sh(ws_, "git status --porcelain"), "");
+}
+
+TEST_F(GitStateTest, MergeStateCarriesOverToTheNextJailAndIsDeletedThere) {
+  host_sh(ws_, std::string("git checkout -qb side && echo side > f && ") + kGit +
+                   " commit -qam side && git checkout -q main && echo main > f && " + kGit +
+                   " commit -qam main");
+  const Ran merge = run(std::string(kGit) + " merge side");
+  EXPECT_EQ(merge.outcome.exit_status(), 1) << "the merge conflicts: " << merge.out << merge.err;
+  EXPECT_TRUE(exists(git_dir() + "/MERGE_HEAD"));
+  EXPECT_EQ(host_sh(ws_, "git status --porcelain"), "UU f\n");
+
+  const Ran commit =
+      run(std::string("echo both > f && git add f && ") + kGit + " commit -qm merged");
+  ASSERT_EQ(commit.outcome.exit_status(), 0) << commit.outcome.to_string() << commit.err;
+  EXPECT_FALSE(exists(git_dir() + "/MERGE_HEAD")) << "the jail's deletion is written back";
+  EXPECT_FALSE(exists(git_dir() + "/MERGE_MSG"));
+  EXPECT_EQ(host_sh(ws_, "git log -1 --format=%p | wc -w"), "2\n");
+  EXPECT_EQ(host_sh(ws_, "git status --porcelain"), "");
+}
+
+// What git reads as configuration fails to write, loudly, as before.
+TEST_F(GitStateTest, ConfigurationIsReadOnly) {
+  const std::string config = read_file(git_dir() + "/config");
+  for (const char* attack :
+       {"git config core.fsmonitor 'touch /tmp/x'", "echo x > .git/hooks/pre-commit",
+        "printf '[core]\\n' >> .git/config", "echo x > .git/info/exclude",
+        "echo /etc > .git/objects/info/alternates", "rm -rf .git/hooks", "mv .git .git-away",
+        "mv .git/config .git/c", "rm .git/description"}) {
+    const Ran ran = run(attack);
+    EXPECT_NE(ran.outcome.exit_status(), 0) << attack;
+  }
+  EXPECT_EQ(read_file(git_dir() + "/config"), config);
+  EXPECT_FALSE(exists(git_dir() + "/objects/info/alternates"));
+  EXPECT_FALSE(exists(git_dir() + "/hooks/pre-commit"));
+  EXPECT_FALSE(exists(ws_ + "/.git-away"));
+  EXPECT_TRUE(exists(git_dir() + "/description"));
+}
+
+// New names at the top of .git (commondir, config.worktree, sequencer
+// state) work inside the jail that made them and never reach the host.
+TEST_F(GitStateTest, NewTopLevelNamesStayInTheJail) {
+  const std::string before = names(git_dir());
+  const Ran ran =
+      run("echo ../evil > .git/commondir && echo '[core]' > .git/config.worktree && "
+          "ln -s ../evil .git/gitdir && mkdir .git/worktrees .git/rebase-merge && "
+          "echo 'exec touch /tmp/pwned' > .git/rebase-merge/git-rebase-todo && "
+          "echo x > .git/sharedindex.0 && test -s .git/commondir");
+  ASSERT_EQ(ran.outcome.exit_status(), 0) << ran.outcome.to_string() << ran.err;
+  EXPECT_EQ(names(git_dir()), before);
+  EXPECT_EQ(run("test -e .git/commondir").outcome.exit_status(), 1) << "gone with its jail";
+}
+
+// A state name the jail turned into a symlink, a directory or a fifo is not
+// written back (the host keeps its file), and the caller hears about it.
+TEST_F(GitStateTest, StateNamesThatAreNotFilesAreNotWrittenBack) {
+  host_sh(ws_, "git rev-parse HEAD > .git/ORIG_HEAD");
+  const std::string orig = read_file(git_dir() + "/ORIG_HEAD");
+  const Ran ran =
+      run("rm .git/ORIG_HEAD && ln -s /etc/passwd .git/ORIG_HEAD && mkdir .git/FETCH_HEAD && "
+          "mkfifo .git/MERGE_MSG");
+  ASSERT_EQ(ran.outcome.exit_status(), 0) << ran.outcome.to_string() << ran.err;
+  EXPECT_THAT(ran.outcome.warning, HasSubstr("3 of git's state files"));
+  struct stat st;
+  ASSERT_EQ(::lstat((git_dir() + "/ORIG_HEAD").c_str(), &st), 0);
+  EXPECT_TRUE(S_ISREG(st.st_mode));
+  EXPECT_EQ(read_file(git_dir() + "/ORIG_HEAD"), orig);
+  EXPECT_FALSE(exists(git_dir() + "/FETCH_HEAD"));
+  EXPECT_FALSE(exists(git_dir() + "/MERGE_MSG"));
+  EXPECT_FALSE(exists(git_dir() + "/ORIG_HEAD.lock"));
+}
+
+// The write-back takes git's own lock: while another git holds it, the
+// jail's HEAD is not written over it, and the caller hears about it.
+TEST_F(GitStateTest, WriteBackWaitsForGitsLockAndGivesUp) {
+  auto jailed = spawn(spec(), sh("git checkout -qb topic && touch ready && sleep 1"));
+  ASSERT_TRUE(jailed) << jailed.error().to_string();
+  const auto deadline = std::chrono::steady_clock::now() + 30s;
+  while (!exists(ws_ + "/ready") && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(5ms);
+  ASSERT_TRUE(exists(ws_ + "/ready"));
+  { std::ofstream(git_dir() + "/HEAD.lock") << "held by a host git\n"; }
+  auto outcome = wait(*jailed, std::nullopt);
+  ASSERT_TRUE(outcome) << outcome.error().to_string();
+  EXPECT_EQ(outcome->exit_status(), 0) << outcome->to_string();
+  EXPECT_THAT(outcome->warning, HasSubstr("could not be written back"));
+  EXPECT_EQ(read_file(git_dir() + "/HEAD"), "ref: refs/heads/main\n");
+  EXPECT_EQ(read_file(git_dir() + "/HEAD.lock"), "held by a host git\n");
+}
+
+// A jail built ahead sees the repository as it is when its command runs.
+TEST_F(GitStateTest, JailBuiltAheadSeesLaterHostCommits) {
+  auto jailed = spawn_awaiting(spec());
+  ASSERT_TRUE(jailed) << jailed.error().to_string();
+  host_sh(ws_, std::string(kGit) + " commit -q --allow-empty -m later");
+  UniqueFd out(::memfd_create("out", MFD_CLOEXEC));
+  UniqueFd err(::memfd_create("err", MFD_CLOEXEC));
+  ExecRequest r = sh("git log -1 --format=%s && git status --porcelain");
+  r.stdout_fd = out.get();
+  r.stderr_fd = err.get();
+  ASSERT_TRUE(start_command(*jailed, r, std::nullopt));
+  const Ran ran = wait_and_collect(*jailed, out.get(), err.get());
+  ASSERT_EQ(ran.outcome.exit_status(), 0) << ran.outcome.to_string() << ran.err;
+  EXPECT_EQ(ran.out, "later\n");
+}
+
+// When the layer cannot be made (here: objects/info is a symlink, which the
+// jail must not write through), .git is read-only as a whole and the caller
+// is told; nothing is written back.
+TEST_F(GitStateTest, LayerThatCannotBeMadeLeavesGitReadOnly) {
+  host_sh(ws_, "rm -rf .git/objects/info && ln -s /nonexistent .git/objects/info");
+  const std::string head = read_file(git_dir() + "/HEAD");
+  const Ran ran = run("git checkout -qb topic; echo x > .git/commondir; echo done");
+  ASSERT_EQ(ran.outcome.exit_status(), 0) << ran.outcome.to_string() << ran.err;
+  EXPECT_THAT(ran.outcome.warning, HasSubstr("read-only as a whole"));
+  EXPECT_EQ(read_file(git_dir() + "/HEAD"), head);
+  EXPECT_FALSE(exists(git_dir() + "/commondir"));
+}
+
+// A .git file (a linked worktree's pointer) is pinned read-only.
+TEST_F(GitStateTest, GitFileIsReadOnly) {
+  host_sh(ws_, "rm -rf .git && echo 'gitdir: /nonexistent' > .git");
+  const Ran ran = run("echo 'gitdir: fake' > .git");
+  EXPECT_NE(ran.outcome.exit_status(), 0);
+  EXPECT_EQ(read_file(ws_ + "/.git"), "gitdir: /nonexistent\n");
+}
+
+}  // namespace
+}  // namespace brig::jail::test
