@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <map>
 #include <set>
 
 #include "jail/steps/child_fs.h"
@@ -52,6 +53,19 @@ class RealHost final : public HostView {
     const ssize_t n = ::readlink(path.c_str(), buf, sizeof buf);
     if (n < 0 || n == sizeof buf) return std::nullopt;
     return std::string(buf, static_cast<size_t>(n));
+  }
+  std::vector<std::pair<std::string, Type>> entries(const std::string& path) const override {
+    std::vector<std::pair<std::string, Type>> out;
+    DIR* dir = ::opendir(path.c_str());
+    if (dir == nullptr) return out;
+    while (const dirent* e = ::readdir(dir)) {
+      const std::string name = e->d_name;
+      if (name == "." || name == "..") continue;
+      out.emplace_back(name, type(path + "/" + name));
+    }
+    ::closedir(dir);
+    std::sort(out.begin(), out.end());
+    return out;
   }
   // Read once per process: the kernel's /proc entries and their modes do not change.
   std::vector<std::string> proc_root_only() const override {
@@ -109,6 +123,13 @@ class Planner {
     std::string target;
     std::string source;
     bool writable = false;
+  };
+
+  // A directory of a read-only bind made a snapshot (see mounts.h).
+  struct Snapshot {
+    std::string host;                              // the host directory it copies
+    std::set<std::string> chain;                   // entries that are snapshots too
+    std::map<std::string, HostView::Type> hidden;  // entries shown empty
   };
 
   Planner(const JailSpec& spec, const HostView& host) : spec_(spec), host_(host) {}
@@ -326,7 +347,7 @@ class Planner {
         at.insert(b.target + real->substr(b.source == "/" ? 0 : b.source.size()));
     const std::string tag = " (mounts[" + std::to_string(i) + "])";
     for (const std::string& jail_path : at) {
-      if (!closest_is_bind(jail_path)) continue;
+      if (snapshotted_.contains(jail_path) || !closest_is_bind(jail_path)) continue;
       add(Op::Kind::mask, kNew + jail_path,
           "mask " + m.target + (jail_path == m.target ? "" : " at " + jail_path) + tag)
           .optional = true;
@@ -388,6 +409,105 @@ class Planner {
     if (!dir) add(Op::Kind::touch, at, "mount point " + m.target + tag);
     bind(kOld + *resolved, at, attr, true, m.optional, what);
     shown_.push_back({m.target, *resolved, m.writable});
+    if (!m.writable && dir) plan_snapshots(shown_.back(), tag);
+  }
+
+  // Where the hidden path `m.target` is, or would be, on the host: its real
+  // path, or its deepest existing ancestor's real path with the rest
+  // appended; and whether it exists.
+  std::optional<std::pair<std::string, bool>> host_location(const Mount& m) const {
+    if (const auto real = host_.resolve(m.target)) return std::pair{*real, true};
+    for (size_t cut = m.target.rfind('/'); cut != std::string::npos && cut > 0;
+         cut = m.target.rfind('/', cut - 1)) {
+      if (const auto up = host_.resolve(m.target.substr(0, cut)))
+        return std::pair{*up + m.target.substr(cut), false};
+    }
+    return std::nullopt;
+  }
+
+  // The snapshots that keep the spec's hidden paths out of the read-only
+  // bind `b` (see mounts.h), planned right after it: before the mounts
+  // inside it, which go on top of its snapshots' entries.
+  void plan_snapshots(const Shown& b, const std::string& tag) {
+    std::map<std::string, Snapshot> snaps;  // by jail path: parents sort first
+    for (const Mount& m : spec_.mounts) {
+      if (m.kind != Mount::Kind::mask || symlink_in_writable_tree(m.target)) continue;
+      const auto where = host_location(m);
+      if (!where || where->first == b.source || !is_within(where->first, b.source)) continue;
+      const auto& [host_path, exists] = *where;
+      const std::string rest = host_path.substr(b.source == "/" ? 0 : b.source.size());
+      const std::string jail_path = b.target + rest;
+      // A deeper mount of the spec over the path decides there, not this bind.
+      const bool deeper =
+          std::any_of(spec_.mounts.begin(), spec_.mounts.end(), [&](const Mount& o) {
+            return o.kind != Mount::Kind::mask && o.target.size() > b.target.size() &&
+                   is_within(jail_path, o.target);
+          });
+      if (deeper) continue;
+      // Down the existing directories, each a snapshot of the host's.
+      std::string jail_dir = b.target, host_dir = b.source;
+      for (size_t pos = 1; pos < rest.size();) {
+        size_t end = rest.find('/', pos);
+        if (end == std::string::npos) end = rest.size();
+        const std::string name = rest.substr(pos, end - pos);
+        pos = end + 1;
+        const std::string host_next = (host_dir == "/" ? "" : host_dir) + "/" + name;
+        Snapshot& snap = snaps[jail_dir];
+        snap.host = host_dir;
+        const HostView::Type type = host_.type(host_next);
+        if (end == rest.size()) {
+          if (exists) snap.hidden[name] = type;
+          snapshotted_.insert(jail_path);
+          break;
+        }
+        if (type != HostView::Type::dir) {
+          // The rest does not exist (yet): this directory, without it, is enough.
+          snapshotted_.insert(jail_path);
+          break;
+        }
+        snap.chain.insert(name);
+        jail_dir += "/" + name;
+        host_dir = host_next;
+      }
+    }
+    for (const auto& [jail_dir, snap] : snaps) plan_snapshot(jail_dir, snap, tag);
+  }
+
+  void plan_snapshot(const std::string& jail_dir, const Snapshot& snap, const std::string& tag) {
+    const std::string at = kNew + jail_dir;
+    fs(at, "tmpfs", tmpfs_data(0755, 65536), MS_NOSUID | MS_NODEV,
+       "snapshot of " + snap.host + " on " + jail_dir + tag);
+    const uint64_t ro = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;
+    for (const auto& [name, type] : host_.entries(snap.host)) {
+      const std::string to = at + "/" + name;
+      const std::string from = kOld + (snap.host == "/" ? "" : snap.host) + "/" + name;
+      if (snap.chain.contains(name)) {
+        add(Op::Kind::mkdir, to, "mkdir " + jail_dir + "/" + name + " for its snapshot" + tag);
+        continue;
+      }
+      if (const auto h = snap.hidden.find(name); h != snap.hidden.end()) {
+        add(h->second == HostView::Type::dir ? Op::Kind::mkdir : Op::Kind::touch, to,
+            "empty stand-in for hidden " + jail_dir + "/" + name + tag);
+        continue;
+      }
+      switch (type) {
+        case HostView::Type::missing:
+          break;
+        case HostView::Type::symlink:
+          if (const auto text = host_.link_text(from.substr(std::string(kOld).size())))
+            symlink(*text, to, "symlink " + jail_dir + "/" + name + " -> " + *text + tag);
+          break;
+        case HostView::Type::dir:
+          add(Op::Kind::mkdir, to, "mkdir " + jail_dir + "/" + name + tag);
+          bind(from, to, ro, true, true, "bind " + jail_dir + "/" + name + " read-only" + tag);
+          break;
+        default:
+          add(Op::Kind::touch, to, "mount point " + jail_dir + "/" + name + tag).optional = true;
+          bind(from, to, ro, true, true, "bind " + jail_dir + "/" + name + " read-only" + tag);
+          break;
+      }
+    }
+    add(Op::Kind::set_attr, at, "make the snapshot on " + jail_dir + " read-only" + tag).attr = ro;
   }
 
   void plan_proc(const Mount& m, const std::string& at, const std::string& tag) {
@@ -469,8 +589,9 @@ class Planner {
 
   const JailSpec& spec_;
   const HostView& host_;
-  std::vector<Shown> shown_;    // binds planned so far, in plan order
-  std::optional<Error> error_;  // the first device the plan refuses
+  std::vector<Shown> shown_;           // binds planned so far, in plan order
+  std::set<std::string> snapshotted_;  // jail paths of hidden files a snapshot leaves out
+  std::optional<Error> error_;         // the first device the plan refuses
   Plan plan_;
   std::set<std::string> made_;  // directories (jail paths) already made or planned
 };

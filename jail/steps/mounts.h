@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "jail/base/error.h"
@@ -33,6 +34,9 @@ class HostView {
   virtual std::optional<std::string> resolve(const std::string& path) const = 0;
   // readlink: a symlink's text; nullopt if `path` is not a symlink.
   virtual std::optional<std::string> link_text(const std::string& path) const = 0;
+  // readdir: the entries of the directory `path` (not . and ..) with their
+  // lstat types, sorted by name; empty if it cannot be read.
+  virtual std::vector<std::pair<std::string, Type>> entries(const std::string& path) const = 0;
   // The names in the host's /proc (not per-process) that only root may
   // read: kpageflags, slabinfo, kmsg… They describe the host kernel, not
   // the jail, so every jail has them masked, whoever its uid 0 is.
@@ -83,6 +87,13 @@ struct Plan {
 // hides the host file wherever a bind shows it (through host symlinks too).
 // A git mount becomes a git_state op when .git is a directory, a read-only
 // bind when it is a file, and nothing when it is missing or a symlink.
+// Under a read-only bind, each directory from the bind's root down to a
+// hidden path (or, when the path does not exist yet, down to its deepest
+// existing ancestor) becomes a snapshot: a read-only tmpfs holding a bind of
+// each entry the host had when the jail was planned, and an empty stand-in
+// for the hidden one. What the host creates, renames or replaces there
+// later never shows, hidden or not (a mask on the file itself is lifted by
+// the kernel when the host replaces it, and a file created later has none).
 // /proc's root-only files are masked; when the jail's uid 0 is host root
 // (identity.outside_uid 0), /proc also gets the container runtimes'
 // hardening: sys, sysrq-trigger, irq, bus and fs read-only; kcore, keys,

@@ -45,6 +45,16 @@ class FakeHost final : public HostView {
     return out;
   }
   std::vector<std::string> proc_root_only() const override { return proc_files; }
+  std::vector<std::pair<std::string, Type>> entries(const std::string& dir) const override {
+    std::vector<std::pair<std::string, Type>> out;
+    for (const auto& [path, t] : types) {
+      const size_t slash = path.rfind('/');
+      if (slash != std::string::npos && path.substr(0, slash == 0 ? 1 : slash) == dir &&
+          path != dir)
+        out.emplace_back(path.substr(slash + 1), t);
+    }
+    return out;
+  }
   std::optional<std::string> link_text(const std::string& p) const override {
     auto l = links.find(p);
     if (l == links.end()) return std::nullopt;
@@ -277,13 +287,21 @@ TEST(MountPlanTest, MaskHidesTheRealFileWhereverABindShowsIt) {
   s.mounts = {bind("/data", "/data"), hidden};
   const auto p = plan(s, h);
   ASSERT_TRUE(p) << p.error().to_string();
-  EXPECT_THAT(render(*p), ::testing::Contains("mask /newroot/data/ssh"));
+  // Under a read-only bind: the directory holding it is a snapshot, with an
+  // empty stand-in for it.
+  EXPECT_THAT(render(*p), ::testing::IsSupersetOf({"tmpfs /newroot/data mode=0755,size=65536",
+                                                   "mkdir /newroot/data/ssh"}));
 
   hidden.target = "/data/ssh";
   s.mounts = {bind("/home/u/data", "/home/u/data"), hidden};
   const auto through_link = plan(s, h);
   ASSERT_TRUE(through_link) << through_link.error().to_string();
-  EXPECT_THAT(render(*through_link), ::testing::Contains("mask /newroot/home/u/data/ssh"));
+  EXPECT_THAT(render(*through_link),
+              ::testing::IsSupersetOf({"tmpfs /newroot/home/u/data mode=0755,size=65536",
+                                       "mkdir /newroot/home/u/data/ssh"}));
+  // Under a writable bind (where a jail could rename things anyway), a mask.
+  s.mounts[0].writable = true;
+  EXPECT_THAT(render(*plan(s, h)), ::testing::Contains("mask /newroot/home/u/data/ssh"));
 }
 
 // A symlink a jail planted at a hidden path in its workspace must not get
@@ -301,7 +319,7 @@ TEST(MountPlanTest, MaskDoesNotFollowASymlinkInAWritableTree) {
   EXPECT_THAT(render(*p), ::testing::Not(::testing::Contains(::testing::HasSubstr("mask"))));
   // The same symlink in a read-only tree is the host's own: followed.
   s.mounts[0].writable = false;
-  EXPECT_THAT(render(*plan(s, h)), ::testing::Contains("mask /newroot/usr/lib/libc.so.6"));
+  EXPECT_THAT(render(*plan(s, h)), ::testing::Contains("touch /newroot/usr/lib/libc.so.6"));
 }
 
 TEST(MountPlanTest, MaskIsSkippedWhereNoBindShowsTheFile) {
@@ -310,8 +328,60 @@ TEST(MountPlanTest, MaskIsSkippedWhereNoBindShowsTheFile) {
   s.mounts = {bind("/usr", "/usr"), hidden};
   const auto r = render(*plan(s, debian_host()));
   EXPECT_THAT(r, ::testing::Not(::testing::Contains(::testing::HasSubstr("mask"))));
-  s.mounts.insert(s.mounts.begin(), bind("/etc", "/etc"));
+  s.mounts.insert(s.mounts.begin(), bind("/etc", "/etc", true));
   EXPECT_THAT(render(*plan(s, debian_host())), ::testing::Contains("mask /newroot/etc/hosts"));
+}
+
+// Under a read-only bind, each directory down to a hidden path is a
+// snapshot of the host's: every other entry bound (a symlink copied), the
+// hidden one an empty stand-in. What the host adds or replaces there later
+// never shows; a hidden path that does not exist yet leaves its deepest
+// existing directory a snapshot.
+TEST(MountPlanTest, HiddenPathsUnderAReadOnlyBindGetSnapshots) {
+  FakeHost h = debian_host();
+  h.types["/home/u/.config"] = HostView::Type::dir;
+  h.types["/home/u/.config/gh"] = HostView::Type::dir;
+  h.types["/home/u/.config/gh/hosts.yml"] = HostView::Type::file;
+  h.types["/home/u/.config/gh/config.yml"] = HostView::Type::file;
+  h.types["/home/u/.bashrc"] = HostView::Type::file;
+  h.types["/home/u/.profile"] = HostView::Type::symlink;
+  h.links["/home/u/.profile"] = ".bashrc";
+  h.types["/home/u"] = HostView::Type::dir;
+  JailSpec s;
+  s.mounts = {bind("/home/u", "/home/u"), hidden_at("/home/u/.config/gh/hosts.yml"),
+              hidden_at("/home/u/.aws/credentials")};
+  const auto p = plan(s, h);
+  ASSERT_TRUE(p) << p.error().to_string();
+  const auto r = render(*p);
+  EXPECT_THAT(
+      std::vector<std::string>(r.begin() + 4, r.end() - 2),
+      ElementsAre(
+          "mkdir /newroot/home", "mkdir /newroot/home/u",
+          "bind /oldroot/home/u /newroot/home/u ro,nosuid,nodev rec",
+          // ~: .aws is not there yet, so ~ itself is a snapshot.
+          "tmpfs /newroot/home/u mode=0755,size=65536", "touch /newroot/home/u/.bashrc",
+          "bind /oldroot/home/u/.bashrc /newroot/home/u/.bashrc ro,nosuid,nodev rec opt",
+          "mkdir /newroot/home/u/.config", "symlink /newroot/home/u/.profile -> .bashrc",
+          "mkdir /newroot/home/u/ws",
+          "bind /oldroot/home/u/ws /newroot/home/u/ws ro,nosuid,nodev rec opt",
+          "attr /newroot/home/u ro,nosuid,nodev",
+          "tmpfs /newroot/home/u/.config mode=0755,size=65536", "mkdir /newroot/home/u/.config/gh",
+          "attr /newroot/home/u/.config ro,nosuid,nodev",
+          "tmpfs /newroot/home/u/.config/gh mode=0755,size=65536",
+          "touch /newroot/home/u/.config/gh/config.yml",
+          "bind /oldroot/home/u/.config/gh/config.yml /newroot/home/u/.config/gh/config.yml "
+          "ro,nosuid,nodev rec opt",
+          "touch /newroot/home/u/.config/gh/hosts.yml",
+          "attr /newroot/home/u/.config/gh ro,nosuid,nodev"));
+  EXPECT_THAT(r, ::testing::Not(::testing::Contains(::testing::HasSubstr("mask"))));
+
+  // A mount of the spec deeper on the way decides there instead.
+  s.mounts.insert(s.mounts.begin() + 1, bind("/home/u/.config", "/home/u/.config", true));
+  const auto deeper = render(*plan(s, h));
+  EXPECT_THAT(
+      deeper,
+      ::testing::Not(::testing::Contains("tmpfs /newroot/home/u/.config mode=0755,size=65536")));
+  EXPECT_THAT(deeper, ::testing::Contains("mask /newroot/home/u/.config/gh/hosts.yml"));
 }
 
 TEST(MountPlanTest, SymlinkWithoutItsDestinationBoundIsBoundResolved) {

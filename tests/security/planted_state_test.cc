@@ -9,6 +9,7 @@
 #include <climits>
 #include <filesystem>
 #include <fstream>
+#include <thread>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -242,6 +243,44 @@ TEST_F(PlantedStateTest, HiddenSymlinkMasksTheFileItLeadsTo) {
 
 // A symlink planted at a hidden path must not turn the mask on the file it
 // names (libc here): every later jail of every client would fail.
+// Way out 4, "hidden is decided once": a token the host writes after the
+// jail was planned, one it replaces by rename (which lifts a mask from the
+// old file in every mount namespace), and a hidden directory it moves away
+// and makes anew, all while a command runs. None may show.
+TEST_F(PlantedStateTest, HiddenPathsTheHostChangesWhileAJailRunsStayHidden) {
+  TempDir data;
+  write_host_file(data.path() + "/replaced", "OLD\n", 0644);
+  ASSERT_EQ(::mkdir((data.path() + "/keys").c_str(), 0755), 0);
+  write_host_file(data.path() + "/keys/id", "OLDKEY\n", 0644);
+  write_host_file(data.path() + "/visible", "VISIBLE\n", 0644);
+  const std::string d = data.path();
+  const std::string policy =
+      policy_file("hidden-later", "extends = \"default\"\n[filesystem]\nread_only_add = [\"" + d +
+                                      "\"]\nhidden_add = [\"" + d + "/later\", \"" + d +
+                                      "/replaced\", \"" + d + "/keys\"]\n");
+  const std::string ws = workspace();
+  BrigRan ran;
+  std::thread jail([&] {
+    ran = sh("touch " + ws + "/started; while [ ! -e " + ws + "/go ]; do sleep 0.05; done; cat " +
+                 d + "/later " + d + "/replaced " + d + "/keys/id " + d + "/visible 2>&1; ls " + d +
+                 "; true",
+             policy);
+  });
+  for (int i = 0; i < 600 && !exists(ws + "/started"); ++i) ::usleep(50 * 1000);
+  EXPECT_TRUE(exists(ws + "/started"));
+  write_host_file(d + "/later", "LATER\n", 0644);
+  write_host_file(d + "/replaced.tmp", "NEW\n", 0644);
+  EXPECT_EQ(::rename((d + "/replaced.tmp").c_str(), (d + "/replaced").c_str()), 0);
+  EXPECT_EQ(::rename((d + "/keys").c_str(), (d + "/keys.old").c_str()), 0);
+  ASSERT_EQ(::mkdir((d + "/keys").c_str(), 0755), 0);
+  write_host_file(d + "/keys/id", "NEWKEY\n", 0644);
+  write_host_file(ws + "/go", "", 0644);
+  jail.join();
+  for (const char* secret : {"LATER", "OLD\n", "NEW", "OLDKEY", "NEWKEY"})
+    EXPECT_THAT(ran.out, Not(HasSubstr(secret))) << ran.out;
+  EXPECT_THAT(ran.out, HasSubstr("VISIBLE")) << "the control: the rest of the directory shows";
+}
+
 TEST_F(PlantedStateTest, SymlinkAtAHiddenPathMasksNothingElse) {
   char libc[PATH_MAX];
   ASSERT_NE(::realpath("/lib/x86_64-linux-gnu/libc.so.6", libc), nullptr);
