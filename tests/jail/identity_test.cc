@@ -31,6 +31,11 @@ class IdentityTest : public JailTest {
     if (::geteuid() != 0) GTEST_SKIP() << "needs root: only root maps another host uid";
     JailTest::SetUp();
   }
+  // Skipped in SetUp: nothing was started, and the leftover checks would
+  // look for an empty marker (every process).
+  void TearDown() override {
+    if (::geteuid() == 0) JailTest::TearDown();
+  }
 
   // base_spec with the jail's root mapped to nobody and the workspace kept.
   JailSpec mapped() const { return mapped(workspace_.path()); }
@@ -275,6 +280,20 @@ TEST_F(IdentityTest, FilesystemWithoutIdmappedMountsFailsTheJail) {
   EXPECT_THAT(j.error().to_string(), HasSubstr("dangerously_host_root"));
   EXPECT_THAT(probed, HasSubstr("does not support idmapped mounts"));
   EXPECT_EQ(idmap::probe(workspace_.path(), kJailHostUid, kJailHostGid), "");
+}
+
+// Unprivileged, no idmapped tree can be made (it needs CAP_SYS_ADMIN in
+// the host's user namespace): refused before clone, saying so.
+TEST(IdentityUnprivilegedTest, KeepingAnOwnerNeedsRoot) {
+  if (::geteuid() == 0) GTEST_SKIP() << "root may make idmapped trees";
+  TempDir ws;
+  JailSpec s = base_spec(ws.path());
+  for (Mount& m : s.mounts)
+    if (m.target == ws.path()) m.keep_owner = true;
+  auto j = spawn(s, probe_request({"status"}));
+  ASSERT_FALSE(j);
+  EXPECT_EQ(j.error().where, "mount");
+  EXPECT_THAT(j.error().why, HasSubstr("needs brig to run as root"));
 }
 
 }  // namespace
