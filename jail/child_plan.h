@@ -22,6 +22,10 @@ struct ChildPlan {
   static constexpr int kWatchFd = 4;   // read end of the launcher's watch pipe
   static constexpr int kSyncFd = 5;    // the sync socket, for the cgroups (then closed)
   static constexpr int kNetnsFd = 6;   // new_netns: the helper's socket (then closed)
+  // keep_owner binds' trees (idmap.h), one per attach op, from here on
+  // (attached by the mount step, then closed).
+  static constexpr int kFirstTreeFd = mounts::kFirstTreeFd;
+  static_assert(kFirstTreeFd > kNetnsFd);
 
   int sync_fd = -1;               // the child's end of the sync socketpair (before the fd step)
   int sync_parent_fd = -1;        // the launcher's end, inherited by the clone: closed first
@@ -34,6 +38,13 @@ struct ChildPlan {
   bool set_hostname = false;   // a new uts namespace
   std::string hostname;
   mounts::Plan mounts;  // empty = the host's root
+
+  // The init's ids: a root launcher's are not mapped (Identity::map_launcher
+  // false), so the init takes the jail's own (uid, gid: root in its user
+  // namespace) and sheds root's groups first thing, before any path is
+  // touched; nothing in the jail is ever host root.
+  bool init_takes_ids = false;
+  uid_t host_uid = 0;  // identity.outside_uid, for the launcher's messages
 
   // The command's ids: when the launcher's own euid/egid are not the ones
   // the identity maps (root launching a jail as an unprivileged host user),

@@ -112,7 +112,17 @@ void contain(const ChildPlan& p) {
   }
   p.stamps.mark(StepMark::child_fds);
 
-  // 3. Identity. Non-dumpable: the jail's processes (even uid 0 in the jail)
+  // 3. Identity. A jail whose uid map leaves the launcher's ids out (root
+  //    mapping the jail's root to an unprivileged host id) is built by an
+  //    init that takes the jail's own ids at once, with root's groups shed:
+  //    before any path is touched, so no step of the jail runs as host root.
+  //    First in this step: a change of euid resets the dumpable flag and
+  //    clears the parent-death signal, both set below.
+  if (p.init_takes_ids) {
+    if (::syscall(SYS_setgroups, 0, nullptr) != 0) fail(Step::identity, errno);
+    if (int e = process::switch_ids_in_child(p.uid, p.gid)) fail(Step::identity, e);
+  }
+  //    Non-dumpable: the jail's processes (even uid 0 in the jail)
   //    can neither ptrace the init nor open its fds through /proc. Signals
   //    are set up before the parent-death signal so that it is never fatal
   //    half-way: the init handles it by shutting the jail down. setsid: no

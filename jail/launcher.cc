@@ -22,6 +22,7 @@
 #include "jail/spec_validate.h"
 #include "jail/status_record.h"
 #include "jail/steps/clone.h"
+#include "jail/steps/idmap.h"
 #include "jail/steps/init.h"
 #include "jail/steps/net.h"
 #include "jail/steps/userns.h"
@@ -158,6 +159,15 @@ bool userns_refused(int err) {
 // Landlock or no seccomp: nothing meaningful is left, refuse.
 Result<void> degrade_to_no_namespaces(const JailSpec& spec, ChildPlan& plan, LayerReport& report,
                                       int err) {
+  // Without a user namespace, a root launcher's jail would be host root:
+  // never, for a spec that maps the jail's root elsewhere.
+  if (plan.init_takes_ids)
+    return std::unexpected(Error{"clone3 with the jail's namespaces", "clone3",
+                                 std::string(::strerror(err)) + " (" + kUsernsRemedy +
+                                     "); the jail's root maps to host uid " +
+                                     std::to_string(spec.identity.outside_uid) +
+                                     ", which needs a user namespace",
+                                 err});
   if (plan.landlock.abi == 0 || !plan.seccomp.enabled)
     return std::unexpected(Error{"clone3 with the jail's namespaces", "clone3",
                                  std::string(::strerror(err)) + " (" + kUsernsRemedy +
@@ -174,7 +184,7 @@ Result<void> degrade_to_no_namespaces(const JailSpec& spec, ChildPlan& plan, Lay
   if (!caps) return std::unexpected(at_step("caps", std::move(caps.error())));
   plan.caps = std::move(*caps);
   plan.mounts = mounts::Plan{};
-  plan.switch_ids = plan.drop_groups = false;
+  plan.switch_ids = plan.drop_groups = plan.init_takes_ids = false;
   plan.pid_namespace = false;
   plan.new_netns = false;
   plan.set_hostname = false;
@@ -219,21 +229,23 @@ Result<seccomp::Prepared> prepare_seccomp(const SeccompSpec& spec) {
   return cache->second;
 }
 
-// Which file each bind's host source is (0, 0 when it cannot be stat'ed: a
-// missing optional source). The plan names them as the child sees them,
-// under the old root.
-std::vector<std::pair<dev_t, ino_t>> bind_source_ids(const mounts::Plan& plan) {
-  constexpr std::string_view kOldRoot = "/oldroot";
-  std::vector<std::pair<dev_t, ino_t>> ids;
+// Which file each bind's host source is (zeros when it cannot be stat'ed: a
+// missing optional source, or the jail's own like /proc/sys), and for a
+// tree that keeps its owner, that owner (its idmapping).
+std::vector<BindSourceId> bind_source_ids(const mounts::Plan& plan) {
+  std::vector<BindSourceId> ids;
   for (const mounts::Op& op : plan.ops) {
-    if (op.kind != mounts::Op::Kind::bind) continue;
-    std::string_view host = op.source;
-    if (host.starts_with(kOldRoot)) host.remove_prefix(kOldRoot.size());
+    if (op.kind != mounts::Op::Kind::bind && op.kind != mounts::Op::Kind::attach) continue;
     struct stat st {};
-    if (::stat(std::string(host).c_str(), &st) == 0)
-      ids.emplace_back(st.st_dev, st.st_ino);
-    else
-      ids.emplace_back(0, 0);
+    BindSourceId id;
+    if (!op.host.empty() && ::stat(op.host.c_str(), &st) == 0) {
+      id = {st.st_dev, st.st_ino, 0, 0};
+      if (op.kind == mounts::Op::Kind::attach) {
+        id.uid = st.st_uid;
+        id.gid = st.st_gid;
+      }
+    }
+    ids.push_back(id);
   }
   return ids;
 }
@@ -250,11 +262,14 @@ Result<std::unique_ptr<ChildPlan>> plan_child(const JailSpec& spec, const ExecRe
   p->set_hostname = spec.namespaces.uts;
   p->hostname = spec.hostname;
   if (spec.namespaces.user) {
-    p->switch_ids =
+    const bool other_ids =
         ::geteuid() != spec.identity.outside_uid || ::getegid() != spec.identity.outside_gid;
+    p->init_takes_ids = other_ids && !spec.identity.map_launcher;
+    p->host_uid = spec.identity.outside_uid;
+    p->switch_ids = other_ids && spec.identity.map_launcher;
     p->uid = spec.identity.inside_uid;
     p->gid = spec.identity.inside_gid;
-    p->drop_groups = ::geteuid() == 0;
+    p->drop_groups = ::geteuid() == 0 && !p->init_takes_ids;
   }
   auto caps = caps::prepare(spec.namespaces);
   if (!caps) return std::unexpected(at_step("caps", std::move(caps.error())));
@@ -289,7 +304,7 @@ class Reaped {
 // Where each fd goes in the child (ChildPlan's fixed numbers); netns: the
 // child's end of the network namespace helper's socket, or -1.
 Result<void> plan_fds(ChildPlan& p, const ExecRequest& req, int status_w, int watch_r, int sync,
-                      int netns) {
+                      int netns, const std::vector<idmap::Tree>& trees) {
   const int stdio[3] = {req.stdin_fd < 0 ? 0 : req.stdin_fd, req.stdout_fd < 0 ? 1 : req.stdout_fd,
                         req.stderr_fd < 0 ? 2 : req.stderr_fd};
   for (int i = 0; i < 3; ++i) {
@@ -302,7 +317,14 @@ Result<void> plan_fds(ChildPlan& p, const ExecRequest& req, int status_w, int wa
   p.fds.moves.push_back({watch_r, ChildPlan::kWatchFd, true});
   p.fds.moves.push_back({sync, ChildPlan::kSyncFd, true});
   if (netns >= 0) p.fds.moves.push_back({netns, ChildPlan::kNetnsFd, true});
-  p.fds.first_unused = ChildPlan::kNetnsFd + 1;
+  // Every attach op has its number; one without a tree (a missing source)
+  // stays closed, which the child reads as ENOENT.
+  int next = ChildPlan::kFirstTreeFd;
+  for (const mounts::Op& op : p.mounts.ops)
+    if (op.kind == mounts::Op::Kind::attach) next = std::max(next, op.fd + 1);
+  for (const idmap::Tree& t : trees)
+    if (t.fd) p.fds.moves.push_back({t.fd.get(), t.child_fd, true});
+  p.fds.first_unused = next;
   return {};
 }
 
@@ -356,6 +378,11 @@ std::string describe_failure(const ChildPlan& p, const cgroups::Group& group, co
     why +=
         " (a symlink where the plan found none: brig never follows a symlink in a mount path, "
         "since a jail could have planted it)";
+  if (step == Step::mount && r.sys_errno == EACCES && p.init_takes_ids)
+    why += " (the jail is built as its own root, host uid " + std::to_string(p.host_uid) +
+           ", which may not search a directory on this path, like a 0700 /root: make the path "
+           "reachable to that uid, leave it out of the policy, or choose identity.as_root = "
+           "\"user\" or, knowingly, \"dangerously_host_root\")";
   return what + ": " + why;
 }
 
@@ -459,8 +486,12 @@ Result<Jailed> spawn_jail(const JailSpec& spec, const ExecRequest& req, SpawnOpt
     netns_helper_end.reset(netns[0]);
     netns_child_end.reset(netns[1]);
   }
+  // The workspace's idmapped tree (keep_owner binds), made here in the
+  // host's user namespace: the jail's own cannot.
+  auto trees = idmap::prepare(plan.mounts, spec.identity);
+  if (!trees) return std::unexpected(at_step("mount", std::move(trees.error())));
   BRIG_TRY_VOID(plan_fds(plan, req, status_w.get(), watch_r.get(), sync_child.get(),
-                         netns_child_end ? netns_child_end.get() : -1));
+                         netns_child_end ? netns_child_end.get() : -1, *trees));
   plan.sync_fd = sync_child.get();
   plan.sync_parent_fd = sync_parent.get();
   plan.status_fd_before_fds = status_w.get();
@@ -491,6 +522,7 @@ Result<Jailed> spawn_jail(const JailSpec& spec, const ExecRequest& req, SpawnOpt
   status_w.reset();
   watch_r.reset();
   netns_child_end.reset();
+  trees->clear();
 
   j.pid_namespace_ = plan.pid_namespace;
   cpu_set_t cpus;
@@ -523,7 +555,9 @@ Result<Jailed> spawn_jail(const JailSpec& spec, const ExecRequest& req, SpawnOpt
     stamps.mark(StepMark::netns_helper_started);
   }
   if (flags & CLONE_NEWUSER) {
-    if (auto ok = userns::write_maps_from_parent(pid, spec.identity, plan.drop_groups); !ok)
+    if (auto ok = userns::write_maps_from_parent(pid, spec.identity,
+                                                 plan.drop_groups || plan.init_takes_ids);
+        !ok)
       return std::unexpected(at_step("uid_map", std::move(ok.error())));  // ~Jailed kills the child
     stamps.mark(StepMark::maps_written);
   }

@@ -30,6 +30,17 @@ struct SpawnOptions {
   bool time_steps = false;
 };
 
+// Which file a bind's host source is: its device and inode (zeros for a
+// missing optional one), and for a tree that keeps its owner, that owner
+// (its idmapping).
+struct BindSourceId {
+  dev_t dev = 0;
+  ino_t ino = 0;
+  uid_t uid = 0;
+  gid_t gid = 0;
+  friend bool operator==(const BindSourceId&, const BindSourceId&) = default;
+};
+
 // A started jail. Move-only. Dropping a Jailed that was not waited for
 // kills the whole jail (SIGKILL to its init) and reaps it.
 class Jailed {
@@ -78,9 +89,9 @@ class Jailed {
   UniqueFd status_fd_;   // read end: setup failures and the command's status
   UniqueFd watch_fd_;    // write end: its closing tells the init the launcher is gone
   UniqueFd command_fd_;  // awaiting: the sync socket the command goes over
-  // Awaiting: the device and inode of each bind's host source when it was
-  // built (0, 0 for a missing optional one), for built_from_current_host.
-  std::vector<std::pair<dev_t, ino_t>> bind_sources_;
+  // Awaiting: each bind's host source when it was built, for
+  // built_from_current_host.
+  std::vector<BindSourceId> bind_sources_;
   cgroups::Group cgroup_;
   LayerReport layers_;
   Clock::time_point started_;

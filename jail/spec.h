@@ -28,15 +28,21 @@ struct Namespaces {
 };
 
 // The ids the command runs as inside the jail, and the host ids they map to.
-// Unprivileged brig can only map its own uid/gid; as root, `outside_*` may be
-// an unprivileged host user (policy `identity`); the jail's init then keeps
-// root's own id (mapped to itself) to build the jail, and only the command
-// runs as inside_*.
+// Unprivileged brig can only map its own uid/gid. As root, `outside_*` may be
+// an unprivileged host id, in one of two ways:
+// - map_launcher (the default): the launcher's own ids (host root) are
+//   mapped to themselves too; the jail's init keeps them to build the jail
+//   and only the command switches to inside_*.
+// - !map_launcher: the uid and gid maps hold inside_* -> outside_* and
+//   nothing else, so no process of the jail, its init included, is ever host
+//   root; the init switches to inside_* (which must be 0, the jail's root)
+//   before it touches anything.
 struct Identity {
   uid_t inside_uid = 0;
   gid_t inside_gid = 0;
   uid_t outside_uid = 0;
   gid_t outside_gid = 0;
+  bool map_launcher = true;
   friend bool operator==(const Identity&, const Identity&) = default;
 };
 
@@ -71,11 +77,17 @@ struct Mount {
             // missing one or a symlink is skipped. Host path = jail path.
   };
   Kind kind = Kind::bind;
-  std::string source;           // bind only: absolute host path
-  std::string target;           // absolute path inside the jail
-  bool writable = false;        // bind/tmpfs: read-write; otherwise read-only, recursively
-  bool optional = false;        // bind: a missing source is skipped; otherwise setup fails with
-                                // ENOENT (step "mount")
+  std::string source;     // bind only: absolute host path
+  std::string target;     // absolute path inside the jail
+  bool writable = false;  // bind/tmpfs: read-write; otherwise read-only, recursively
+  bool optional = false;  // bind: a missing source is skipped; otherwise setup fails with
+                          // ENOENT (step "mount")
+  // bind: the tree keeps its owner. Shown through an idmapped mount that the
+  // (root) launcher makes: the uid and gid that own the source on disk
+  // appear as identity.inside_* (the jail's root), and what the jail creates
+  // there is owned on disk by them. Other owners appear unmapped (nobody).
+  // A filesystem without idmapped mounts fails the jail; nothing falls back.
+  bool keep_owner = false;
   uint64_t size_bytes = 0;      // tmpfs: its size; dev: the size of /dev/shm; git: the
                                 // private layer's; 0 = the kernel default (half of RAM)
   mode_t mode = 0755;           // tmpfs: mode of its root

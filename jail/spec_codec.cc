@@ -142,6 +142,7 @@ void put_spec(Writer& w, const JailSpec& s) {
   w.u32(s.identity.inside_gid);
   w.u32(s.identity.outside_uid);
   w.u32(s.identity.outside_gid);
+  w.boolean(s.identity.map_launcher);
   w.u32(static_cast<std::uint32_t>(s.mounts.size()));
   for (const Mount& m : s.mounts) {
     w.u8(static_cast<std::uint8_t>(m.kind));
@@ -149,6 +150,7 @@ void put_spec(Writer& w, const JailSpec& s) {
     w.str(m.target);
     w.boolean(m.writable);
     w.boolean(m.optional);
+    w.boolean(m.keep_owner);
     w.u64(m.size_bytes);
     w.u32(m.mode);
     w.u32(static_cast<std::uint32_t>(m.devices.size()));
@@ -191,15 +193,17 @@ JailSpec get_spec(Reader& r) {
   s.identity.inside_gid = r.u32();
   s.identity.outside_uid = r.u32();
   s.identity.outside_gid = r.u32();
-  // A mount takes at least 27 bytes: kind, two empty strings, flags, size,
+  s.identity.map_launcher = r.boolean();
+  // A mount takes at least 28 bytes: kind, two empty strings, flags, size,
   // mode, an empty device list.
-  s.mounts.resize(r.count(27));
+  s.mounts.resize(r.count(28));
   for (Mount& m : s.mounts) {
     m.kind = r.enumeration(Mount::Kind::git);
     m.source = r.str();
     m.target = r.str();
     m.writable = r.boolean();
     m.optional = r.boolean();
+    m.keep_owner = r.boolean();
     m.size_bytes = r.u64();
     m.mode = r.u32();
     // A device takes at least 5 bytes: an empty path and its flag.

@@ -87,6 +87,11 @@ Result<void> check_mounts(const JailSpec& spec) {
       have_git = true;
     }
     BRIG_TRY_VOID(check_devices(m, at));
+    if (m.keep_owner && m.kind != Mount::Kind::bind)
+      return std::unexpected(invalid(at + ".keep_owner", "only a bind keeps its owner"));
+    if (m.keep_owner && !spec.namespaces.user)
+      return std::unexpected(
+          invalid(at + ".keep_owner", "an idmapped bind maps to the jail's user namespace"));
     if (m.mode > 07777) return std::unexpected(invalid(at + ".mode", "not a file mode"));
     for (size_t j = 0; j < i; ++j) {
       const Mount& earlier = spec.mounts[j];
@@ -164,6 +169,14 @@ Result<void> validate(const JailSpec& spec) {
     if (spec.hostname.empty() || spec.hostname.size() > 64 || has_nul(spec.hostname))
       return std::unexpected(invalid("hostname", "1 to 64 bytes, no NUL"));
   }
+  // The init switches to the jail's ids before it builds the jail, which
+  // needs the capabilities only the namespace's root keeps.
+  if (!spec.identity.map_launcher &&
+      (spec.identity.inside_uid != 0 || spec.identity.inside_gid != 0 || !ns.user))
+    return std::unexpected(
+        invalid("identity",
+                "without the launcher's ids mapped, the jail's ids are root's (0) in a user "
+                "namespace of its own"));
   BRIG_TRY_VOID(check_mounts(spec));
   BRIG_TRY_VOID(check_limits(spec.limits));
   for (size_t i = 0; i < spec.landlock.read_only.size(); ++i)

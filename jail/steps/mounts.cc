@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <string_view>
 
 #include "jail/steps/child_fs.h"
 
@@ -123,6 +124,7 @@ class Planner {
     std::string target;
     std::string source;
     bool writable = false;
+    bool keep_owner = false;  // an attached tree (idmapped by the launcher)
   };
 
   // A directory of a read-only bind made a snapshot (see mounts.h).
@@ -184,6 +186,7 @@ class Planner {
   Op& bind(std::string source, std::string path, uint64_t attr, bool recursive, bool optional,
            std::string what) {
     Op& op = add(Op::Kind::bind, std::move(path), std::move(what));
+    if (source.starts_with(kOld)) op.host = source.substr(std::string_view(kOld).size());
     op.source = std::move(source);
     op.attr = attr;
     op.recursive = recursive;
@@ -381,6 +384,58 @@ class Planner {
            (deepest->kind == Mount::Kind::bind || deepest->kind == Mount::Kind::git);
   }
 
+  // A keep_owner bind: the launcher makes its tree from the host path
+  // `source` (resolved, or as named when missing: it then passes no tree and
+  // the child reports ENOENT).
+  void attach(const Mount& m, const std::string& source, const std::string& at, uint64_t attr,
+              const std::string& what) {
+    Op& op = add(Op::Kind::attach, at, what + ", keeping its owner (idmapped)");
+    op.source = source;
+    op.host = source;
+    op.attr = attr;
+    op.recursive = true;
+    op.optional = m.optional;
+    op.fd = kFirstTreeFd + trees_++;
+  }
+
+  // The attached tree (closest) whose host source holds `host_path`.
+  const Shown* kept_tree_of(const std::string& host_path) const {
+    const Shown* best = nullptr;
+    for (const Shown& b : shown_)
+      if (b.keep_owner && is_within(host_path, b.source) &&
+          (best == nullptr || b.source.size() > best->source.size()))
+        best = &b;
+    return best;
+  }
+
+  // Where the child takes a bind of the host path `resolved` from: the
+  // jail's side of an attached tree that holds it, so it shows that tree's
+  // owners (the unprivileged init of a mapped jail may not even walk the
+  // host path, a 0700 root workspace); else the host's, under the old root.
+  // Empty: it lies in a keep_owner tree that is mounted after it (refused).
+  std::string bind_source(const Mount& m, const std::string& resolved, const std::string& tag) {
+    if (const Shown* kept = kept_tree_of(resolved)) {
+      const std::string rest =
+          kept->source == "/" ? resolved : resolved.substr(kept->source.size());
+      return kNew + (kept->target == "/" ? "" : kept->target) + (rest.empty() ? "" : rest);
+    }
+    for (const Mount& o : spec_.mounts) {
+      if (o.kind != Mount::Kind::bind || !o.keep_owner || &o == &m) continue;
+      const auto outer = host_.resolve(o.source);
+      if (outer && is_within(resolved, *outer)) {
+        if (!error_)
+          error_ = Error{"plan mounts", m.target,
+                         "its source " + resolved + " lies in " + o.target +
+                             ", which keeps its owner (an idmapped mount) and is mounted after "
+                             "it; bind it by a path inside " +
+                             o.target + tag,
+                         0};
+        return "";
+      }
+    }
+    return kOld + resolved;
+  }
+
   void plan_bind(const Mount& m, const std::string& at, const std::string& tag) {
     const std::string what =
         "bind " + m.source + " on " + m.target + (m.writable ? " read-write" : " read-only") + tag;
@@ -393,7 +448,10 @@ class Planner {
       // Left to the child, which reports ENOENT for this op like any other
       // mount failure (and catches a source removed after planning the same way).
       make_dirs(m.target, true);
-      bind(kOld + m.source, at, attr, true, false, what);
+      if (m.keep_owner)
+        attach(m, m.source, at, attr, what);
+      else
+        bind(kOld + m.source, at, attr, true, false, what);
       return;
     }
     if (m.source == m.target && host_.type(m.source) == HostView::Type::symlink &&
@@ -405,11 +463,22 @@ class Planner {
       }
     }
     const bool dir = host_.type(*resolved) == HostView::Type::dir;
+    std::string source;
+    if (!m.keep_owner) {
+      source = bind_source(m, *resolved, tag);
+      if (source.empty()) return;
+    }
     make_dirs(m.target, dir);
     if (!dir) add(Op::Kind::touch, at, "mount point " + m.target + tag);
-    bind(kOld + *resolved, at, attr, true, m.optional, what);
-    shown_.push_back({m.target, *resolved, m.writable});
-    if (!m.writable && dir) plan_snapshots(shown_.back(), tag);
+    if (m.keep_owner)
+      attach(m, *resolved, at, attr, what);
+    else
+      bind(source, at, attr, true, m.optional, what).host = *resolved;
+    shown_.push_back({m.target, *resolved, m.writable, m.keep_owner});
+    // Not in a kept tree: its entries could only be bound from the jail's
+    // side of it, which the snapshot's tmpfs covers. Masks hide there.
+    if (!m.writable && dir && !m.keep_owner && kept_tree_of(*resolved) == nullptr)
+      plan_snapshots(shown_.back(), tag);
   }
 
   // Where the hidden path `m.target` is, or would be, on the host: its real
@@ -591,8 +660,9 @@ class Planner {
   const HostView& host_;
   std::vector<Shown> shown_;           // binds planned so far, in plan order
   std::set<std::string> snapshotted_;  // jail paths of hidden files a snapshot leaves out
-  std::optional<Error> error_;         // the first device the plan refuses
+  std::optional<Error> error_;         // the first device or bind the plan refuses
   Plan plan_;
+  int trees_ = 0;               // attach ops planned so far
   std::set<std::string> made_;  // directories (jail paths) already made or planned
 };
 
@@ -631,6 +701,19 @@ int bind(const char* source, const char* target, uint64_t attr, bool recursive) 
   return child_fs::attach_copy(from.fd, to.fd, attr, recursive);
 }
 
+// A tree the launcher made (open_tree + MOUNT_ATTR_IDMAP, its flags set),
+// inherited at `tree_fd`: attached, never visible before its flags are.
+int attach(int tree_fd, const char* target) {
+  if (::fcntl(tree_fd, F_GETFD) < 0) return ENOENT;  // no source: the launcher passed no tree
+  const Fd tree{tree_fd};
+  const Fd to{open_exact(target, 0)};
+  if (to.fd < 0) return -to.fd;
+  return ::syscall(SYS_move_mount, tree.fd, "", to.fd, "",
+                   MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) == 0
+             ? 0
+             : errno;
+}
+
 int set_attr(const char* path, uint64_t attr, bool recursive) {
   const Fd at{open_exact(path, 0)};
   if (at.fd < 0) return -at.fd;
@@ -654,14 +737,37 @@ int mount_fs(const Op& op) {
   return mount_on(at.fd, op.source.c_str(), op.source.c_str(), op.flags, data);
 }
 
+// An empty read-only tmpfs attached over the directory `dir_fd` holds. Made
+// with fsopen/fsmount and attached by fd: no permission on the directory is
+// needed (mount_on's fchdir needs search permission, which the unprivileged
+// init of a mapped jail lacks on a 0700 ~/.ssh it must still mask).
+int mask_dir(int dir_fd) {
+  const Fd fs{static_cast<int>(::syscall(SYS_fsopen, "tmpfs", FSOPEN_CLOEXEC))};
+  if (fs.fd < 0) return errno;
+  if (::syscall(SYS_fsconfig, fs.fd, FSCONFIG_SET_STRING, "mode", "0755", 0) != 0 ||
+      ::syscall(SYS_fsconfig, fs.fd, FSCONFIG_SET_STRING, "size", "4096", 0) != 0 ||
+      ::syscall(SYS_fsconfig, fs.fd, FSCONFIG_CMD_CREATE, nullptr, nullptr, 0) != 0)
+    return errno;
+  const Fd mnt{static_cast<int>(
+      ::syscall(SYS_fsmount, fs.fd, FSMOUNT_CLOEXEC,
+                MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC))};
+  if (mnt.fd < 0) return errno;
+  return ::syscall(SYS_move_mount, mnt.fd, "", dir_fd, "",
+                   MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) == 0
+             ? 0
+             : errno;
+}
+
 int mask(const char* path) {
   const Fd at{open_exact(path, 0)};
+  // A path the init cannot reach (a directory on the way it may not
+  // search) is out of the command's reach too: the command runs as the same
+  // or a less privileged uid, with no capabilities. Nothing to hide.
+  if (at.fd == -EACCES) return 0;
   if (at.fd < 0) return -at.fd;
   struct stat st;
   if (::fstat(at.fd, &st) != 0) return errno;
-  if (S_ISDIR(st.st_mode))
-    return mount_on(at.fd, "tmpfs", "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
-                    "mode=0755,size=4096");
+  if (S_ISDIR(st.st_mode)) return mask_dir(at.fd);
   return bind("/oldroot/dev/null", path, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC,
               false);
 }
@@ -723,6 +829,8 @@ int apply_op(const Op& op, git_state::Kept* git) {
       return bind(op.source.c_str(), path, op.attr, op.recursive);
     case Op::Kind::set_attr:
       return set_attr(path, op.attr, op.recursive);
+    case Op::Kind::attach:
+      return attach(op.fd, path);
     case Op::Kind::mask:
       return mask(path);
     case Op::Kind::git_state:

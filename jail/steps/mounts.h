@@ -43,6 +43,10 @@ class HostView {
   virtual std::vector<std::string> proc_root_only() const { return {}; }
 };
 
+// The fd number, in the child, of the first tree the launcher made for a
+// keep_owner bind (Op::Kind::attach); the next ones follow.
+inline constexpr int kFirstTreeFd = 7;
+
 // The real host, through lstat/realpath/readlink.
 const HostView& real_host();
 
@@ -60,14 +64,21 @@ struct Op {
     mask,      // a directory gets an empty read-only tmpfs, a file /dev/null; missing = skipped
     enter_root,  // chdir(path), pivot_root(".", "."), detach the old roots, chdir("/")
     git_state,   // git_state::mount_in_child(path, scratch dir `source`, tmpfs options `data`)
+    attach,      // move_mount(fd, path): a keep_owner bind's tree, which the launcher made
+                 // from the host path `source` (idmapped, with attr set) before clone; fd
+                 // closed = the launcher found no source (ENOENT)
   };
   Kind kind = Kind::mkdir;
   std::string path;         // in the child's view during setup ("/newroot/usr")
-  std::string source;       // bind: host source ("/oldroot/usr"); symlink: text; mount: fstype
+  std::string source;       // bind: source ("/oldroot/usr", or "/newroot/<path>" inside an
+                            // attached tree); attach: host path; symlink: text; mount: fstype
   std::string data;         // mount: the options string
   unsigned long flags = 0;  // mount: MS_* flags
-  uint64_t attr = 0;        // bind, set_attr: MOUNT_ATTR_* to set
+  uint64_t attr = 0;        // bind, set_attr, attach: MOUNT_ATTR_* to set
   bool recursive = false;   // bind, set_attr: the whole tree below path
+  int fd = -1;              // attach: the tree's fd in the child (kFirstTreeFd, …)
+  std::string host;         // bind, attach: the host path shown, resolved ("" when the
+                            // source is the jail's own, like /proc/sys)
   bool optional = false;    // a missing source or path (ENOENT) skips the op
   std::string what;         // for errors: "bind /usr on /usr (mounts[0])"
   friend bool operator==(const Op&, const Op&) = default;
@@ -97,7 +108,11 @@ struct Plan {
 // /proc's root-only files are masked; when the jail's uid 0 is host root
 // (identity.outside_uid 0), /proc also gets the container runtimes'
 // hardening: sys, sysrq-trigger, irq, bus and fs read-only; kcore, keys,
-// timer_list and the like masked. A dev
+// timer_list and the like masked. A keep_owner bind becomes an attach op
+// (the launcher makes its idmapped tree, see idmap.h), and a bind whose
+// source lies in such a tree is made from the jail's side of it, so it shows
+// the same owners (and the unprivileged init never walks the host path to
+// it); one that would be mounted before that tree is refused. A dev
 // mount's devices are bound without nodev. Fails only when no scratch
 // directory exists, or a device resolves to something other than a device
 // node or a directory inside /dev; a missing required bind source or device

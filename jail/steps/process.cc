@@ -17,7 +17,7 @@ namespace brig::jail::process {
 int arrange_fds_in_child(const FdPlan& plan) {
   int base = plan.first_unused;
   for (const auto& m : plan.moves) base = std::max({base, m.from + 1, m.to + 1});
-  int tmp[16];
+  int tmp[32];
   const size_t n = plan.moves.size();
   if (n > sizeof tmp / sizeof tmp[0]) return EINVAL;
   for (size_t i = 0; i < n; ++i) {
@@ -26,6 +26,14 @@ int arrange_fds_in_child(const FdPlan& plan) {
   }
   for (size_t i = 0; i < n; ++i)
     if (::dup3(tmp[i], plan.moves[i].to, plan.moves[i].cloexec ? O_CLOEXEC : 0) < 0) return errno;
+  // A fixed number below first_unused that nothing moved to (no network
+  // namespace's socket, no tree for a missing source) still holds whatever
+  // the launcher had there: closed too, so it reads as absent.
+  for (int fd = 0; fd < plan.first_unused; ++fd) {
+    bool target = false;
+    for (size_t i = 0; i < n; ++i) target = target || plan.moves[i].to == fd;
+    if (!target) ::close(fd);
+  }
   return ::close_range(static_cast<unsigned>(plan.first_unused), ~0U, 0) == 0 ? 0 : errno;
 }
 

@@ -22,7 +22,8 @@ struct FdPlan {
     bool cloexec = false;  // true for brig's own fds, so execve closes them
   };
   std::vector<Move> moves;
-  int first_unused = 0;  // close_range(first_unused, ~0) after the moves
+  int first_unused = 0;  // every fd from here, and every one below that is no move's
+                         // target, is closed after the moves
 };
 
 // Moves and closes per `plan`. Returns 0 or errno.

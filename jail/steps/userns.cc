@@ -37,13 +37,15 @@ Result<void> write_maps_from_parent(pid_t pid, const Identity& id, bool allow_se
   const gid_t egid = ::getegid();
   std::string uids = std::to_string(id.inside_uid) + " " + std::to_string(id.outside_uid) + " 1\n";
   std::string gids = std::to_string(id.inside_gid) + " " + std::to_string(id.outside_gid) + " 1\n";
-  if (allow_setgroups && id.outside_uid != euid) {
+  // Without map_launcher, only the jail's ids: no process of the jail can
+  // ever be host root (the init takes the jail's root first, contain.cc).
+  if (allow_setgroups && id.map_launcher && id.outside_uid != euid) {
     if (id.inside_uid == euid)
       return std::unexpected(Error{"map the jail's uid", std::to_string(id.inside_uid),
                                    "the launcher's own uid inside must map to itself", EINVAL});
     uids += std::to_string(euid) + " " + std::to_string(euid) + " 1\n";
   }
-  if (allow_setgroups && id.outside_gid != egid) {
+  if (allow_setgroups && id.map_launcher && id.outside_gid != egid) {
     if (id.inside_gid == egid)
       return std::unexpected(Error{"map the jail's gid", std::to_string(id.inside_gid),
                                    "the launcher's own gid inside must map to itself", EINVAL});

@@ -16,7 +16,7 @@ namespace brig::jail::userns {
 // `allow_setgroups` (only a privileged caller may; the child then drops its
 // supplementary groups itself, see contain.cc); a privileged caller whose
 // own ids are not the outside ids also maps them to themselves, for the
-// init. Fails with the file and errno
+// init, unless identity.map_launcher is false. Fails with the file and errno
 // (EPERM: the caller may not map that outside id).
 Result<void> write_maps_from_parent(pid_t pid, const Identity& identity, bool allow_setgroups);
 

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "jail/layer_report.h"
+#include "jail/steps/idmap.h"
 #include "server/policy/builtin.h"
 #include "server/policy/caller.h"
 #include "server/policy/loader.h"
@@ -25,15 +26,28 @@ using jail::Layer;
 using jail::LayerReport;
 using jail::LayerState;
 
+constexpr const char* kIdmapFeature = "idmapped_mount";
+
 std::string required_names(const std::vector<Layer>& layers) {
   std::string s;
   for (Layer l : layers) s += (s.empty() ? "" : ", ") + std::string(jail::layer_name(l));
   return s.empty() ? "none" : s;
 }
 
+// Whether the policy's jail needs an idmapped workspace (brig as root,
+// as_root = "mapped") that the probe found refused: such a jail fails.
+bool idmap_refused(const jail::JailSpec& spec, const jail::KernelFeatures& kernel) {
+  const jail::Feature* f = kernel.find(kIdmapFeature);
+  if (f == nullptr || f->available) return false;
+  for (const jail::Mount& m : spec.mounts)
+    if (m.keep_owner) return true;
+  return false;
+}
+
 nlohmann::json policy_json(const PlannedPolicy& policy, const jail::KernelFeatures& kernel) {
   LayerReport report = jail::predict_layers(policy.second, kernel);
   std::vector<Layer> unmet = jail::unmet_requirements(policy.second, report);
+  const bool refused = idmap_refused(policy.second, kernel);
   nlohmann::json layers = nlohmann::json::array();
   for (const auto& s : report.layers)
     layers.push_back({{"layer", jail::layer_name(s.layer)},
@@ -42,7 +56,8 @@ nlohmann::json policy_json(const PlannedPolicy& policy, const jail::KernelFeatur
   nlohmann::json unmet_json = nlohmann::json::array();
   for (Layer l : unmet) unmet_json.push_back(jail::layer_name(l));
   return {{"policy", policy.first},
-          {"runs", unmet.empty()},
+          {"runs", unmet.empty() && !refused},
+          {"idmapped_workspace_refused", refused},
           {"weak_hidden", policy::weak_hidden_paths(policy.second)},
           {"limits_tier", jail::limits_tier_name(report.limits_tier)},
           {"layers", layers},
@@ -60,10 +75,13 @@ std::string text_report(const jail::KernelFeatures& kernel,
   for (const auto& policy : policies) {
     LayerReport report = jail::predict_layers(policy.second, kernel);
     std::vector<Layer> unmet = jail::unmet_requirements(policy.second, report);
-    out += fmt::format("\nPolicy {}: {}\n", policy.first,
-                       unmet.empty() ? "runs here"
-                                     : "REFUSED here: required layer(s) " + required_names(unmet) +
-                                           " unavailable");
+    std::string verdict = "runs here";
+    if (!unmet.empty())
+      verdict = "REFUSED here: required layer(s) " + required_names(unmet) + " unavailable";
+    else if (idmap_refused(policy.second, kernel))
+      verdict = std::string("REFUSED here: the workspace's idmapped mount is refused (") +
+                kIdmapFeature + " above)";
+    out += fmt::format("\nPolicy {}: {}\n", policy.first, verdict);
     out += fmt::format("  requires: {}\n", required_names(policy.second.required));
     for (const auto& s : report.layers)
       out += fmt::format("  {:<13} {:<9}{}\n", jail::layer_name(s.layer),
@@ -73,6 +91,33 @@ std::string text_report(const jail::KernelFeatures& kernel,
       out += fmt::format("  {:<13} {:<9} {}: not enforced as a whole\n", "hidden", "weak", weak);
   }
   return out;
+}
+
+// The idmapped mount a root brig's default jail makes of the workspace.
+jail::Feature idmap_feature(const std::string& workspace, const jail::JailSpec& spec) {
+  jail::Feature f{kIdmapFeature, false, "", ""};
+  bool kept = false;
+  for (const jail::Mount& m : spec.mounts) kept = kept || m.keep_owner;
+  if (!kept) {
+    f.available = true;
+    f.detail = "not needed: the default policy does not map the jail's root (identity.as_root)";
+    return f;
+  }
+  const std::string why =
+      jail::idmap::probe(workspace, spec.identity.outside_uid, spec.identity.outside_gid);
+  f.available = why.empty();
+  if (f.available) {
+    f.detail = fmt::format(
+        "the workspace {} keeps its owner, shown as the jail's root (host uid {}, gid {})",
+        workspace, spec.identity.outside_uid, spec.identity.outside_gid);
+  } else {
+    f.detail = why;
+    f.remedy =
+        "a workspace on a filesystem with idmapped mounts (ext4, xfs, btrfs, tmpfs from Linux "
+        "6.3), or a policy with identity.as_root = \"user\" (a root-owned workspace is then "
+        "read-only) or, knowingly, \"dangerously_host_root\"";
+  }
+  return f;
 }
 
 // The workspace doctor plans with: the current directory when brig would
@@ -117,12 +162,19 @@ int run_doctor(const DoctorOptions& options) {
     planned.emplace_back(name, std::move(*spec));
   }
 
-  const jail::KernelFeatures kernel = jail::probe_kernel_features();
+  jail::KernelFeatures kernel = jail::probe_kernel_features();
+  // As root, the default jail's root is an unprivileged host uid and the
+  // workspace keeps its owner through an idmapped mount: tried for real on
+  // the workspace (made and dropped), with the default policy's ids.
+  if (default_plans && ::geteuid() == 0)
+    kernel.features.push_back(idmap_feature(workspace, planned.front().second));
   std::fputs(doctor_report(kernel, planned, options.json).c_str(), stdout);
   if (!default_plans) return 1;
   const auto& def = planned.front();
   const jail::LayerReport report = jail::predict_layers(def.second, kernel);
-  return jail::unmet_requirements(def.second, report).empty() ? 0 : 1;
+  return jail::unmet_requirements(def.second, report).empty() && !idmap_refused(def.second, kernel)
+             ? 0
+             : 1;
 }
 
 CLI::App* add_doctor_command(CLI::App& app, DoctorOptions& options) {

@@ -86,8 +86,9 @@ std::optional<std::string> explain_denial(const DenialContext& ctx, std::string_
       if (!is_within(path, secret)) continue;
       return fmt::format(
           "{} is masked because brig runs as root and the jail's root is host root (policy {}: "
+          "identity.as_root = \"dangerously_host_root\", "
           "identity.dangerously_unmask_root_secrets = false). Run brig as an ordinary user, or "
-          "use identity.as_root = \"user\".",
+          "use identity.as_root = \"mapped\" (the default) or \"user\".",
           path, name);
     }
   }

@@ -591,6 +591,18 @@ class Applier {
   void identity(std::string_view key, const std::string& k, const toml::node& n) {
     Identity& id = p_.identity;
     if (key == "as_root") {
+      // The old default's spelling, refused rather than read either way: its
+      // meaning (host root) became a dangerous opt-in, and the new default
+      // is a different jail.
+      if (const auto* s = n.as_string(); s != nullptr && s->get() == "root") {
+        error(n, fmt::format(
+                     "{} = \"root\" was renamed: write \"mapped\" (the default: uid 0 in the "
+                     "jail is the unprivileged identity.uid on the host, and the workspace keeps "
+                     "its owner through an idmapped mount) or, for the old behaviour where the "
+                     "jail's uid 0 is host root, \"dangerously_host_root\"",
+                     k));
+        return;
+      }
       if (auto r = enumerated<RootIdentity>(n, k, names::kRootIdentities)) {
         id.as_root = *r;
         note(k, n);

@@ -159,10 +159,18 @@ void check_consistency(const Policy& p, const Positions& positions, const std::s
         "landlock.enabled = false, but require.layers lists \"landlock\"; remove it from "
         "require.layers (or enable landlock)"));
   }
-  if (p.identity.as_root == RootIdentity::user && p.identity.uid == 0) {
-    errors.push_back(policy_error(at("identity.uid"),
-                                  "identity.uid = 0 is root; write as_root = \"root\" to keep "
-                                  "root, or an unprivileged uid"));
+  // uid 0 is refused for both unprivileged modes (the jail would be host
+  // root); gid 0 for mapped, whose promise is that nothing of root's is the
+  // jail's (user keeps what it always allowed).
+  const bool mapped = p.identity.as_root == RootIdentity::mapped;
+  if (p.identity.as_root != RootIdentity::dangerously_host_root &&
+      (p.identity.uid == 0 || (mapped && p.identity.gid == 0))) {
+    const char* key = p.identity.uid == 0 ? "uid" : "gid";
+    errors.push_back(policy_error(
+        at(fmt::format("identity.{}", key)),
+        fmt::format("identity.{} = 0 is root's; write an unprivileged id (65534 is nobody), or "
+                    "as_root = \"dangerously_host_root\" to make the jail's root host root",
+                    key)));
   }
   const bool shares_mount = std::find(p.dangerously_share.begin(), p.dangerously_share.end(),
                                       SharedNamespace::mount) != p.dangerously_share.end();

@@ -65,16 +65,20 @@ struct Network {
 // Who the command is when brig itself runs as root. Unprivileged brig always
 // runs the jail as the caller's own uid/gid.
 enum class RootIdentity {
-  root,  // uid 0 inside, host root outside: a root-owned workspace stays writable
-  user,  // uid/gid below, inside and outside
+  mapped,  // uid 0 inside, the unprivileged uid/gid below outside (host root is not mapped
+           // at all); the workspace keeps its owner through an idmapped mount
+  user,    // uid/gid below, inside and outside; a root-owned workspace is read-only
+  dangerously_host_root,  // uid 0 inside is host root (capabilities dropped, /proc hardened,
+                          // root's secret files masked): root-only host files are readable
 };
 
 struct Identity {
-  RootIdentity as_root = RootIdentity::root;
-  uid_t uid = 65534;  // as_root = "user": the host uid (default nobody)
+  RootIdentity as_root = RootIdentity::mapped;
+  uid_t uid = 65534;  // mapped, user: the host uid (default nobody)
   gid_t gid = 65534;
-  // false: with uid 0 mapped to host root, /etc/shadow, gshadow, the ssh host
-  // keys and sudoers are masked (root reads them without any capability).
+  // false: with uid 0 mapped to host root (dangerously_host_root), /etc/shadow,
+  // gshadow, the ssh host keys and sudoers are masked (root reads them
+  // without any capability).
   bool dangerously_unmask_root_secrets = false;
   friend bool operator==(const Identity&, const Identity&) = default;
 };

@@ -66,12 +66,23 @@ jail::Namespaces namespaces_for(const Policy& p) {
   return ns;
 }
 
+// Whether the jail's uid 0 is an unprivileged host id, with the workspace
+// shown through an idmapped mount (brig as root, as_root = "mapped").
+bool maps_root(const Policy& p, const Context& ctx) {
+  return ctx.uid == 0 && p.identity.as_root == RootIdentity::mapped;
+}
+
 jail::Identity identity_for(const Policy& p, const Context& ctx) {
   // A caller other than root runs as itself: unprivileged, the only mapping
   // the kernel allows is brig's own ids; a root brig serving another user
   // maps that user's.
-  if (ctx.uid != 0 || p.identity.as_root == RootIdentity::root) {
+  if (ctx.uid != 0 || p.identity.as_root == RootIdentity::dangerously_host_root) {
     return jail::Identity{ctx.uid, ctx.gid, ctx.uid, ctx.gid};
+  }
+  if (p.identity.as_root == RootIdentity::mapped) {
+    // Only the jail's root -> identity.uid/gid: host root is in no map, so
+    // no process of the jail, its init included, is ever host root.
+    return jail::Identity{0, 0, p.identity.uid, p.identity.gid, /*map_launcher=*/false};
   }
   return jail::Identity{p.identity.uid, p.identity.gid, p.identity.uid, p.identity.gid};
 }
@@ -223,6 +234,10 @@ Result<jail::JailSpec> to_jail_spec(const Policy& p, const Context& ctx) {
     std::vector<Mount> m;
     m.push_back(
         bind_mount(ctx.workspace, p.filesystem.workspace == WorkspaceAccess::read_write, false));
+    // Mapped, the workspace keeps its owner: its files appear owned by the
+    // jail's root and what the jail creates is its owner's on disk (binds
+    // inside it, .git, are made from the jail's side, with the same owners).
+    m.back().keep_owner = maps_root(p, ctx);
     add_git_binds(p, ctx, m);
     for (const PathRule& r : p.filesystem.read_write)
       m.push_back(bind_mount(r.path, true, r.optional));

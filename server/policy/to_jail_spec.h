@@ -5,7 +5,8 @@
 // The mount plan, in the order the jail applies it (parents first):
 //   /proc, /dev (the jail's own, plus the policy's dangerously_devices), a
 //   private /tmp tmpfs, a private home tmpfs at the caller's home path, the
-//   workspace at its own path, the policy's
+//   workspace at its own path (brig as root with as_root = "mapped": keeping
+//   its owner, through an idmapped mount), the policy's
 //   read_only and read_write binds, the workspace's git protection, and a
 //   mask over every hidden path (and, when uid 0 is host root, every root
 //   secret) that lies under a bound tree. Sorted by path so that a parent

@@ -123,6 +123,28 @@ std::string sandbox_instructions(const Sandbox& sandbox) {
         "These hidden paths lie under a writable path, where hiding is not enforced as a whole: "
         "{}. ",
         fmt::join(weak, ", "));
+  if (sandbox.context.uid == 0) {
+    switch (p.identity.as_root) {
+      case policy::RootIdentity::mapped:
+        text += fmt::format(
+            "Commands run as root (uid 0) in the jail, which is the unprivileged uid {} on the "
+            "host: the workspace's files are root's to you, but files only the host's root may "
+            "read (like /etc/shadow) stay unreadable. ",
+            p.identity.uid);
+        break;
+      case policy::RootIdentity::user:
+        text += fmt::format(
+            "Commands run as uid {} (gid {}), in the jail and on the host: files of the host's "
+            "root, a root-owned workspace's included, are read-only or unreadable. ",
+            p.identity.uid, p.identity.gid);
+        break;
+      case policy::RootIdentity::dangerously_host_root:
+        text += fmt::format(
+            "Commands run as root, which is the host's root (without capabilities){}. ",
+            p.identity.dangerously_unmask_root_secrets ? "" : "; root's secret files are masked");
+        break;
+    }
+  }
   text += p.network.mode == jail::NetworkMode::none
               ? "There is no network: only the jail's own loopback. "
               : "Commands use the host's network. ";

@@ -37,9 +37,10 @@ struct Sandbox {
 
   const std::string& workspace() const { return context.workspace; }
   // True when uid 0 inside the jail is host root (brig runs as root and the
-  // policy keeps root's identity).
+  // policy says identity.as_root = "dangerously_host_root").
   bool host_root() const {
-    return context.uid == 0 && policy.identity.as_root == policy::RootIdentity::root;
+    return context.uid == 0 &&
+           policy.identity.as_root == policy::RootIdentity::dangerously_host_root;
   }
 };
 

@@ -111,6 +111,10 @@ std::vector<std::string> render(const Plan& p) {
       case Op::Kind::git_state:
         out.push_back("git " + op.path + " " + op.data);
         break;
+      case Op::Kind::attach:
+        out.push_back("attach " + op.source + " " + op.path + " " + attrs(op.attr) + " fd" +
+                      std::to_string(op.fd) + (op.optional ? " opt" : ""));
+        break;
     }
   }
   return out;
@@ -196,6 +200,88 @@ TEST(MountPlanTest, WholePlanForSystemDirsWorkspaceAndGit) {
           "touch /newroot/home/u/ws/.git/config",
           "bind /oldroot/home/u/ws/.git/config /newroot/home/u/ws/.git/config ro,nosuid,nodev rec",
           "mask /newroot/home/u/ws/.env", "enter_root /newroot", "attr / ro"));
+}
+
+// A tree that keeps its owner is the launcher's (an idmapped, detached
+// tree, attached from its fd), and the binds whose source lies in it are
+// made from the jail's side, after it: the same owners show, and the
+// unprivileged init never walks the host path (a 0700 root workspace).
+TEST(MountPlanTest, KeepOwnerTreeIsAttachedAndBindsInsideItComeFromTheJailsSide) {
+  JailSpec s;
+  s.identity = {0, 0, 65534, 65534, /*map_launcher=*/false};
+  Mount ws = bind("/home/u/ws", "/home/u/ws", true);
+  ws.keep_owner = true;
+  Mount git = bind("/home/u/ws/.git", "/home/u/ws/.git");
+  git.optional = true;
+  s.mounts = {bind("/usr", "/usr"), ws, git,
+              bind("/home/u/ws/.git/config", "/home/u/ws/.git/config")};
+  const auto p = plan(s, debian_host());
+  ASSERT_TRUE(p) << p.error().to_string();
+  EXPECT_THAT(
+      render(*p),
+      ElementsAre("private /", "tmpfs /tmp mode=0755,size=65536", "enter_scratch /tmp",
+                  "tmpfs /newroot mode=0755,size=1048576", "mkdir /newroot/usr",
+                  "bind /oldroot/usr /newroot/usr ro,nosuid,nodev rec", "mkdir /newroot/home",
+                  "mkdir /newroot/home/u", "mkdir /newroot/home/u/ws",
+                  "attach /home/u/ws /newroot/home/u/ws nosuid,nodev fd7",
+                  "mkdir /newroot/home/u/ws/.git",
+                  "bind /newroot/home/u/ws/.git /newroot/home/u/ws/.git ro,nosuid,nodev rec opt",
+                  "touch /newroot/home/u/ws/.git/config",
+                  "bind /newroot/home/u/ws/.git/config /newroot/home/u/ws/.git/config "
+                  "ro,nosuid,nodev rec",
+                  "enter_root /newroot", "attr / ro"));
+  // What the launcher checks a jail built ahead against: the host paths.
+  std::vector<std::string> hosts;
+  for (const Op& op : p->ops)
+    if (op.kind == Op::Kind::bind || op.kind == Op::Kind::attach) hosts.push_back(op.host);
+  EXPECT_THAT(hosts,
+              ElementsAre("/usr", "/home/u/ws", "/home/u/ws/.git", "/home/u/ws/.git/config"));
+}
+
+// A second tree gets the next fd; a missing optional one is skipped (no
+// number), a missing required one is left to the launcher and the child
+// (ENOENT for its op), as for a plain bind.
+TEST(MountPlanTest, KeepOwnerTreesAreNumberedAndMissingOnesHandledAsBinds) {
+  FakeHost h = debian_host();
+  h.types["/srv"] = HostView::Type::dir;
+  JailSpec s;
+  Mount a = bind("/home/u/ws", "/home/u/ws", true);
+  a.keep_owner = true;
+  Mount gone = bind("/gone", "/gone", true);
+  gone.keep_owner = true;
+  gone.optional = true;
+  Mount b = bind("/srv", "/srv");
+  b.keep_owner = true;
+  s.mounts = {gone, a, b};
+  const auto p = plan(s, h);
+  ASSERT_TRUE(p) << p.error().to_string();
+  EXPECT_THAT(render(*p),
+              ::testing::Contains("attach /home/u/ws /newroot/home/u/ws nosuid,nodev fd7"));
+  EXPECT_THAT(render(*p), ::testing::Contains("attach /srv /newroot/srv ro,nosuid,nodev fd8"));
+  EXPECT_THAT(render(*p), ::testing::Not(::testing::Contains(::testing::HasSubstr("/gone"))));
+  s.mounts[0].optional = false;
+  const auto required = plan(s, h);
+  ASSERT_TRUE(required) << required.error().to_string();
+  EXPECT_THAT(render(*required),
+              ::testing::Contains("attach /gone /newroot/gone nosuid,nodev fd7"));
+}
+
+// A bind whose source lies in a kept tree but would be mounted before it
+// (through a symlink elsewhere that leads into the workspace) cannot be made
+// from the jail's side: refused, naming both.
+TEST(MountPlanTest, BindIntoAKeptTreeMountedBeforeItIsRefused) {
+  FakeHost h = debian_host();
+  h.types["/a"] = HostView::Type::dir;
+  h.types["/a/link"] = HostView::Type::symlink;
+  h.links["/a/link"] = "/home/u/ws/.git";
+  JailSpec s;
+  Mount ws = bind("/home/u/ws", "/home/u/ws", true);
+  ws.keep_owner = true;
+  s.mounts = {bind("/a/link", "/b"), ws};
+  const auto p = plan(s, h);
+  ASSERT_FALSE(p);
+  EXPECT_EQ(p.error().where, "/b");
+  EXPECT_THAT(p.error().why, ::testing::HasSubstr("lies in /home/u/ws"));
 }
 
 // The target of a bind inside a bound tree is the jail's to change: a

@@ -16,13 +16,14 @@ using ::testing::HasSubstr;
 JailSpec full_spec() {
   JailSpec s;
   s.namespaces = {true, false, true, false, true, false, true};
-  s.identity = {1000, 1001, 2000, 2001};
+  s.identity = {1000, 1001, 2000, 2001, /*map_launcher=*/false};
   Mount bind;
   bind.kind = Mount::Kind::bind;
   bind.source = "/home/u/project";
   bind.target = "/work";
   bind.writable = true;
   bind.optional = true;
+  bind.keep_owner = true;
   Mount tmp;
   tmp.kind = Mount::Kind::tmpfs;
   tmp.target = "/tmp";
@@ -183,9 +184,9 @@ TEST(SpecCodecTest, OutOfRangeEnumsAndHugeCountsAreRejected) {
   ASSERT_FALSE(d);
   EXPECT_THAT(d.error().why, HasSubstr("out of range"));
 
-  // Version, 7 namespace flags, 4 ids, then the mount count.
+  // Version, 7 namespace flags, 4 ids and map_launcher, then the mount count.
   std::string spawn = encode_spawn(JailSpec{}, ExecRequest{});
-  const size_t mounts_at = 1 + 7 + 16;
+  const size_t mounts_at = 1 + 7 + 16 + 1;
   for (size_t i = 0; i < 4; ++i) spawn[mounts_at + i] = '\xff';
   auto s = decode_spawn(spawn);
   ASSERT_FALSE(s);

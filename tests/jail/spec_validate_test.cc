@@ -126,6 +126,29 @@ TEST(SpecValidateTest, NamespacesMustFitTheNetworkAndMounts) {
   EXPECT_THAT(validate(proc).error().why, HasSubstr("pid namespace"));
 }
 
+// A tree keeps its owner only as a bind in the jail's user namespace; a
+// jail without the launcher's ids mapped is built by its own root.
+TEST(SpecValidateTest, KeepOwnerAndAnUnmappedLauncherFitTheIdentity) {
+  JailSpec s;
+  s.identity = {0, 0, 65534, 65534, /*map_launcher=*/false};
+  s.mounts = {bind("/home/u/ws", true)};
+  s.mounts[0].keep_owner = true;
+  EXPECT_TRUE(validate(s)) << validate(s).error().to_string();
+
+  JailSpec tmpfs = s;
+  tmpfs.mounts[0].kind = Mount::Kind::tmpfs;
+  tmpfs.mounts[0].source.clear();
+  EXPECT_EQ(validate(tmpfs).error().where, "mounts[0].keep_owner");
+  JailSpec no_userns = s;
+  no_userns.namespaces.user = false;
+  EXPECT_EQ(validate(no_userns).error().where, "identity");
+  no_userns.identity.map_launcher = true;
+  EXPECT_EQ(validate(no_userns).error().where, "mounts[0].keep_owner");
+  JailSpec not_root = s;
+  not_root.identity.inside_uid = 1000;
+  EXPECT_EQ(validate(not_root).error().where, "identity");
+}
+
 TEST(SpecValidateTest, LimitsMustBeSane) {
   JailSpec s;
   s.limits.pids = 0;

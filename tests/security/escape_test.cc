@@ -100,7 +100,9 @@ TEST_F(EscapeTest, HiddenHomeFileIsAbsent) {
   EXPECT_EQ(attack.status, 1) << attack.err;
   EXPECT_EQ(attack.out, "err=ENOENT (open)\n");
 
-  // Control: a policy that binds the home (read-only) shows the same file.
+  // Control: a policy that binds the home (read-only) shows the same file
+  // (readable to all: as root, the jail's root is nobody on the host).
+  ASSERT_EQ(::chmod((home() + "/notes.txt").c_str(), 0644), 0);
   const std::string bound = policy_file("home-bound",
                                         "extends = \"default\"\n"
                                         "[filesystem]\n"
@@ -127,7 +129,10 @@ TEST_F(EscapeTest, HiddenPathUnderABoundHomeIsMasked) {
   EXPECT_THAT(attack.out,
               ::testing::AnyOf("bytes=0\n", "err=ENOENT (open)\n", "err=EACCES (open)\n"));
 
-  // Control: the same binding with nothing hidden shows the key.
+  // Control: the same binding with nothing hidden shows the key (readable
+  // to all: as root, the jail's root is nobody on the host).
+  ASSERT_EQ(::chmod((home() + "/.ssh").c_str(), 0755), 0);
+  ASSERT_EQ(::chmod((home() + "/.ssh/id_ed25519").c_str(), 0644), 0);
   const std::string unhidden = policy_file("home-unhidden",
                                            "extends = \"default\"\n"
                                            "[filesystem]\n"
@@ -141,13 +146,25 @@ TEST_F(EscapeTest, HiddenPathUnderABoundHomeIsMasked) {
 }
 
 TEST_F(EscapeTest, RootSecretsAreUnreadable) {
-  const Ran attack = run(plan_default({"read", "/etc/shadow"}));
-  // Root's jail sees /etc/shadow masked (empty); a user's cannot open it.
-  EXPECT_THAT(attack.out, ::testing::AnyOf("bytes=0\n", "err=EACCES (open)\n"));
+  // By default no jail's root is host root: root's jail, like a user's,
+  // cannot open /etc/shadow, with no mask involved.
+  const Planned planned = plan_default({"read", "/etc/shadow"});
+  for (const jail::Mount& m : planned.spec.mounts) EXPECT_NE(m.target, "/etc/shadow") << "masked";
+  const Ran attack = run(planned);
+  EXPECT_EQ(attack.out, "err=EACCES (open)\n");
+
+  // As host root (the dangerous mode) it is masked (empty).
+  const std::string host_root = policy_file("host-root",
+                                            "extends = \"default\"\n"
+                                            "[identity]\n"
+                                            "as_root = \"dangerously_host_root\"\n");
+  const Ran masked = run(plan(host_root, {"read", "/etc/shadow"}));
+  EXPECT_THAT(masked.out, ::testing::AnyOf("bytes=0\n", "err=EACCES (open)\n"));
 
   const std::string unmasked = policy_file("unmasked",
                                            "extends = \"default\"\n"
                                            "[identity]\n"
+                                           "as_root = \"dangerously_host_root\"\n"
                                            "dangerously_unmask_root_secrets = true\n");
   const Ran control = run(plan(unmasked, {"read", "/etc/shadow"}));
   if (kRoot) {
@@ -264,10 +281,18 @@ TEST_F(EscapeTest, HostProcessCannotBeKilled) {
   EXPECT_EQ(scoped_attack.out, "kill=EPERM\n");
   EXPECT_TRUE(host.alive());
 
-  // Control: with neither, the host process dies.
+  // Control: with neither, the host process dies. As root the default
+  // jail's root is nobody on the host, whom the kernel refuses too: the
+  // control takes root's identity.
   Planned p = plan_default({"signal", pid, "9"});
   p.spec = with_host_pids(p.spec);
   p.spec.landlock.scope_signals = false;
+  if (kRoot) {
+    EXPECT_EQ(run(p).out, "kill=EPERM\n");  // the host uid alone refuses
+    EXPECT_TRUE(host.alive());
+    p.spec.identity = {0, 0, 0, 0};
+    for (jail::Mount& m : p.spec.mounts) m.keep_owner = false;
+  }
   const Ran control = run(p);
   EXPECT_EQ(control.out, "kill=ok\n");
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
@@ -372,13 +397,20 @@ TEST_F(EscapeTest, ProcSysIsReadOnly) {
   const std::string after = read_host_file(pattern);
   if (after != before && kRoot) std::ofstream(pattern) << before;  // undo a successful escape
   EXPECT_EQ(after, before);
-  // Root's jail has uid 0 = host root, which the file's permissions allow:
-  // only the read-only /proc/sys stops it. A user's jail lacks permission.
-  EXPECT_EQ(attack.out, kRoot ? "err=EROFS (open)\n" : "err=EACCES (open)\n");
-  // The mount alone, without Landlock, holds too.
-  Planned mount_only = plan_default({"write", pattern});
-  mount_only.spec = without(mount_only.spec, Layer::landlock);
-  EXPECT_EQ(run(mount_only).out, kRoot ? "err=EROFS (open)\n" : "err=EACCES (open)\n");
+  // By default no jail's uid 0 is host root: the file's permissions refuse.
+  EXPECT_EQ(attack.out, "err=EACCES (open)\n");
+  if (kRoot) {
+    // As host root (the dangerous mode) the permissions allow it: only the
+    // read-only /proc/sys stops it, the mount alone too (without Landlock).
+    const std::string host_root = policy_file("host-root",
+                                              "extends = \"default\"\n"
+                                              "[identity]\n"
+                                              "as_root = \"dangerously_host_root\"\n");
+    EXPECT_EQ(run(plan(host_root, {"write", pattern})).out, "err=EROFS (open)\n");
+    Planned mount_only = plan(host_root, {"write", pattern});
+    mount_only.spec = without(mount_only.spec, Layer::landlock);
+    EXPECT_EQ(run(mount_only).out, "err=EROFS (open)\n");
+  }
   EXPECT_EQ(read_host_file(pattern), before);
 
   // Control: the same file is there and readable.

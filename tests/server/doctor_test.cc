@@ -56,6 +56,15 @@ TEST(BrigDoctor, JsonReportFindsEveryLayerAndPlansEveryShippedPolicy) {
   else
     EXPECT_NE(tier, "v1") << r.out;
 
+  // As root, the default jail's idmapped workspace is tried for real (this
+  // project's machines have it); unprivileged, none is needed: no line.
+  if (::geteuid() == 0) {
+    ASSERT_TRUE(available.count("idmapped_mount")) << r.out;
+    EXPECT_TRUE(available["idmapped_mount"]) << r.out;
+  } else {
+    EXPECT_FALSE(available.count("idmapped_mount")) << r.out;
+  }
+
   std::vector<std::string> names;
   for (const Json& p : doc.at("policies")) {
     names.push_back(p.at("policy"));
@@ -126,6 +135,36 @@ TEST(BrigDoctor, HiddenPathsUnderAWritableBindAreNamedAsWeak) {
   EXPECT_EQ(text.find("/usr/secret"), std::string::npos) << text;
   const Json doc = Json::parse(doctor_report(kernel, policies, /*json=*/true));
   EXPECT_EQ(doc.at("policies").at(0).at("weak_hidden").size(), 1u) << doc.dump();
+}
+
+// A root brig's mapped jail needs the idmapped workspace: where the probe
+// found it refused, the policy is refused, saying why, and the others run.
+TEST(BrigDoctor, RefusedIdmappedMountRefusesThePoliciesThatNeedIt) {
+  jail::KernelFeatures kernel;
+  kernel.namespaces = kernel.rootless_namespaces = kernel.seccomp = true;
+  kernel.landlock_abi = 7;
+  kernel.features.push_back({"idmapped_mount", false, "ramfs does not support idmapped mounts",
+                             "identity.as_root = \"user\""});
+  jail::JailSpec mapped;
+  jail::Mount ws;
+  ws.kind = jail::Mount::Kind::bind;
+  ws.source = ws.target = "/work/app";
+  ws.writable = true;
+  ws.keep_owner = true;
+  mapped.mounts = {ws};
+  jail::JailSpec user = mapped;
+  user.mounts[0].keep_owner = false;
+  const std::vector<PlannedPolicy> policies = {{"mapped", mapped}, {"user", user}};
+  const std::string text = doctor_report(kernel, policies, /*json=*/false);
+  EXPECT_NE(text.find("Policy mapped: REFUSED here: the workspace's idmapped mount is refused"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("Policy user: runs here"), std::string::npos) << text;
+  EXPECT_NE(text.find("remedy: identity.as_root"), std::string::npos) << text;
+  const Json doc = Json::parse(doctor_report(kernel, policies, /*json=*/true));
+  EXPECT_FALSE(doc.at("policies").at(0).at("runs").get<bool>());
+  EXPECT_TRUE(doc.at("policies").at(0).at("idmapped_workspace_refused").get<bool>());
+  EXPECT_TRUE(doc.at("policies").at(1).at("runs").get<bool>());
 }
 
 }  // namespace

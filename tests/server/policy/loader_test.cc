@@ -9,6 +9,7 @@ namespace brig::policy {
 namespace {
 
 using ::testing::ElementsAre;
+using ::testing::HasSubstr;
 using testing::messages;
 using testing::source;
 
@@ -254,8 +255,34 @@ TEST_F(Loader, ContradictionsAcrossSections) {
           "it from require.layers (or enable seccomp)",
           "test.toml:8:11: landlock.enabled = false, but require.layers lists \"landlock\"; "
           "remove it from require.layers (or enable landlock)",
-          "test.toml:11:7: identity.uid = 0 is root; write as_root = \"root\" to keep root, or an "
-          "unprivileged uid"));
+          "test.toml:11:7: identity.uid = 0 is root's; write an unprivileged id (65534 is "
+          "nobody), or as_root = \"dangerously_host_root\" to make the jail's root host root"));
+}
+
+// as_root's old default "root" (host root) is refused with both new names:
+// read either way, an old policy would silently change its jail.
+TEST_F(Loader, AsRootNamesTheModesAndRefusesTheOldSpelling) {
+  for (const auto& [value, mode] :
+       {std::pair{"mapped", RootIdentity::mapped}, std::pair{"user", RootIdentity::user},
+        std::pair{"dangerously_host_root", RootIdentity::dangerously_host_root}}) {
+    auto r = load(std::string("[identity]\nas_root = \"") + value + "\"\n");
+    ASSERT_TRUE(r) << value << ": " << ::testing::PrintToString(messages(r));
+    EXPECT_EQ(r->policy.identity.as_root, mode) << value;
+  }
+  EXPECT_EQ(Policy{}.identity.as_root, RootIdentity::mapped);
+  EXPECT_THAT(messages(load("[identity]\nas_root = \"root\"\n")),
+              ElementsAre("test.toml:2:11: identity.as_root = \"root\" was renamed: write "
+                          "\"mapped\" (the default: uid 0 in the jail is the unprivileged "
+                          "identity.uid on the host, and the workspace keeps its owner through an "
+                          "idmapped mount) or, for the old behaviour where the jail's uid 0 is "
+                          "host root, \"dangerously_host_root\""));
+  EXPECT_THAT(messages(load("[identity]\nas_root = \"host_root\"\n")),
+              ElementsAre(HasSubstr("did you mean \"dangerously_host_root\"?")));
+  // mapped: gid 0 would hand the jail root's group; user keeps allowing it.
+  EXPECT_THAT(messages(load("[identity]\ngid = 0\n")),
+              ElementsAre(HasSubstr("identity.gid = 0 is root's")));
+  EXPECT_TRUE(load("[identity]\nas_root = \"user\"\ngid = 0\n"));
+  EXPECT_TRUE(load("[identity]\nas_root = \"dangerously_host_root\"\nuid = 0\n"));
 }
 
 TEST_F(Loader, SharingTheMountNamespaceNeedsNoPrivateHome) {

@@ -79,7 +79,7 @@ mode = "none"
 loopback_servers = false
 
 [identity]
-as_root = "root"
+as_root = "mapped"
 uid = 65534
 gid = 65534
 dangerously_unmask_root_secrets = false

@@ -84,6 +84,14 @@ const std::vector<Mount> kRootMasks = {
     mask("/etc/sudoers.d"),
 };
 
+// The workspace of a root brig's default jail: it keeps its owner (an
+// idmapped mount), and the jail's root is nobody on the host.
+Mount kept(Mount m) {
+  m.keep_owner = true;
+  return m;
+}
+const jail::Identity kMappedRoot = {0, 0, 65534, 65534, /*map_launcher=*/false};
+
 // `a` then `b`, then `c`.
 // default.toml's `hidden` under `home`: the mount planner masks each where a
 // bind shows it (under the private home, nowhere).
@@ -142,13 +150,13 @@ TEST(ShippedPolicies, DefaultForAnUnprivilegedUser) {
 
 TEST(ShippedPolicies, DefaultForRoot) {
   jail::JailSpec want;
-  want.identity = {0, 0, 0, 0};
+  want.identity = kMappedRoot;
+  // No mask for root's secrets: the jail's root is not their owner.
   want.mounts = in_plan_order(
-      cat(cat({ro("/bin", true), dev(512 * kMiB), ro("/etc")}, kRootMasks,
-              {ro("/lib", true), ro("/lib32", true), ro("/lib64", true), ro("/libx32", true),
-               ro("/opt", true), proc(), tmpfs("/root", 512 * kMiB, 0700), ro("/sbin", true),
-               tmpfs("/tmp", 512 * kMiB, 01777), ro("/usr"), rw("/work/app"),
-               git_layer("/work/app/.git", 512 * kMiB)}),
+      cat({ro("/bin", true), dev(512 * kMiB), ro("/etc"), ro("/lib", true), ro("/lib32", true),
+           ro("/lib64", true), ro("/libx32", true), ro("/opt", true), proc(),
+           tmpfs("/root", 512 * kMiB, 0700), ro("/sbin", true), tmpfs("/tmp", 512 * kMiB, 01777),
+           ro("/usr"), kept(rw("/work/app")), git_layer("/work/app/.git", 512 * kMiB)},
           home_masks("/root")));
   want.limits = default_limits();
   want.landlock.read_only = {"/bin",    "/etc", "/lib",  "/lib32", "/lib64",
@@ -157,6 +165,19 @@ TEST(ShippedPolicies, DefaultForRoot) {
   want.landlock.list_only = {"/"};
   want.landlock.restrict_tcp = false;
   EXPECT_EQ(plan("default", root()), want);
+
+  // The old behaviour, asked for by name: host root, root's secrets masked.
+  Policy host_root = shipped("default", root());
+  host_root.identity.as_root = RootIdentity::dangerously_host_root;
+  want.identity = {0, 0, 0, 0};
+  want.mounts = in_plan_order(
+      cat(cat({ro("/bin", true), dev(512 * kMiB), ro("/etc")}, kRootMasks,
+              {ro("/lib", true), ro("/lib32", true), ro("/lib64", true), ro("/libx32", true),
+               ro("/opt", true), proc(), tmpfs("/root", 512 * kMiB, 0700), ro("/sbin", true),
+               tmpfs("/tmp", 512 * kMiB, 01777), ro("/usr"), rw("/work/app"),
+               git_layer("/work/app/.git", 512 * kMiB)}),
+          home_masks("/root")));
+  EXPECT_EQ(to_jail_spec(host_root, root()), want);
 }
 
 TEST(ShippedPolicies, DefaultEnvironmentIsTheAllowlistOnly) {
@@ -198,12 +219,12 @@ TEST(ShippedPolicies, StrictForAnUnprivilegedUser) {
 
 TEST(ShippedPolicies, StrictForRoot) {
   jail::JailSpec want;
-  want.identity = {0, 0, 0, 0};
+  want.identity = kMappedRoot;
   want.mounts = in_plan_order(
-      cat(cat({ro("/bin", true), dev(256 * kMiB), ro("/etc")}, kRootMasks,
-              {ro("/lib", true), ro("/lib32", true), ro("/lib64", true), ro("/libx32", true),
-               ro("/opt", true), proc(), tmpfs("/root", 64 * kMiB, 0700), ro("/sbin", true),
-               tmpfs("/tmp", 256 * kMiB, 01777), ro("/usr"), ro("/work/app")}),
+      cat({ro("/bin", true), dev(256 * kMiB), ro("/etc"), ro("/lib", true), ro("/lib32", true),
+           ro("/lib64", true), ro("/libx32", true), ro("/opt", true), proc(),
+           tmpfs("/root", 64 * kMiB, 0700), ro("/sbin", true), tmpfs("/tmp", 256 * kMiB, 01777),
+           ro("/usr"), kept(ro("/work/app"))},
           home_masks("/root")));
   want.limits = strict_limits();
   want.landlock.read_only = {"/bin", "/etc",  "/lib",  "/lib32", "/lib64",   "/libx32",
@@ -285,15 +306,15 @@ TEST(ShippedPolicies, DevForAnUnprivilegedUser) {
 TEST(ShippedPolicies, DevForRoot) {
   const std::string h = "/root";
   jail::JailSpec want;
-  want.identity = {0, 0, 0, 0};
-  want.mounts = in_plan_order(
-      cat(cat(cat({ro("/bin", true), dev(2 * kGiB), ro("/etc")}, kRootMasks,
-                  {ro("/lib", true), ro("/lib32", true), ro("/lib64", true), ro("/libx32", true),
-                   ro("/opt", true), proc(), tmpfs(h, 512 * kMiB, 0700)}),
-              toolchain_mounts(h),
-              {ro("/sbin", true), tmpfs("/tmp", 2 * kGiB, 01777), ro("/usr"), rw("/work/app"),
-               git_layer("/work/app/.git", 2 * kGiB)}),
-          home_masks(h)));
+  want.identity = kMappedRoot;
+  want.mounts =
+      in_plan_order(cat(cat({ro("/bin", true), dev(2 * kGiB), ro("/etc"), ro("/lib", true),
+                             ro("/lib32", true), ro("/lib64", true), ro("/libx32", true),
+                             ro("/opt", true), proc(), tmpfs(h, 512 * kMiB, 0700)},
+                            toolchain_mounts(h),
+                            {ro("/sbin", true), tmpfs("/tmp", 2 * kGiB, 01777), ro("/usr"),
+                             kept(rw("/work/app")), git_layer("/work/app/.git", 2 * kGiB)}),
+                        home_masks(h)));
   want.limits = dev_limits();
   want.landlock.read_only = {"/bin",
                              "/etc",

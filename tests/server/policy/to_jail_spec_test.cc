@@ -148,12 +148,48 @@ TEST_F(Planner, HiddenPathsAreHandedToTheMountPlannerAsMasks) {
                   tmpfs("/tmp", 16 * kMiB, 01777), ro("/usr"), mask("/usr/share/secret")));
 }
 
+// The default for a root brig: the jail's root is the unprivileged
+// identity.uid on the host, host root is in no map, and the workspace keeps
+// its owner (an idmapped tree). Nothing is masked: root's files are not the
+// jail's, and /proc's hardening for a host-root jail is not planned.
+TEST_F(Planner, RootIsMappedToAnUnprivilegedHostUidByDefault) {
+  ctx.uid = 0;
+  ctx.gid = 0;
+  ctx.home = "/root";
+  policy.filesystem.read_only = {{"/etc", false}};
+  policy.filesystem.private_home = false;
+  ASSERT_EQ(policy.identity.as_root, RootIdentity::mapped);
+  auto spec = to_jail_spec(policy, ctx);
+  ASSERT_TRUE(spec) << spec.error().to_string();
+  EXPECT_EQ(spec->identity, (jail::Identity{0, 0, 65534, 65534, /*map_launcher=*/false}));
+  Mount ws = rw("/home/ada/proj");
+  ws.keep_owner = true;
+  EXPECT_THAT(spec->mounts, ElementsAre(dev(16 * kMiB), ro("/etc"), ws, git(), proc(),
+                                        tmpfs("/tmp", 16 * kMiB, 01777)));
+  EXPECT_TRUE(jail::validate(*spec)) << jail::validate(*spec).error().to_string();
+
+  policy.identity.uid = 4242;
+  policy.identity.gid = 4343;
+  policy.filesystem.workspace = WorkspaceAccess::read_only;
+  spec = to_jail_spec(policy, ctx);
+  ASSERT_TRUE(spec);
+  EXPECT_EQ(spec->identity, (jail::Identity{0, 0, 4242, 4343, false}));
+  EXPECT_TRUE(spec->mounts[2].keep_owner);  // read-only, still its owner's
+  // A root brig serving another user runs that user as itself.
+  ctx.uid = 1000;
+  ctx.gid = 1001;
+  spec = to_jail_spec(policy, ctx);
+  EXPECT_EQ(spec->identity, (jail::Identity{1000, 1001, 1000, 1001}));
+  for (const Mount& m : spec->mounts) EXPECT_FALSE(m.keep_owner) << m.target;
+}
+
 TEST_F(Planner, RootMappedToHostRootMasksRootSecrets) {
   ctx.uid = 0;
   ctx.gid = 0;
   ctx.home = "/root";
   policy.filesystem.read_only = {{"/etc", false}};
   policy.filesystem.private_home = false;
+  policy.identity.as_root = RootIdentity::dangerously_host_root;
   auto spec = to_jail_spec(policy, ctx);
   ASSERT_TRUE(spec);
   EXPECT_EQ(spec->identity, (jail::Identity{0, 0, 0, 0}));
