@@ -339,9 +339,11 @@ std::string git_warning(const StatusRecord& r) {
         std::strerror(r.git_fallback) + "), so git could read but not commit";
   if (r.git_unsaved > 0)
     w = std::to_string(r.git_unsaved) +
-        " of git's state files (index, HEAD, packed-refs, …) that the command changed could not "
-        "be written back to the workspace's .git: another git held its lock for over half a "
-        "second, or the command left something other than a file at the name";
+        " of the changes the command made in the workspace's .git could not be written back: "
+        "git itself would not write them (an index with paths outside the worktree, hidden "
+        "entries or a split index; HEAD deleted or not a ref; a symlink, fifo or oddly named "
+        "file in objects/, refs/ or logs/), or another git held the lock for over half a second "
+        "(docs/jail.md, \"git\")";
   return w;
 }
 

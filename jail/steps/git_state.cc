@@ -23,7 +23,6 @@ namespace {
 using child_fs::ScopedFd;
 
 constexpr uint64_t kReadOnly = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;
-constexpr uint64_t kReadWrite = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;
 
 bool equal(const char* a, const char* b) {
   return ::strcmp(a, b) == 0;
@@ -46,15 +45,14 @@ bool join(char* buf, size_t size, const char* dir, const char* name) {
   return true;
 }
 
-// The entry `name` of the host's .git, bound over the same entry of the
-// overlay: read-write for git's state directories, read-only otherwise.
-// Symlinks are not followed on either side (ELOOP).
-int cover(int real, int overlay, const char* name, uint64_t attr) {
+// The entry `name` of the host's .git, bound read-only over the same entry
+// of the overlay. Symlinks are not followed on either side (ELOOP).
+int cover(int real, int overlay, const char* name) {
   const ScopedFd from{child_fs::open_exact(real, name, O_PATH, RESOLVE_BENEATH)};
   if (from.fd < 0) return -from.fd;
   const ScopedFd to{child_fs::open_exact(overlay, name, O_PATH, RESOLVE_BENEATH)};
   if (to.fd < 0) return -to.fd;
-  return child_fs::attach_copy(from.fd, to.fd, attr, true);
+  return child_fs::attach_copy(from.fd, to.fd, kReadOnly, true);
 }
 
 // objects/info holds `alternates`, objects read from any directory: it is
@@ -63,11 +61,11 @@ int pin_objects_info(int real, int overlay) {
   const ScopedFd objects{child_fs::open_exact(real, "objects", O_PATH, RESOLVE_BENEATH)};
   if (objects.fd < 0) return -objects.fd;
   if (::mkdirat(objects.fd, "info", 0755) != 0 && errno != EEXIST) return errno;
-  return cover(real, overlay, "objects/info", kReadOnly);
+  return cover(real, overlay, "objects/info");
 }
 
-// Binds over the overlay every existing top-level entry of the host's .git
-// but the state files: the state directories read-write, the rest read-only.
+// Binds read-only over the overlay every existing top-level entry of the
+// host's .git but git's state (kStateFiles, kStateDirs) and lock files.
 int cover_entries(int real, int overlay) {
   const ScopedFd list{child_fs::open_exact(real, ".", O_RDONLY | O_DIRECTORY)};
   if (list.fd < 0) return -list.fd;
@@ -81,6 +79,10 @@ int cover_entries(int real, int overlay) {
       off += d->d_reclen;
       const char* name = d->d_name;
       if (equal(name, ".") || equal(name, "..") || listed(name, kStateFiles)) continue;
+      // Another git's lock (another jail writing back): pinned, it would
+      // stay taken for this jail's whole life.
+      const size_t len = ::strlen(name);
+      if (len > 5 && equal(name + len - 5, ".lock")) continue;
       struct stat st;
       if (::fstatat(real, name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
         if (errno == ENOENT) continue;  // gone since it was listed
@@ -90,10 +92,12 @@ int cover_entries(int real, int overlay) {
       // it, or writing through it to a name the overlay holds, goes to the
       // private layer; anything else is not git's.
       if (!S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode)) continue;
-      const bool state_dir = S_ISDIR(st.st_mode) && listed(name, kStateDirs);
-      if (int e = cover(real, overlay, name, state_dir ? kReadWrite : kReadOnly)) return e;
-      if (state_dir && equal(name, "objects"))
-        if (int e = pin_objects_info(real, overlay)) return e;
+      if (S_ISDIR(st.st_mode) && listed(name, kStateDirs)) {
+        if (equal(name, "objects"))
+          if (int e = pin_objects_info(real, overlay)) return e;
+        continue;
+      }
+      if (int e = cover(real, overlay, name)) return e;
     }
   }
 }
@@ -132,68 +136,6 @@ int mount_overlay(int real, const char* scratch, const char* tmpfs_data, int* up
   return child_fs::mount_on(real, "overlay", "overlay", MS_NOSUID | MS_NODEV, options);
 }
 
-// Waits 10 ms.
-void nap() {
-  const timespec t = {0, 10 * 1000 * 1000};
-  ::nanosleep(&t, nullptr);
-}
-
-// Copies `name` from the private layer over the host's, through
-// `<name>.lock` as git does. Returns 0 or an errno.
-int copy_back(const Kept& k, const char* name) {
-  const ScopedFd from{::openat(k.upper, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)};
-  if (from.fd < 0) return errno;
-  struct stat st;
-  if (::fstat(from.fd, &st) != 0) return errno;
-  if (!S_ISREG(st.st_mode)) return EINVAL;
-  char lock[64];
-  const size_t len = ::strlen(name);
-  if (len + sizeof ".lock" > sizeof lock) return ENAMETOOLONG;
-  ::memcpy(lock, name, len);
-  ::memcpy(lock + len, ".lock", sizeof ".lock");
-  int to = -1;
-  // Another git (on the host, or another jail's write-back) holds the lock
-  // for as long as one command takes: wait up to half a second.
-  for (int tries = 0; tries < 50; ++tries) {
-    to = ::openat(k.real, lock, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-                  st.st_mode & 0666);
-    if (to >= 0 || errno != EEXIST) break;
-    nap();
-  }
-  if (to < 0) return errno;
-  const ScopedFd lock_fd{to};
-  // Owned like the repository where brig may choose (as root); elsewhere
-  // the file is the jail's user's anyway.
-  struct stat dir;
-  if (::fstat(k.real, &dir) == 0 && ::fchown(to, dir.st_uid, dir.st_gid) != 0) {
-  }
-  static char buf[64 * 1024];  // the init is single-threaded here
-  int err = 0;
-  for (;;) {
-    const ssize_t n = ::read(from.fd, buf, sizeof buf);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      if (n < 0) err = errno;
-      break;
-    }
-    for (ssize_t done = 0; done < n && err == 0;) {
-      const ssize_t w = ::write(to, buf + done, static_cast<size_t>(n - done));
-      if (w < 0 && errno == EINTR) continue;
-      if (w <= 0)
-        err = w < 0 ? errno : EIO;
-      else
-        done += w;
-    }
-    if (err) break;
-  }
-  // git's racy-entry check compares file times with the index's own.
-  const timespec times[2] = {st.st_atim, st.st_mtim};
-  if (err == 0 && ::futimens(to, times) != 0) err = errno;
-  if (err == 0 && ::renameat(k.real, lock, k.real, name) != 0) err = errno;
-  if (err) ::unlinkat(k.real, lock, 0);
-  return err;
-}
-
 }  // namespace
 
 int mount_in_child(const char* path, const char* scratch, const char* tmpfs_data, Kept* kept) {
@@ -225,22 +167,6 @@ int mount_in_child(const char* path, const char* scratch, const char* tmpfs_data
   const int e = top.fd < 0 ? -top.fd : child_fs::attach_copy(real, top.fd, kReadOnly, true);
   ::close(real);
   return e;
-}
-
-int write_back_in_child(const Kept& k) {
-  if (k.real < 0 || k.upper < 0) return 0;
-  int failed = 0;
-  for (const char* name : kStateFiles) {
-    struct stat st;
-    if (::fstatat(k.upper, name, &st, AT_SYMLINK_NOFOLLOW) != 0) continue;  // untouched
-    // A whiteout: the jail deleted the host's file (MERGE_HEAD after a commit).
-    if (S_ISCHR(st.st_mode) && st.st_rdev == 0) {
-      if (::unlinkat(k.real, name, 0) != 0 && errno != ENOENT) ++failed;
-      continue;
-    }
-    if (copy_back(k, name) != 0) ++failed;
-  }
-  return failed;
 }
 
 }  // namespace brig::jail::git_state

@@ -1,20 +1,22 @@
 // The workspace's .git in a jail (Mount::Kind::git): git can commit, check
-// out and fetch, while nothing git reads as configuration or as a pointer can
-// be changed or added on the host.
+// out and fetch, while nothing the jail does reaches the host's .git but
+// what brig checks and writes back when the jail ends.
 //
 // git updates its state files (index, HEAD, packed-refs, …) by writing
 // `<name>.lock` beside them and renaming it over, so the top level of .git
 // must take new names; but any new name there (commondir, config.worktree,
-// hooks/) redirects the host's git. So the jail gets an overlay: the host's
-// .git below, read-only, and a private tmpfs layer above that takes every
-// write at the top level. On top of the overlay, objects/, refs/, logs/,
-// reftable/ and lfs/ are the host's own directories, read-write (git writes
-// in them in place; what they hold is data), objects/info is read-only (the
-// alternates file), and every other existing entry (config, hooks/, info/,
-// modules/, worktrees/, …) is bound read-only, so writing it fails as before.
-// When the jail ends, the init copies back only the state files named in
-// kStateFiles that the jail changed, by git's own lock protocol; everything
-// else in the private layer goes with the jail.
+// hooks/) redirects the host's git, and what git writes in objects/, refs/
+// and logs/ is followed by the host's git (a symlink in refs/ or logs/ makes
+// it write anywhere, a fifo makes it hang). So the jail gets an overlay: the
+// host's .git below, read-only, and a private tmpfs layer above that takes
+// every write. Over the overlay, every other existing entry (config, hooks/,
+// info/, modules/, worktrees/, objects/info, …) is the host's own, bound
+// read-only, so writing it fails as before. When the jail ends, its init
+// merges back what git would write and nothing else (git_write_back.cc):
+// new loose objects and packs by name, refs and reflogs with valid names and
+// contents, and the state files in kStateFiles whose contents pass git's own
+// rules (the index through git_index_check.h), each under git's lock
+// protocol. Everything else in the private layer goes with the jail.
 #pragma once
 
 namespace brig::jail::git_state {
@@ -51,12 +53,13 @@ struct Kept {
 // Async-signal-safe.
 int mount_in_child(const char* path, const char* scratch, const char* tmpfs_data, Kept* kept);
 
-// The init, once the jail's processes are gone: for each state file the jail
-// wrote, takes `<name>.lock` in the host's .git (O_EXCL, as git does; waits
-// briefly for another git holding it), copies the file into it and renames
-// it over; a state file the jail deleted is deleted. Returns how many it
-// could not write back (a lock held too long, a state name the jail made
-// into something other than a regular file, an I/O error). Async-signal-safe.
+// The init, once the jail's processes are gone: merges the private layer
+// back (git_write_back.cc). Each file is copied into `<name>.lock` (or a
+// temporary name for objects) in the host's .git, opened without following
+// symlinks, checked there (where nothing of the jail can change it any
+// more) and renamed over; objects never replace one that exists. Returns
+// how many it refused or could not write (a lock held too long, a name or
+// content git would not write, an I/O error). Async-signal-safe.
 int write_back_in_child(const Kept& kept);
 
 }  // namespace brig::jail::git_state

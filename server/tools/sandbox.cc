@@ -112,11 +112,12 @@ std::string sandbox_instructions(const Sandbox& sandbox) {
   if (p.filesystem.workspace == policy::WorkspaceAccess::read_write &&
       !p.filesystem.dangerously_writable_git)
     text +=
-        "git works in exec: add, commit, checkout, merge and fetch write .git's objects, refs and "
-        "logs, and git's state files (index, HEAD, packed-refs, …) are written back when each "
-        "command ends. What git reads as configuration (config, hooks/, info/, modules/) is "
-        "read-only, new names at the top of .git stay in the command's jail, and a rebase or "
-        "cherry-pick must finish within one command. A kernel without overlayfs keeps .git "
+        "git works in exec: add, commit, checkout, merge and fetch; what git writes in .git "
+        "(objects, refs, logs, index, HEAD, …) is checked and merged back when each command "
+        "ends, and the result names anything refused. What git reads as configuration (config, "
+        "hooks/, info/, modules/) is read-only, new names at the top of .git stay in the "
+        "command's jail, and a rebase or cherry-pick must finish within one command. A kernel "
+        "without overlayfs keeps .git "
         "read-only, and the exec result says so. The file tools do not write in .git. ";
   if (const auto weak = policy::weak_hidden_paths(sandbox.spec); !weak.empty())
     text += fmt::format(

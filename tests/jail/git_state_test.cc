@@ -107,6 +107,11 @@ TEST_F(GitStateTest, CommitAndCheckoutReachTheHost) {
   EXPECT_EQ(read_file(git_dir() + "/HEAD"), "ref: refs/heads/topic\n");
   // The index came back too: g is tracked and nothing is staged or changed.
   EXPECT_EQ(host_sh(ws_, "git status --porcelain"), "");
+  // Without the jail's cache tree (a forged one would decide what the
+  // host's next commit records), and with a trailer git accepts.
+  EXPECT_EQ(read_file(git_dir() + "/index").find("TREE"), std::string::npos);
+  EXPECT_EQ(host_sh(ws_, "git ls-files"), "f\ng\n");
+  host_sh(ws_, std::string(kGit) + " commit -q --allow-empty -m four");
 }
 
 TEST_F(GitStateTest, MergeStateCarriesOverToTheNextJailAndIsDeletedThere) {
@@ -168,7 +173,7 @@ TEST_F(GitStateTest, StateNamesThatAreNotFilesAreNotWrittenBack) {
       run("rm .git/ORIG_HEAD && ln -s /etc/passwd .git/ORIG_HEAD && mkdir .git/FETCH_HEAD && "
           "mkfifo .git/MERGE_MSG");
   ASSERT_EQ(ran.outcome.exit_status(), 0) << ran.outcome.to_string() << ran.err;
-  EXPECT_THAT(ran.outcome.warning, HasSubstr("3 of git's state files"));
+  EXPECT_THAT(ran.outcome.warning, HasSubstr("3 of the changes"));
   struct stat st;
   ASSERT_EQ(::lstat((git_dir() + "/ORIG_HEAD").c_str(), &st), 0);
   EXPECT_TRUE(S_ISREG(st.st_mode));
@@ -223,6 +228,95 @@ TEST_F(GitStateTest, LayerThatCannotBeMadeLeavesGitReadOnly) {
   EXPECT_THAT(ran.outcome.warning, HasSubstr("read-only as a whole"));
   EXPECT_EQ(read_file(git_dir() + "/HEAD"), head);
   EXPECT_FALSE(exists(git_dir() + "/commondir"));
+}
+
+// What the jail wrote in objects/, refs/ and logs/ reaches the host only at
+// its end, as regular files with names and contents git would write: a
+// symlink there would make the host's git write anywhere, a fifo hang it.
+TEST_F(GitStateTest, SymlinksAndFifosInRefsLogsAndObjectsNeverReachTheHost) {
+  TempDir victim;
+  const std::string v = victim.path();
+  const Ran ran = run("rm .git/logs/HEAD && ln -s " + v +
+                      "/log .git/logs/HEAD && mv .git/refs/tags "
+                      ".git/refs/tags.old && ln -s " +
+                      v +
+                      " .git/refs/tags && mkfifo "
+                      ".git/refs/heads/zzz && mkdir -p .git/objects/ab && ln -s " +
+                      v + "/obj .git/objects/ab/" + std::string(38, 'c') +
+                      " && ls -la .git/refs/heads/ >/dev/null");
+  ASSERT_EQ(ran.outcome.exit_status(), 0) << ran.outcome.to_string() << ran.err;
+  EXPECT_THAT(ran.outcome.warning, HasSubstr("could not be written back"));
+  struct stat st;
+  ASSERT_EQ(::lstat((git_dir() + "/logs/HEAD").c_str(), &st), 0);
+  EXPECT_TRUE(S_ISREG(st.st_mode));
+  ASSERT_EQ(::lstat((git_dir() + "/refs/tags").c_str(), &st), 0);
+  EXPECT_TRUE(S_ISDIR(st.st_mode));
+  EXPECT_FALSE(exists(git_dir() + "/refs/heads/zzz"));
+  EXPECT_FALSE(exists(git_dir() + "/objects/ab/" + std::string(38, 'c')));
+  // The host's git writes where it always did.
+  host_sh(ws_, std::string(kGit) + " commit -q --allow-empty -m two && git tag v1");
+  EXPECT_EQ(names(v), "");
+  EXPECT_TRUE(exists(git_dir() + "/refs/tags/v1"));
+}
+
+// An index whose paths git would not check out (../x, .git/config) would
+// make the host's `git checkout -- .` write them; one with skip-worktree
+// would hide the jail's edits from `git diff`. Neither is written back.
+TEST_F(GitStateTest, AnIndexGitWouldNotWriteIsNotWrittenBack) {
+  // An entry added under a harmless name, renamed in the file (same length,
+  // checksum redone): what a jail can write without git's help.
+  auto planted = [](const std::string& harmless, const std::string& evil) {
+    return "b=$(echo evil | git hash-object -w --stdin) && git update-index --add --cacheinfo "
+           "100644,$b," +
+           harmless +
+           " && python3 -c \"import hashlib;p='.git/index';d=open(p,'rb').read()[:-20]"
+           ".replace(b'" +
+           harmless + "',b'" + evil + "');open(p,'wb').write(d+hashlib.sha1(d).digest())\"";
+  };
+  for (const std::string& attack :
+       {planted("xx/.bashrc", "../.bashrc"), planted("xxxx/config", ".git/config"),
+        planted("xxxx/config", ".GIT/config"),
+        std::string("echo edit >> f && git update-index --skip-worktree f"),
+        std::string("git update-index --split-index"),
+        std::string("head -c 100000 /dev/zero > .git/index")}) {
+    const std::string before = read_file(git_dir() + "/index");
+    const Ran ran = run(attack);
+    ASSERT_EQ(ran.outcome.exit_status(), 0) << attack << ": " << ran.err;
+    EXPECT_THAT(ran.outcome.warning, HasSubstr("could not be written back")) << attack;
+    EXPECT_EQ(read_file(git_dir() + "/index"), before) << attack;
+    host_sh(ws_, "git checkout -q -- . && git status --porcelain >/dev/null");
+  }
+  EXPECT_FALSE(exists(ws_ + "/../.bashrc"));
+}
+
+// A HEAD git would not write (garbage, or none at all) would make the
+// host's git take the workspace itself for a repository, config and all.
+TEST_F(GitStateTest, HeadIsNeverDeletedOrReplacedWithGarbage) {
+  for (const char* attack : {"echo garbage > .git/HEAD", "rm .git/HEAD",
+                             "echo 'ref: refs/heads/../../config' > .git/HEAD",
+                             "printf 'ref: refs/heads/main' > .git/HEAD"}) {
+    const Ran ran = run(attack);
+    ASSERT_EQ(ran.outcome.exit_status(), 0) << attack << ": " << ran.err;
+    EXPECT_THAT(ran.outcome.warning, HasSubstr("could not be written back")) << attack;
+    EXPECT_EQ(read_file(git_dir() + "/HEAD"), "ref: refs/heads/main\n") << attack;
+  }
+}
+
+// Packs (git gc), deleted branches and reflogs come back; objects are never
+// replaced; a host lock file is not pinned in the jail.
+TEST_F(GitStateTest, GcBranchDeletionAndLocksBehaveAsInGit) {
+  host_sh(ws_, "git branch side && touch .git/stale.lock");
+  const Ran ran = run(std::string(kGit) +
+                      " commit -q --allow-empty -m two && git -c gc.writeCommitGraph=false -c "
+                      "repack.updateServerInfo=false gc -q && " +
+                      "git branch -D side >/dev/null && rm .git/stale.lock");
+  ASSERT_EQ(ran.outcome.exit_status(), 0) << ran.outcome.to_string() << ran.err;
+  EXPECT_EQ(ran.outcome.warning, "");
+  EXPECT_EQ(host_sh(ws_, "git log --format=%s"), "two\none\n");
+  EXPECT_EQ(host_sh(ws_, "git branch --list side"), "");
+  EXPECT_EQ(host_sh(ws_, "git fsck --no-progress 2>&1 | grep -v dangling | wc -l"), "0\n");
+  EXPECT_EQ(host_sh(ws_, "git reflog -1 --format=%gs"), "commit: two\n");
+  EXPECT_TRUE(exists(git_dir() + "/stale.lock")) << "the jail's rm stayed in the jail";
 }
 
 // A .git file (a linked worktree's pointer) is pinned read-only.

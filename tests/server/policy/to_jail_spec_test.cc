@@ -242,9 +242,9 @@ TEST_F(Planner, GitDirectoryGoesThroughTheGitLayer) {
 // git's housekeeping would write where the layer keeps .git read-only.
 TEST_F(Planner, GitHousekeepingIsTurnedOffInTheEnvironment) {
   const auto env = jail_environment(policy, ctx);
-  EXPECT_THAT(env, Contains("GIT_CONFIG_COUNT=3"));
+  EXPECT_THAT(env, Contains("GIT_CONFIG_COUNT=6"));
   EXPECT_THAT(env, Contains("GIT_CONFIG_KEY_0=gc.writeCommitGraph"));
-  EXPECT_THAT(env, Contains("GIT_CONFIG_VALUE_2=false"));
+  EXPECT_THAT(env, Contains("GIT_CONFIG_KEY_3=core.splitIndex"));
   policy.environment.set["GIT_CONFIG_COUNT"] = "1";
   EXPECT_THAT(jail_environment(policy, ctx), Contains("GIT_CONFIG_COUNT=1"));
   policy.environment.set.erase("GIT_CONFIG_COUNT");

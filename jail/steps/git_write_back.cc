@@ -1,0 +1,523 @@
+// The git layer's write-back (git_state.h): what git in a jail wrote, merged
+// into the host's .git once the jail's processes are gone, and only what
+// git itself would write. Everything here reads the private layer as
+// attacker input, by file descriptor, and writes the host's .git through
+// descriptors opened with RESOLVE_NO_SYMLINKS | RESOLVE_BENEATH.
+//
+// A file is first copied into a name of brig's own in the host's directory
+// (`<name>.lock`, as git's lock protocol wants, or a temporary object
+// name), checked there, where nothing of the jail can change it any more,
+// and only then renamed over. Names and contents follow git's rules:
+// git-check-ref-format(1) for refs, gitrepository-layout(5) for where things
+// live, gitformat-index(5) for the index (git_index_check.h).
+//
+// Runs in the jail's init: raw syscalls and fixed buffers only.
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <initializer_list>
+
+#include "jail/steps/child_fs.h"
+#include "jail/steps/git_index_check.h"
+#include "jail/steps/git_state.h"
+#include "jail/steps/sha1.h"
+
+namespace brig::jail::git_state {
+namespace {
+
+using child_fs::ScopedFd;
+
+constexpr uint64_t kBeneath = RESOLVE_BENEATH;
+constexpr size_t kMaxName = 1024;            // a ref's or an object's path below .git
+constexpr int kMaxDepth = 16;                // directories below refs/ or logs/
+constexpr off_t kMaxSmall = 16 << 20;        // HEAD, refs, messages, packed-refs, …
+constexpr off_t kMaxIndex = off_t{1} << 30;  // the index of a very large worktree
+constexpr off_t kMaxLog = 64 << 20;          // one reflog
+
+bool is_hex(char c) {
+  return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+}
+
+// An object id: 40 (SHA-1) or 64 (SHA-256) lower-case hex digits.
+bool is_oid(const char* s, size_t n) {
+  if (n != 40 && n != 64) return false;
+  for (size_t i = 0; i < n; ++i)
+    if (!is_hex(s[i])) return false;
+  return true;
+}
+
+// git-check-ref-format(1): slash-separated components, none beginning with
+// '.' or ending with ".lock", no "..", no control characters, space ~ ^ : ?
+// * [ \, no "@{", not ending with '/' or '.', not "@"; and below refs/.
+bool is_refname(const char* s, size_t n) {
+  if (n < 6 || n > kMaxName || ::strncmp(s, "refs/", 5) != 0) return false;
+  if (s[n - 1] == '/' || s[n - 1] == '.') return false;
+  size_t start = 0;
+  for (size_t i = 0; i <= n; ++i) {
+    if (i == n || s[i] == '/') {
+      const size_t len = i - start;
+      if (len == 0 || s[start] == '.') return false;
+      if (len >= 5 && ::strncmp(s + i - 5, ".lock", 5) == 0) return false;
+      start = i + 1;
+      continue;
+    }
+    const unsigned char c = static_cast<unsigned char>(s[i]);
+    if (c < 0x20 || c == 0x7f || c == ' ' || c == '~' || c == '^' || c == ':' || c == '?' ||
+        c == '*' || c == '[' || c == '\\')
+      return false;
+    if (c == '.' && i + 1 < n && s[i + 1] == '.') return false;
+    if (c == '@' && i + 1 < n && s[i + 1] == '{') return false;
+  }
+  return true;
+}
+
+// What a file's contents must be, line by line (or as a whole for the index).
+enum class Shape {
+  ref,          // one line: an object id, or "ref: " and a refname (HEAD, refs/…)
+  oids,         // lines of object ids (ORIG_HEAD, MERGE_HEAD, shallow, …)
+  fetch_head,   // lines: an object id, a tab, then text
+  packed_refs,  // "# pack-refs with:" header, "<oid> <refname>", "^<oid>"
+  text,         // text without NUL (messages, MERGE_MODE, reflogs)
+  index,        // gitformat-index(5), by git_index::check
+};
+
+bool line_fits(Shape shape, const char* l, size_t n, bool first) {
+  switch (shape) {
+    case Shape::ref:
+      if (!first) return false;
+      if (n > 5 && ::strncmp(l, "ref: ", 5) == 0) return is_refname(l + 5, n - 5);
+      return is_oid(l, n);
+    case Shape::oids:
+      return is_oid(l, n);
+    case Shape::fetch_head: {
+      const char* tab = static_cast<const char*>(::memchr(l, '\t', n));
+      return tab != nullptr && is_oid(l, static_cast<size_t>(tab - l));
+    }
+    case Shape::packed_refs: {
+      if (first && n >= 17 && ::strncmp(l, "# pack-refs with:", 17) == 0) return true;
+      if (n > 0 && l[0] == '^') return is_oid(l + 1, n - 1);
+      const char* space = static_cast<const char*>(::memchr(l, ' ', n));
+      if (space == nullptr) return false;
+      const size_t k = static_cast<size_t>(space - l);
+      return is_oid(l, k) && is_refname(space + 1, n - k - 1);
+    }
+    case Shape::text:
+    case Shape::index:
+      return true;
+  }
+  return false;
+}
+
+// Whether the file at fd (read from its start) has `shape` (not the index:
+// sanitize_index). Async-signal-safe.
+bool fits(int fd, Shape shape) {
+  if (::lseek(fd, 0, SEEK_SET) != 0) return false;
+  static char buf[64 * 1024];
+  static char line[kMaxName + 128];
+  size_t have = 0;  // bytes of the current line in `line`
+  bool first = true, any = false, too_long = false;
+  for (;;) {
+    const ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return false;
+    if (n == 0) break;
+    for (ssize_t i = 0; i < n; ++i) {
+      const char c = buf[i];
+      if (c == '\0') return false;
+      if (shape == Shape::text) continue;
+      if (c != '\n') {
+        if (have < sizeof line)
+          line[have++] = c;
+        else
+          too_long = true;
+        continue;
+      }
+      if (too_long || !line_fits(shape, line, have, first)) return false;
+      first = false;
+      any = true;
+      have = 0;
+    }
+  }
+  if (shape == Shape::text) return true;
+  // Every line ends with a newline; a ref holds exactly one.
+  return have == 0 && (any || shape != Shape::ref);
+}
+
+uint32_t be32(const unsigned char* p) {
+  return (uint32_t{p[0]} << 24) | (uint32_t{p[1]} << 16) | (uint32_t{p[2]} << 8) | uint32_t{p[3]};
+}
+
+// A mapping unmapped at scope exit.
+struct Mapping {
+  void* addr;
+  size_t size;
+  ~Mapping() {
+    if (addr != MAP_FAILED) ::munmap(addr, size);
+  }
+};
+
+// Checks the index in `fd` (git_index_check.h) and rewrites it without its
+// cache tree: a TREE node names the tree object the host's next `git
+// commit` records for a directory the user did not touch, whatever the
+// entries say, so a forged one would commit what `git diff --cached` never
+// showed. git rebuilds it. The offset tables (EOIE, IEOT) go too, since the
+// layout they describe changes; the resolve-undo data (REUC) stays. The new
+// trailer is the SHA-1 of what precedes it, as git's reader checks; an index
+// of a SHA-256 repository is refused if it has anything to drop. Returns 0
+// or an errno.
+int sanitize_index(int fd, size_t size) {
+  if (size == 0) return EINVAL;
+  const Mapping in{::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0), size};
+  if (in.addr == MAP_FAILED) return errno;
+  const auto* data = static_cast<const unsigned char*>(in.addr);
+  git_index::Parsed parsed;
+  if (git_index::check(data, size, &parsed) != git_index::Verdict::ok) return EINVAL;
+  const size_t end = size - parsed.hash_size;
+  const Mapping out{
+      ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0), size};
+  if (out.addr == MAP_FAILED) return errno;
+  auto* o = static_cast<unsigned char*>(out.addr);
+  ::memcpy(o, data, parsed.entries_end);
+  size_t used = parsed.entries_end;
+  bool dropped = false;
+  for (size_t p = parsed.entries_end; p < end;) {
+    const size_t next = p + 8 + be32(data + p + 4);  // bounds: check() walked these
+    if (::memcmp(data + p, "REUC", 4) == 0) {
+      ::memcpy(o + used, data + p, next - p);
+      used += next - p;
+    } else {
+      dropped = true;
+    }
+    p = next;
+  }
+  if (!dropped) return 0;
+  if (parsed.hash_size != 20) return EINVAL;
+  sha1::Hasher h;
+  h.update(o, used);
+  h.finish(o + used);
+  used += 20;
+  for (size_t done = 0; done < used;) {
+    const ssize_t w = ::pwrite(fd, o + done, used - done, static_cast<off_t>(done));
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) return w < 0 ? errno : EIO;
+    done += static_cast<size_t>(w);
+  }
+  return ::ftruncate(fd, static_cast<off_t>(used)) == 0 ? 0 : errno;
+}
+
+// Waits 10 ms.
+void nap() {
+  const timespec t = {0, 10 * 1000 * 1000};
+  ::nanosleep(&t, nullptr);
+}
+
+// Copies from `from` (at its start) into `to`. Returns 0 or an errno.
+int copy_fd(int from, int to) {
+  static char buf[64 * 1024];
+  if (::lseek(from, 0, SEEK_SET) != 0) return errno;
+  for (;;) {
+    const ssize_t n = ::read(from, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return errno;
+    if (n == 0) return 0;
+    for (ssize_t done = 0; done < n;) {
+      const ssize_t w = ::write(to, buf + done, static_cast<size_t>(n - done));
+      if (w < 0 && errno == EINTR) continue;
+      if (w <= 0) return w < 0 ? errno : EIO;
+      done += w;
+    }
+  }
+}
+
+// The private layer's regular file `name` in `up_dir`, opened without
+// following a symlink or blocking on a fifo; -errno if it is anything else.
+int open_upper(int up_dir, const char* name, struct stat* st, off_t max) {
+  const int fd = ::openat(up_dir, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) return -errno;
+  if (::fstat(fd, st) != 0 || !S_ISREG(st->st_mode) || st->st_size > max) {
+    ::close(fd);
+    return -EINVAL;
+  }
+  return fd;
+}
+
+// The host's directory `path` below `real` (a .git), made as needed,
+// opened without following symlinks. -errno on failure.
+int host_dir(int real, const char* path) {
+  char part[kMaxName + 1];
+  const size_t n = ::strlen(path);
+  if (n > kMaxName) return -ENAMETOOLONG;
+  int dir = child_fs::open_exact(real, ".", O_PATH | O_DIRECTORY, kBeneath);
+  for (size_t start = 0; dir >= 0 && start < n;) {
+    size_t end = start;
+    while (end < n && path[end] != '/') ++end;
+    ::memcpy(part, path + start, end - start);
+    part[end - start] = '\0';
+    start = end + 1;
+    if (::mkdirat(dir, part, 0755) != 0 && errno != EEXIST) {
+      const int e = errno;
+      ::close(dir);
+      return -e;
+    }
+    const int next = child_fs::open_exact(dir, part, O_PATH | O_DIRECTORY, kBeneath);
+    ::close(dir);
+    dir = next;
+  }
+  return dir;
+}
+
+// Replaces `name` in the host directory `dir` with the private layer's file
+// `up_fd`, through `<name>.lock` (taken as git does: O_EXCL, waiting up to
+// half a second for another git), if the copy has `shape`. The host file's
+// mode is kept (0644 for a new one).
+int replace(int dir, const char* name, int up_fd, const struct stat& up, Shape shape) {
+  char lock[kMaxName + 8];
+  const size_t len = ::strlen(name);
+  if (len + sizeof ".lock" > sizeof lock) return ENAMETOOLONG;
+  ::memcpy(lock, name, len);
+  ::memcpy(lock + len, ".lock", sizeof ".lock");
+  struct stat old;
+  const mode_t mode = ::fstatat(dir, name, &old, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(old.st_mode)
+                          ? (old.st_mode & 0666)
+                          : 0644;
+  int to = -1;
+  for (int tries = 0; tries < 50; ++tries) {
+    to = ::openat(dir, lock, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
+    if (to >= 0 || errno != EEXIST) break;
+    nap();
+  }
+  if (to < 0) return errno;
+  const ScopedFd lock_fd{to};
+  // Owned like the directory where brig may choose (as root).
+  struct stat d;
+  if (::fstat(dir, &d) == 0 && ::fchown(to, d.st_uid, d.st_gid) != 0) {
+  }
+  int err = copy_fd(up_fd, to);
+  struct stat copied;
+  if (err == 0 && ::fstat(to, &copied) != 0) err = errno;
+  if (err == 0 && copied.st_size > up.st_size) err = EINVAL;
+  if (err == 0 && shape == Shape::index)
+    err = sanitize_index(to, static_cast<size_t>(copied.st_size));
+  else if (err == 0 && !fits(to, shape))
+    err = EINVAL;
+  // git's racy-entry check compares file times with the index's own.
+  const timespec times[2] = {up.st_atim, up.st_mtim};
+  if (err == 0 && ::futimens(to, times) != 0) err = errno;
+  if (err == 0 && ::renameat(dir, lock, dir, name) != 0) err = errno;
+  if (err) ::unlinkat(dir, lock, 0);
+  return err;
+}
+
+// An overlay whiteout: the jail deleted the host's file.
+bool is_whiteout(const struct stat& st) {
+  return S_ISCHR(st.st_mode) && st.st_rdev == 0;
+}
+
+bool equal_str(const char* a, const char* b) {
+  return ::strcmp(a, b) == 0;
+}
+
+// --- objects/ ---
+
+// A loose object's file name: the id's hex digits after the first two.
+bool is_oid_tail(const char* s, size_t n) {
+  if (n != 38 && n != 62) return false;
+  for (size_t i = 0; i < n; ++i)
+    if (!is_hex(s[i])) return false;
+  return true;
+}
+
+// Whether `name` in objects/`dir` is one git writes: a loose object in a
+// two-hex-digit directory, or a pack and its companions in pack/.
+bool is_object_name(const char* dir, const char* name) {
+  const size_t n = ::strlen(name);
+  if (::strlen(dir) == 2 && is_hex(dir[0]) && is_hex(dir[1])) return is_oid_tail(name, n);
+  if (!equal_str(dir, "pack") || n < 5 + 40 || ::strncmp(name, "pack-", 5) != 0) return false;
+  const char* dot = ::strchr(name + 5, '.');
+  if (dot == nullptr || !is_oid(name + 5, static_cast<size_t>(dot - name - 5))) return false;
+  for (const char* ext : {".pack", ".idx", ".rev", ".mtimes", ".bitmap"})
+    if (equal_str(dot, ext)) return true;
+  return false;
+}
+
+// Adds the object file `name` to the host's objects/`dir` unless one is
+// there: objects are named for their contents, so an existing one is never
+// replaced (and never deleted: what git gc pruned stays).
+int add_object(int real, int up_dir, const char* dir, const char* name) {
+  struct stat up;
+  const ScopedFd from{open_upper(up_dir, name, &up, off_t{1} << 40)};
+  if (from.fd < 0) return -from.fd;
+  char path[kMaxName];
+  ::snprintf(path, sizeof path, "objects/%s", dir);
+  const ScopedFd to_dir{host_dir(real, path)};
+  if (to_dir.fd < 0) return -to_dir.fd;
+  struct stat st;
+  if (::fstatat(to_dir.fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0) return 0;
+  char tmp[64];
+  ::snprintf(tmp, sizeof tmp, "tmp_obj_brig_%d", static_cast<int>(::getpid()));
+  ::unlinkat(to_dir.fd, tmp, 0);
+  const int to =
+      ::openat(to_dir.fd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0444);
+  if (to < 0) return errno;
+  int err = copy_fd(from.fd, to);
+  ::close(to);
+  if (err == 0 &&
+      ::syscall(SYS_renameat2, to_dir.fd, tmp, to_dir.fd, name, RENAME_NOREPLACE) != 0 &&
+      errno != EEXIST)
+    err = errno;
+  ::unlinkat(to_dir.fd, tmp, 0);
+  return err;
+}
+
+// Calls fn(name, d_type-free stat) for each entry of the directory fd.
+template <typename Fn>
+int each_entry(int dir, Fn fn) {
+  const ScopedFd list{child_fs::open_exact(dir, ".", O_RDONLY | O_DIRECTORY)};
+  if (list.fd < 0) return -list.fd;
+  alignas(8) char buf[4096];
+  for (;;) {
+    const long n = ::syscall(SYS_getdents64, list.fd, buf, sizeof buf);
+    if (n < 0) return errno;
+    if (n == 0) return 0;
+    for (long off = 0; off < n;) {
+      const auto* d = reinterpret_cast<const dirent64*>(buf + off);
+      off += d->d_reclen;
+      if (equal_str(d->d_name, ".") || equal_str(d->d_name, "..")) continue;
+      struct stat st;
+      if (::fstatat(dir, d->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
+      fn(d->d_name, st);
+    }
+  }
+}
+
+// New loose objects and packs. Returns how many entries were refused.
+int merge_objects(int real, int upper) {
+  const ScopedFd objects{child_fs::open_exact(upper, "objects", O_PATH | O_DIRECTORY, kBeneath)};
+  if (objects.fd < 0) return 0;  // no object written
+  int refused = 0;
+  each_entry(objects.fd, [&](const char* dir, const struct stat& st) {
+    if (!S_ISDIR(st.st_mode)) {
+      if (!is_whiteout(st)) ++refused;
+      return;
+    }
+    const ScopedFd sub{child_fs::open_exact(objects.fd, dir, O_PATH | O_DIRECTORY, kBeneath)};
+    if (sub.fd < 0) return;
+    each_entry(sub.fd, [&](const char* name, const struct stat& e) {
+      if (is_whiteout(e)) return;  // pruned: objects stay
+      // git's own temporaries, left by a command killed mid-write.
+      if (::strncmp(name, "tmp_", 4) == 0 || ::strncmp(name, ".tmp-", 5) == 0) return;
+      if (!S_ISREG(e.st_mode) || !is_object_name(dir, name) ||
+          add_object(real, sub.fd, dir, name) != 0)
+        ++refused;
+    });
+  });
+  return refused;
+}
+
+// --- refs/ and logs/ ---
+
+// Merges the private layer's directory `up_dir` (at `path` below .git,
+// "refs/heads" or "logs/refs/heads") into the host's: files whose names are
+// refs (or logs/HEAD) with the shape given, deletions of such files, and
+// directories below, to kMaxDepth. Returns how many entries were refused.
+int merge_tree(int real, int up_dir, char* path, size_t len, int depth, Shape shape) {
+  if (depth > kMaxDepth) return 1;
+  int refused = 0;
+  each_entry(up_dir, [&](const char* name, const struct stat& st) {
+    const size_t n = ::strlen(name);
+    if (len + 1 + n >= kMaxName) {
+      ++refused;
+      return;
+    }
+    path[len] = '/';
+    ::memcpy(path + len + 1, name, n + 1);
+    const size_t full = len + 1 + n;
+    // The ref this file is: its path, without "logs/" for a reflog.
+    const bool log = shape == Shape::text;
+    const char* ref = log ? path + 5 : path;
+    if (S_ISDIR(st.st_mode)) {
+      const ScopedFd sub{child_fs::open_exact(up_dir, name, O_PATH | O_DIRECTORY, kBeneath)};
+      if (sub.fd >= 0) refused += merge_tree(real, sub.fd, path, full, depth + 1, shape);
+    } else if (!is_refname(ref, ::strlen(ref)) && !(log && equal_str(ref, "HEAD"))) {
+      // git's own locks and temporaries, left by a killed command, are not refs.
+      if (!(n > 5 && equal_str(name + n - 5, ".lock"))) ++refused;
+    } else if (is_whiteout(st)) {
+      path[len] = '\0';
+      const ScopedFd dir{host_dir(real, path)};
+      if (dir.fd < 0 || (::unlinkat(dir.fd, name, 0) != 0 && errno != ENOENT)) ++refused;
+    } else {
+      struct stat up;
+      const ScopedFd from{open_upper(up_dir, name, &up, log ? kMaxLog : kMaxSmall)};
+      path[len] = '\0';
+      const ScopedFd dir{host_dir(real, path)};
+      if (from.fd < 0 || dir.fd < 0 || replace(dir.fd, name, from.fd, up, shape) != 0) ++refused;
+    }
+    path[len] = '\0';
+  });
+  return refused;
+}
+
+int merge_refs(int real, int upper, const char* top, Shape shape) {
+  const ScopedFd dir{child_fs::open_exact(upper, top, O_PATH | O_DIRECTORY, kBeneath)};
+  if (dir.fd < 0) return 0;
+  char path[kMaxName];
+  const size_t len = ::strlen(top);
+  ::memcpy(path, top, len + 1);
+  return merge_tree(real, dir.fd, path, len, 0, shape);
+}
+
+// --- the state files at the top ---
+
+Shape shape_of(const char* name) {
+  if (equal_str(name, "index")) return Shape::index;
+  if (equal_str(name, "HEAD")) return Shape::ref;
+  if (equal_str(name, "FETCH_HEAD")) return Shape::fetch_head;
+  if (equal_str(name, "packed-refs")) return Shape::packed_refs;
+  for (const char* oids : {"ORIG_HEAD", "MERGE_HEAD", "AUTO_MERGE", "REVERT_HEAD",
+                           "CHERRY_PICK_HEAD", "REBASE_HEAD", "shallow"})
+    if (equal_str(name, oids)) return Shape::oids;
+  return Shape::text;
+}
+
+int merge_state_file(int real, int upper, const char* name) {
+  struct stat st;
+  if (::fstatat(upper, name, &st, AT_SYMLINK_NOFOLLOW) != 0) return 0;  // untouched
+  if (is_whiteout(st)) {
+    // git never deletes HEAD; without it the host's git would take the
+    // workspace itself for a bare repository, config and all.
+    if (equal_str(name, "HEAD")) return 1;
+    return ::unlinkat(real, name, 0) != 0 && errno != ENOENT ? 1 : 0;
+  }
+  struct stat up;
+  const Shape shape = shape_of(name);
+  const ScopedFd from{open_upper(upper, name, &up, shape == Shape::index ? kMaxIndex : kMaxSmall)};
+  if (from.fd < 0) return 1;
+  return replace(real, name, from.fd, up, shape) != 0 ? 1 : 0;
+}
+
+}  // namespace
+
+int write_back_in_child(const Kept& k) {
+  if (k.real < 0 || k.upper < 0) return 0;
+  // Objects before the refs that name them, refs before the HEAD and index
+  // that name refs: the host's repository is never left pointing at
+  // something missing.
+  int refused = merge_objects(k.real, k.upper);
+  refused += merge_refs(k.real, k.upper, "refs", Shape::ref);
+  refused += merge_state_file(k.real, k.upper, "packed-refs");
+  refused += merge_refs(k.real, k.upper, "logs", Shape::text);
+  for (const char* name : kStateFiles)
+    if (!equal_str(name, "packed-refs")) refused += merge_state_file(k.real, k.upper, name);
+  return refused;
+}
+
+}  // namespace brig::jail::git_state
