@@ -342,8 +342,11 @@ std::string git_warning(const StatusRecord& r) {
         " of the changes the command made in the workspace's .git could not be written back: "
         "git itself would not write them (an index with paths outside the worktree, hidden "
         "entries or a split index; HEAD deleted or not a ref; a symlink, fifo or oddly named "
-        "file in objects/, refs/ or logs/), or another git held the lock for over half a second "
-        "(docs/jail.md, \"git\")";
+        "file in objects/, refs/ or logs/; a loose object that is not what its id says; a "
+        "replace ref), they were in a pack (git gc or a large fetch; then no ref, HEAD or index "
+        "came back either, since they could name objects only the pack held: run git gc on the "
+        "host instead), or another git held the lock for over half a second (docs/jail.md, "
+        "\"git\")";
   return w;
 }
 

@@ -395,6 +395,21 @@ Verdict check(const unsigned char* data, size_t size, Parsed* parsed) {
   return Verdict::ok;
 }
 
+bool clear_stat_data(unsigned char* data, size_t size, const Parsed& parsed) {
+  if (size < kHeaderSize + parsed.hash_size) return false;
+  const Layout l{data, size - parsed.hash_size, parsed.hash_size, be32(data + 4), be32(data + 8)};
+  Cursor cur;
+  Entry e;
+  for (uint32_t i = 0; i < l.count; ++i) {
+    const size_t start = cur.pos;
+    if (next_entry(l, cur, e) != Verdict::ok) return false;
+    // ctime, mtime, dev, ino: zero; mode (offset 24) kept; uid, gid, size: zero.
+    memset(data + start, 0, 24);
+    memset(data + start + 28, 0, kStatSize - 28);
+  }
+  return cur.pos == parsed.entries_end;
+}
+
 const char* verdict_text(Verdict v) {
   switch (v) {
     case Verdict::ok:

@@ -97,6 +97,15 @@ struct Parsed {
 // about 4 KiB of stack (one path buffer).
 Verdict check(const unsigned char* data, size_t size, Parsed* parsed = nullptr);
 
+// Zeroes every entry's cached stat data (times, device, inode, owner,
+// size; the mode stays) in an index check() passed, as `parsed` says. The
+// host's git trusts that data: where it matches the file on disk, git never
+// reads the file again, so an entry with a forged size and times would hide
+// an edit from `git status` and `git diff`. Zeroed, each file's content is
+// compared once more on the next look. False if the entries do not walk as
+// check() found them. Async-signal-safe.
+bool clear_stat_data(unsigned char* data, size_t size, const Parsed& parsed);
+
 // A short static English phrase for messages ("an entry's path is not one git
 // would check out").
 const char* verdict_text(Verdict v);

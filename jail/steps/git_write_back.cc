@@ -23,6 +23,7 @@
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include <initializer_list>
 
@@ -165,15 +166,17 @@ struct Mapping {
   }
 };
 
-// Checks the index in `fd` (git_index_check.h) and rewrites it without its
-// cache tree: a TREE node names the tree object the host's next `git
+// Checks the index in `fd` (git_index_check.h) and rewrites it: without
+// its cache tree (a TREE node names the tree object the host's next `git
 // commit` records for a directory the user did not touch, whatever the
 // entries say, so a forged one would commit what `git diff --cached` never
-// showed. git rebuilds it. The offset tables (EOIE, IEOT) go too, since the
-// layout they describe changes; the resolve-undo data (REUC) stays. The new
-// trailer is the SHA-1 of what precedes it, as git's reader checks; an index
-// of a SHA-256 repository is refused if it has anything to drop. Returns 0
-// or an errno.
+// showed; git rebuilds it) and the offset tables (EOIE, IEOT), whose layout
+// changes; with every entry's cached stat data zeroed (where it matches the
+// file on disk, git never looks at the file again, so forged data would hide
+// an edit from `git status`; zeroed, git compares each file once more). The
+// resolve-undo data (REUC) stays. The new trailer is the SHA-1 of what
+// precedes it, as git's reader checks; an index of a SHA-256 repository is
+// refused. Returns 0 or an errno.
 int sanitize_index(int fd, size_t size) {
   if (size == 0) return EINVAL;
   const Mapping in{::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0), size};
@@ -181,26 +184,23 @@ int sanitize_index(int fd, size_t size) {
   const auto* data = static_cast<const unsigned char*>(in.addr);
   git_index::Parsed parsed;
   if (git_index::check(data, size, &parsed) != git_index::Verdict::ok) return EINVAL;
+  if (parsed.hash_size != 20) return EINVAL;
   const size_t end = size - parsed.hash_size;
   const Mapping out{
       ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0), size};
   if (out.addr == MAP_FAILED) return errno;
   auto* o = static_cast<unsigned char*>(out.addr);
   ::memcpy(o, data, parsed.entries_end);
+  if (!git_index::clear_stat_data(o, size, parsed)) return EINVAL;
   size_t used = parsed.entries_end;
-  bool dropped = false;
   for (size_t p = parsed.entries_end; p < end;) {
     const size_t next = p + 8 + be32(data + p + 4);  // bounds: check() walked these
     if (::memcmp(data + p, "REUC", 4) == 0) {
       ::memcpy(o + used, data + p, next - p);
       used += next - p;
-    } else {
-      dropped = true;
     }
     p = next;
   }
-  if (!dropped) return 0;
-  if (parsed.hash_size != 20) return EINVAL;
   sha1::Hasher h;
   h.update(o, used);
   h.finish(o + used);
@@ -336,25 +336,124 @@ bool is_oid_tail(const char* s, size_t n) {
   return true;
 }
 
-// Whether `name` in objects/`dir` is one git writes: a loose object in a
-// two-hex-digit directory, or a pack and its companions in pack/.
-bool is_object_name(const char* dir, const char* name) {
-  const size_t n = ::strlen(name);
-  if (::strlen(dir) == 2 && is_hex(dir[0]) && is_hex(dir[1])) return is_oid_tail(name, n);
-  if (!equal_str(dir, "pack") || n < 5 + 40 || ::strncmp(name, "pack-", 5) != 0) return false;
-  const char* dot = ::strchr(name + 5, '.');
-  if (dot == nullptr || !is_oid(name + 5, static_cast<size_t>(dot - name - 5))) return false;
-  for (const char* ext : {".pack", ".idx", ".rev", ".mtimes", ".bitmap"})
-    if (equal_str(dot, ext)) return true;
-  return false;
+// zlib's memory for one object at a time, from a fixed arena: the init
+// cannot call malloc. inflate needs its state (~7 KiB) and a 32 KiB window.
+struct Arena {
+  alignas(16) unsigned char bytes[64 * 1024];
+  size_t used = 0;
+};
+Arena arena;
+
+voidpf arena_alloc(voidpf, uInt items, uInt size) {
+  const size_t n = (static_cast<size_t>(items) * size + 15) & ~size_t{15};
+  if (n > sizeof arena.bytes - arena.used) return Z_NULL;
+  void* p = arena.bytes + arena.used;
+  arena.used += n;
+  return p;
+}
+void arena_free(voidpf, voidpf) {}
+
+// Whether "<type> <size>" is a loose object's header git writes.
+bool header_fits(const char* h, size_t n, uint64_t* size) {
+  const char* space = static_cast<const char*>(::memchr(h, ' ', n));
+  if (space == nullptr) return false;
+  const size_t type_len = static_cast<size_t>(space - h);
+  bool type_ok = false;
+  for (const char* t : {"blob", "tree", "commit", "tag"})
+    if (::strlen(t) == type_len && ::memcmp(h, t, type_len) == 0) type_ok = true;
+  const char* digits = space + 1;
+  const size_t len = n - type_len - 1;
+  if (!type_ok || len == 0 || len > 19 || (len > 1 && digits[0] == '0')) return false;
+  uint64_t v = 0;
+  for (size_t i = 0; i < len; ++i) {
+    if (digits[i] < '0' || digits[i] > '9') return false;
+    v = v * 10 + static_cast<uint64_t>(digits[i] - '0');
+  }
+  *size = v;
+  return true;
 }
 
-// Adds the object file `name` to the host's objects/`dir` unless one is
-// there: objects are named for their contents, so an existing one is never
-// replaced (and never deleted: what git gc pruned stays).
+// Whether the loose object in `fd` is what its name says: one zlib stream,
+// nothing after it, of "<type> <size>\0" and `size` bytes, whose SHA-1 is
+// `dir` + `name` (gitformat-loose(5)). Named for its contents, an object
+// must not be something else: the host's git would take it for the one it
+// names (a blob the user adds later with that id, say). SHA-1 only: a
+// repository with 64-digit ids gets no object back.
+bool loose_object_is_sound(int fd, const char* dir, const char* name) {
+  if (::strlen(name) != 38 || ::lseek(fd, 0, SEEK_SET) != 0) return false;
+  arena.used = 0;
+  z_stream z{};
+  z.zalloc = arena_alloc;
+  z.zfree = arena_free;
+  if (inflateInit(&z) != Z_OK) return false;
+  static unsigned char in[64 * 1024], out[64 * 1024];
+  sha1::Hasher h;
+  char header[32];
+  size_t header_len = 0;
+  bool header_done = false, ok = true;
+  uint64_t declared = 0, total = 0;
+  int ret = Z_OK;
+  while (ok && ret != Z_STREAM_END) {
+    const ssize_t n = ::read(fd, in, sizeof in);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    z.next_in = in;
+    z.avail_in = static_cast<uInt>(n);
+    while (ok && z.avail_in > 0) {
+      if (ret == Z_STREAM_END) {
+        ok = false;  // bytes after the stream
+        break;
+      }
+      z.next_out = out;
+      z.avail_out = sizeof out;
+      ret = inflate(&z, Z_NO_FLUSH);
+      if (ret != Z_OK && ret != Z_STREAM_END) ok = false;
+      const size_t got = sizeof out - z.avail_out;
+      h.update(out, got);
+      total += got;
+      for (size_t i = 0; i < got && !header_done && ok; ++i) {
+        if (out[i] == '\0') {
+          header_done = header_fits(header, header_len, &declared);
+          ok = header_done;
+        } else if (header_len < sizeof header) {
+          header[header_len++] = static_cast<char>(out[i]);
+        } else {
+          ok = false;
+        }
+      }
+    }
+  }
+  inflateEnd(&z);
+  // Nothing may follow the stream in the file either.
+  if (ok && ::read(fd, in, 1) != 0) ok = false;
+  if (!ok || ret != Z_STREAM_END || !header_done || total != header_len + 1 + declared)
+    return false;
+  unsigned char digest[20];
+  h.finish(digest);
+  static const char kHex[] = "0123456789abcdef";
+  char id[41];
+  for (int i = 0; i < 20; ++i) {
+    id[2 * i] = kHex[digest[i] >> 4];
+    id[2 * i + 1] = kHex[digest[i] & 15];
+  }
+  return ::memcmp(id, dir, 2) == 0 && ::memcmp(id + 2, name, 38) == 0;
+}
+
+// Whether `name` in objects/`dir` is a loose object's file name (packs are
+// not taken back: checking one is git index-pack's work, and a pack's index
+// can claim any id for any data; brig has the jail's git keep fetched
+// objects loose, see policy's GIT_CONFIG_*).
+bool is_loose_object(const char* dir, const char* name) {
+  return ::strlen(dir) == 2 && is_hex(dir[0]) && is_hex(dir[1]) &&
+         is_oid_tail(name, ::strlen(name));
+}
+
+// Adds the object file `name` to the host's objects/`dir` if it is sound and
+// not there yet: objects are never replaced (and never deleted: what git gc
+// pruned stays). The copy is checked, under a temporary name of its own.
 int add_object(int real, int up_dir, const char* dir, const char* name) {
   struct stat up;
-  const ScopedFd from{open_upper(up_dir, name, &up, off_t{1} << 40)};
+  const ScopedFd from{open_upper(up_dir, name, &up, off_t{1} << 34)};
   if (from.fd < 0) return -from.fd;
   char path[kMaxName];
   ::snprintf(path, sizeof path, "objects/%s", dir);
@@ -362,19 +461,22 @@ int add_object(int real, int up_dir, const char* dir, const char* name) {
   if (to_dir.fd < 0) return -to_dir.fd;
   struct stat st;
   if (::fstatat(to_dir.fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0) return 0;
+  // A name no other init picks (each jail's init is pid 1): random.
+  unsigned char rnd[8];
+  if (::syscall(SYS_getrandom, rnd, sizeof rnd, 0) != static_cast<long>(sizeof rnd)) return EIO;
   char tmp[64];
-  ::snprintf(tmp, sizeof tmp, "tmp_obj_brig_%d", static_cast<int>(::getpid()));
-  ::unlinkat(to_dir.fd, tmp, 0);
-  const int to =
-      ::openat(to_dir.fd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0444);
+  ::snprintf(tmp, sizeof tmp, "tmp_obj_brig_%02x%02x%02x%02x%02x%02x%02x%02x", rnd[0], rnd[1],
+             rnd[2], rnd[3], rnd[4], rnd[5], rnd[6], rnd[7]);
+  const int to = ::openat(to_dir.fd, tmp, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0444);
   if (to < 0) return errno;
   int err = copy_fd(from.fd, to);
+  if (err == 0 && !loose_object_is_sound(to, dir, name)) err = EINVAL;
   ::close(to);
   if (err == 0 &&
       ::syscall(SYS_renameat2, to_dir.fd, tmp, to_dir.fd, name, RENAME_NOREPLACE) != 0 &&
       errno != EEXIST)
     err = errno;
-  ::unlinkat(to_dir.fd, tmp, 0);
+  ::unlinkat(to_dir.fd, tmp, 0);  // ours (O_EXCL); gone already after a rename
   return err;
 }
 
@@ -399,8 +501,10 @@ int each_entry(int dir, Fn fn) {
   }
 }
 
-// New loose objects and packs. Returns how many entries were refused.
-int merge_objects(int real, int upper) {
+// New loose objects, each checked. Returns how many entries were refused;
+// *pack is set when the private layer holds a pack (git gc, a fetch of many
+// objects): objects that live only there do not come back.
+int merge_objects(int real, int upper, bool* pack) {
   const ScopedFd objects{child_fs::open_exact(upper, "objects", O_PATH | O_DIRECTORY, kBeneath)};
   if (objects.fd < 0) return 0;  // no object written
   int refused = 0;
@@ -415,7 +519,8 @@ int merge_objects(int real, int upper) {
       if (is_whiteout(e)) return;  // pruned: objects stay
       // git's own temporaries, left by a command killed mid-write.
       if (::strncmp(name, "tmp_", 4) == 0 || ::strncmp(name, ".tmp-", 5) == 0) return;
-      if (!S_ISREG(e.st_mode) || !is_object_name(dir, name) ||
+      if (equal_str(dir, "pack") && ::strncmp(name, "pack-", 5) == 0) *pack = true;
+      if (!S_ISREG(e.st_mode) || !is_loose_object(dir, name) ||
           add_object(real, sub.fd, dir, name) != 0)
         ++refused;
     });
@@ -447,6 +552,11 @@ int merge_tree(int real, int up_dir, char* path, size_t len, int depth, Shape sh
     if (S_ISDIR(st.st_mode)) {
       const ScopedFd sub{child_fs::open_exact(up_dir, name, O_PATH | O_DIRECTORY, kBeneath)};
       if (sub.fd >= 0) refused += merge_tree(real, sub.fd, path, full, depth + 1, shape);
+    } else if (::strncmp(ref, "refs/replace/", 13) == 0) {
+      // A replace ref makes the host's git show one object for another
+      // everywhere but in what it pushes: reviewed history would differ
+      // from published history.
+      ++refused;
     } else if (!is_refname(ref, ::strlen(ref)) && !(log && equal_str(ref, "HEAD"))) {
       // git's own locks and temporaries, left by a killed command, are not refs.
       if (!(n > 5 && equal_str(name + n - 5, ".lock"))) ++refused;
@@ -497,6 +607,11 @@ int merge_state_file(int real, int upper, const char* name) {
     if (equal_str(name, "HEAD")) return 1;
     return ::unlinkat(real, name, 0) != 0 && errno != ENOENT ? 1 : 0;
   }
+  // `shallow` hides the parents of the commits it lists (like a graft): a
+  // repository that was complete stays so.
+  struct stat host;
+  if (equal_str(name, "shallow") && ::fstatat(real, name, &host, AT_SYMLINK_NOFOLLOW) != 0)
+    return 1;
   struct stat up;
   const Shape shape = shape_of(name);
   const ScopedFd from{open_upper(upper, name, &up, shape == Shape::index ? kMaxIndex : kMaxSmall)};
@@ -511,7 +626,11 @@ int write_back_in_child(const Kept& k) {
   // Objects before the refs that name them, refs before the HEAD and index
   // that name refs: the host's repository is never left pointing at
   // something missing.
-  int refused = merge_objects(k.real, k.upper);
+  bool pack = false;
+  int refused = merge_objects(k.real, k.upper, &pack);
+  // Refs, HEAD or an index naming objects that only a pack held would leave
+  // the host's repository broken: none of them comes back then.
+  if (pack) return refused + 1;
   refused += merge_refs(k.real, k.upper, "refs", Shape::ref);
   refused += merge_state_file(k.real, k.upper, "packed-refs");
   refused += merge_refs(k.real, k.upper, "logs", Shape::text);

@@ -350,7 +350,11 @@ class Planner {
         at.insert(b.target + real->substr(b.source == "/" ? 0 : b.source.size()));
     const std::string tag = " (mounts[" + std::to_string(i) + "])";
     for (const std::string& jail_path : at) {
-      if (snapshotted_.contains(jail_path) || !closest_is_bind(jail_path)) continue;
+      // A snapshot left it (or a directory above it) out already.
+      const bool left_out =
+          std::any_of(snapshotted_.begin(), snapshotted_.end(),
+                      [&](const std::string& p) { return is_within(jail_path, p); });
+      if (left_out || !closest_is_bind(jail_path)) continue;
       add(Op::Kind::mask, kNew + jail_path,
           "mask " + m.target + (jail_path == m.target ? "" : " at " + jail_path) + tag)
           .optional = true;
@@ -501,6 +505,14 @@ class Planner {
     std::map<std::string, Snapshot> snaps;  // by jail path: parents sort first
     for (const Mount& m : spec_.mounts) {
       if (m.kind != Mount::Kind::mask || symlink_in_writable_tree(m.target)) continue;
+      // Below another hidden path: that one's stand-in hides this one too
+      // (as a chain, its directory would show all but this).
+      const bool under_hidden =
+          std::any_of(spec_.mounts.begin(), spec_.mounts.end(), [&](const Mount& o) {
+            return o.kind == Mount::Kind::mask && o.target != m.target &&
+                   is_within(m.target, o.target);
+          });
+      if (under_hidden) continue;
       const auto where = host_location(m);
       if (!where || where->first == b.source || !is_within(where->first, b.source)) continue;
       const auto& [host_path, exists] = *where;
@@ -550,13 +562,15 @@ class Planner {
     for (const auto& [name, type] : host_.entries(snap.host)) {
       const std::string to = at + "/" + name;
       const std::string from = kOld + (snap.host == "/" ? "" : snap.host) + "/" + name;
-      if (snap.chain.contains(name)) {
-        add(Op::Kind::mkdir, to, "mkdir " + jail_dir + "/" + name + " for its snapshot" + tag);
-        continue;
-      }
+      // Hidden first: a hidden directory that is also on another hidden
+      // path's chain stays empty.
       if (const auto h = snap.hidden.find(name); h != snap.hidden.end()) {
         add(h->second == HostView::Type::dir ? Op::Kind::mkdir : Op::Kind::touch, to,
             "empty stand-in for hidden " + jail_dir + "/" + name + tag);
+        continue;
+      }
+      if (snap.chain.contains(name)) {
+        add(Op::Kind::mkdir, to, "mkdir " + jail_dir + "/" + name + " for its snapshot" + tag);
         continue;
       }
       switch (type) {

@@ -34,6 +34,14 @@
 namespace brig::server {
 namespace {
 
+// The machine's RAM: the default budget of the jails' memory limits together.
+std::uint64_t physical_memory() {
+  const long pages = ::sysconf(_SC_PHYS_PAGES), size = ::sysconf(_SC_PAGESIZE);
+  return pages > 0 && size > 0
+             ? static_cast<std::uint64_t>(pages) * static_cast<std::uint64_t>(size)
+             : UINT64_MAX;
+}
+
 constexpr const char* kServeFooter = R"(
 On stdio, stdout carries only JSON-RPC (one message per line) and logs go to
 stderr. End of input, SIGTERM, SIGINT or SIGHUP cancels every call in flight
@@ -228,6 +236,14 @@ CLI::App* add_serve_command(CLI::App& app, ServeOptions& o) {
                               o.spool_bytes))
       ->option_text("BYTES")
       ->check(CLI::PositiveNumber);
+  cmd->add_option(exec::kJailsMemoryOption, o.jails_memory,
+                  "The memory limits of the exec jails running at once, together: an exec whose "
+                  "jail's limit would take the sum over it is refused, and a jail without a "
+                  "memory limit counts as all of it. Where each jail's limit is enforced as a "
+                  "whole (cgroups; brig doctor), the jails cannot take more together "
+                  "(default: this machine's physical memory)")
+      ->option_text("BYTES")
+      ->check(CLI::PositiveNumber);
   cmd->add_flag_callback(
       "--no-jail-pool", [&o] { o.jail_pool = false; },
       "Build every exec's jail when the call comes, instead of taking the one built ahead for "
@@ -292,6 +308,7 @@ int run_serve(const ServeOptions& o, const ToolInstaller& extra_tools) {
   exec::JobLimits job_limits;
   job_limits.max_running = o.max_jails;
   job_limits.spool_budget = o.spool_bytes;
+  job_limits.memory_budget = o.jails_memory != 0 ? o.jails_memory : physical_memory();
   exec::JobTable jobs(job_limits);  // declared before the registry: its tools hold it
 
   Registry registry;

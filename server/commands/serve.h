@@ -36,6 +36,7 @@ struct ServeOptions {
   bool jail_pool = true;  // false: --no-jail-pool, every exec's jail built for it
   std::size_t max_jails = exec::JobLimits{}.max_running;       // exec jails running at once
   std::uint64_t spool_bytes = exec::JobLimits{}.spool_budget;  // all jobs' kept output
+  std::uint64_t jails_memory = 0;  // the exec jails' memory limits together; 0 = physical memory
 };
 
 // Adds the `serve` subcommand and its options, bound to options. The caller

@@ -2,7 +2,9 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <charconv>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -55,6 +57,7 @@ void JobTable::evict_finished(std::uint64_t missing) {
     const std::uint64_t before = budget_->used();
     job.evict_output();
     freed += before - budget_->used();
+    job_memory_.erase(it->first);
     it = jobs_.erase(it);
   }
 }
@@ -63,12 +66,33 @@ std::string JobTable::next_id() {
   return fmt::format("{}{}", kIdPrefix, next_++);
 }
 
-Result<void> JobTable::check_capacity(uid_t owner) {
+Slot::Slot(Slot&& other) noexcept
+    : held_(std::exchange(other.held_, {})), owner_(other.owner_), memory_(other.memory_) {}
+
+Slot::~Slot() {
+  give_back();
+}
+
+void Slot::give_back() {
+  const auto held = held_.lock();
+  held_.reset();
+  if (!held) return;
+  if (auto it = held->by_owner.find(owner_); it != held->by_owner.end() && --it->second == 0)
+    held->by_owner.erase(it);
+  held->memory -= memory_;
+}
+
+Result<Slot> JobTable::reserve(uid_t owner, std::optional<std::uint64_t> memory) {
   sweep();
   std::size_t running = 0;
+  std::uint64_t memory_used = held_->memory;
   for (const auto& [n, job] : jobs_) {
-    if (job->owner() == owner && !job->finished()) ++running;
+    if (job->finished()) continue;
+    if (job->owner() == owner) ++running;
+    if (auto m = job_memory_.find(n); m != job_memory_.end()) memory_used += m->second;
   }
+  if (auto held = held_->by_owner.find(owner); held != held_->by_owner.end())
+    running += held->second;
   if (running >= limits_.max_running_per_owner) {
     return std::unexpected(Error{
         "start job", "",
@@ -76,7 +100,20 @@ Result<void> JobTable::check_capacity(uid_t owner) {
                     "first",
                     running)});
   }
-  if (const std::size_t all = this->running(); all >= limits_.max_running) {
+  const std::uint64_t needs =
+      std::min(memory.value_or(limits_.memory_budget), limits_.memory_budget);
+  if ((memory && *memory > limits_.memory_budget) || memory_used > limits_.memory_budget - needs) {
+    return std::unexpected(Error{
+        "start job", "",
+        fmt::format("the server's memory budget for jails running at once would be exceeded: "
+                    "running jails may use {} bytes, this one {} (brig serve {} {}); wait for a "
+                    "job (job wait) or end one (job kill), or start brig serve with a larger {}",
+                    memory_used, memory ? std::to_string(*memory) : std::string("any amount"),
+                    kJailsMemoryOption, limits_.memory_budget, kJailsMemoryOption)});
+  }
+  std::size_t slots = 0;
+  for (const auto& [uid, n] : held_->by_owner) slots += n;
+  if (const std::size_t all = this->running() + slots; all >= limits_.max_running) {
     return std::unexpected(
         Error{"start job", "",
               fmt::format("the server's budget of jails running at once is reached: {} of {} (brig "
@@ -94,11 +131,17 @@ Result<void> JobTable::check_capacity(uid_t owner) {
                     "kill), or start brig serve with a larger {}",
                     budget_->used(), kSpoolBytesOption, limits_.spool_budget, kSpoolBytesOption)});
   }
-  return {};
+  ++held_->by_owner[owner];
+  held_->memory += needs;
+  return Slot(held_, owner, needs);
 }
 
-void JobTable::add(std::shared_ptr<Job> job) {
-  if (auto n = id_number(job->id())) jobs_[*n] = std::move(job);
+void JobTable::add(std::shared_ptr<Job> job, Slot slot) {
+  if (auto n = id_number(job->id())) {
+    job_memory_[*n] = slot.memory_;
+    jobs_[*n] = std::move(job);
+  }
+  slot.give_back();  // the job counts from now on
 }
 
 std::shared_ptr<Job> JobTable::find(uid_t owner, std::string_view id) {
@@ -120,7 +163,10 @@ std::vector<std::shared_ptr<Job>> JobTable::list(uid_t owner) {
 }
 
 void JobTable::remove(std::string_view id) {
-  if (auto n = id_number(id)) jobs_.erase(*n);
+  if (auto n = id_number(id)) {
+    jobs_.erase(*n);
+    job_memory_.erase(*n);
+  }
 }
 
 void JobTable::kill_all() {
@@ -158,6 +204,7 @@ void JobTable::sweep() {
              ++finished[job.owner()] > limits_.max_finished_per_owner;
     }
     if (drop) {
+      job_memory_.erase(it->first);
       it = std::make_reverse_iterator(jobs_.erase(std::next(it).base()));
     } else {
       ++it;

@@ -30,6 +30,10 @@ struct JobLimits {
   std::size_t max_running = 64;                           // jails running at once, all uids
   std::size_t max_finished_per_owner = 64;                // the oldest finished go first
   std::uint64_t spool_budget = std::uint64_t{512} << 20;  // every job's kept output together
+  // The memory limits of the jails running at once, together (a jail
+  // without one counts as the whole budget): where each jail's limit is
+  // enforced as a whole (cgroups), their sum is what they can take.
+  std::uint64_t memory_budget = UINT64_MAX;
   SpoolLimits spool;  // per stream of each job (its budget is the table's)
 };
 
@@ -37,6 +41,34 @@ struct JobLimits {
 // named in the refusal so that an operator knows what to change (the output
 // budget's is kSpoolBytesOption).
 inline constexpr const char* kMaxJailsOption = "--max-jails";
+inline constexpr const char* kJailsMemoryOption = "--jails-memory";
+
+// The slots a JobTable has handed out and not taken back yet.
+struct HeldSlots {
+  std::map<uid_t, std::size_t> by_owner;
+  std::uint64_t memory = 0;  // theirs, together
+};
+
+// A place for one job, taken before its jail is spawned and counted as a
+// running job from then on, so that calls admitted at once cannot overrun a
+// budget between the check and the job's start. Given back when dropped
+// (also after its table is gone: a coroutine frame may outlive it), unless
+// JobTable::add took it with the job.
+class Slot {
+ public:
+  Slot(Slot&& other) noexcept;
+  Slot& operator=(Slot&&) = delete;
+  ~Slot();
+
+ private:
+  friend class JobTable;
+  Slot(std::weak_ptr<HeldSlots> held, uid_t owner, std::uint64_t memory)
+      : held_(std::move(held)), owner_(owner), memory_(memory) {}
+  void give_back();
+  std::weak_ptr<HeldSlots> held_;
+  uid_t owner_;
+  std::uint64_t memory_;
+};
 
 // The uid jobs of this caller belong to: the peer's, or brig's own on stdio.
 uid_t owner_of(const std::optional<server::PeerCredentials>& peer);
@@ -52,15 +84,18 @@ class JobTable {
 
   // A fresh id ("job-1", "job-2", ...): never reused within this server.
   std::string next_id();
-  // Fails when owner already runs max_running_per_owner jobs, the server
-  // max_running, or when the output budget is full even after dropping
+  // A slot for a job of `owner` whose jail may use `memory` (nullopt: no
+  // limit). Fails when owner already runs max_running_per_owner jobs, the
+  // server max_running, when the jails' memory limits would exceed
+  // memory_budget, or when the output budget is full even after dropping
   // every finished job's output; each refusal names its budget, its size
-  // and the option that raises it.
-  Result<void> check_capacity(uid_t owner);
+  // and the option that raises it. Slots count as running jobs.
+  Result<Slot> reserve(uid_t owner, std::optional<std::uint64_t> memory);
   // Limits for a new job's spools: the table's, with its budget.
   SpoolLimits spool_limits() const;
   const SpoolBudget& spool_budget() const { return *budget_; }
-  void add(std::shared_ptr<Job> job);
+  // The job takes its slot's place.
+  void add(std::shared_ptr<Job> job, Slot slot);
   // owner's job `id`; nullptr when there is none (or it is another uid's, or
   // abandoned).
   std::shared_ptr<Job> find(uid_t owner, std::string_view id);
@@ -87,6 +122,8 @@ class JobTable {
 
   JobLimits limits_;
   std::shared_ptr<SpoolBudget> budget_;
+  std::shared_ptr<HeldSlots> held_ = std::make_shared<HeldSlots>();
+  std::map<std::uint64_t, std::uint64_t> job_memory_;  // each added job's, by id number
   std::uint64_t next_ = 1;
   std::map<std::uint64_t, std::shared_ptr<Job>> jobs_;  // by the number in the id: start order
 };

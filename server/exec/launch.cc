@@ -66,9 +66,12 @@ asio::awaitable<Result<std::shared_ptr<Job>>> launch_job(const server::Sandbox& 
   if (!sandbox.spawner || !sandbox.spawner->alive()) {
     co_return std::unexpected(Error{"start the command", "", "brig's jail spawner is not running"});
   }
-  if (auto room = table.check_capacity(owner); !room) co_return std::unexpected(room.error());
   auto plan = plan_exec(sandbox.policy, sandbox.context, sandbox.spec, args);
   if (!plan) co_return std::unexpected(plan.error());
+  // Taken before the first co_await: calls admitted together are counted
+  // together.
+  auto slot = table.reserve(owner, plan->spec.limits.memory_bytes);
+  if (!slot) co_return std::unexpected(slot.error());
 
   auto out = make_pipe("stdout");
   if (!out) co_return std::unexpected(out.error());
@@ -116,7 +119,7 @@ asio::awaitable<Result<std::shared_ptr<Job>>> launch_job(const server::Sandbox& 
       co_return std::unexpected(w.error());
     }
   }
-  table.add(job);
+  table.add(job, std::move(*slot));
   co_return job;
 }
 

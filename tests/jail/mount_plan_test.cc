@@ -312,6 +312,33 @@ TEST(MountPlanTest, MountPointReachedThroughASymlinkInABoundTreeIsRefused) {
 // A mask hides the host file, wherever a bind shows it: a hidden path that is
 // a symlink is masked where its real file shows, and a file reached through
 // a symlinked bind is masked there too.
+// A hidden directory wins over a hidden path inside it, whatever their order
+// in the policy: the directory is an empty stand-in, not a snapshot showing
+// all but the inner path.
+TEST(MountPlanTest, AHiddenDirectoryStaysEmptyWhenAPathInsideIsHiddenToo) {
+  FakeHost h = debian_host();
+  h.types["/srv"] = HostView::Type::dir;
+  h.types["/srv/t"] = HostView::Type::dir;
+  h.types["/srv/t/a"] = HostView::Type::dir;
+  h.types["/srv/t/a/b"] = HostView::Type::file;
+  h.types["/srv/t/a/other"] = HostView::Type::file;
+  h.types["/srv/t/c"] = HostView::Type::file;
+  for (bool outer_first : {true, false}) {
+    JailSpec s;
+    s.mounts = {bind("/srv/t", "/srv/t")};
+    if (outer_first)
+      s.mounts.insert(s.mounts.end(), {hidden_at("/srv/t/a"), hidden_at("/srv/t/a/b")});
+    else
+      s.mounts.insert(s.mounts.end(), {hidden_at("/srv/t/a/b"), hidden_at("/srv/t/a")});
+    const auto r = render(*plan(s, h));
+    EXPECT_THAT(r, ::testing::Contains("mkdir /newroot/srv/t/a")) << outer_first;
+    EXPECT_THAT(r, ::testing::Not(::testing::Contains(::testing::HasSubstr("/srv/t/a/"))))
+        << outer_first;
+    EXPECT_THAT(
+        r, ::testing::Contains("bind /oldroot/srv/t/c /newroot/srv/t/c ro,nosuid,nodev rec opt"));
+  }
+}
+
 // The git layer is planned from what .git itself is, never from what it
 // holds: a directory gets the layer, a file (a worktree's pointer) a
 // read-only bind, a symlink or nothing no mount at all.

@@ -22,7 +22,8 @@ using namespace std::chrono_literals;
 // A job whose output is `output` on stdout. finished: its process has ended
 // (and its pipe is closed); else it runs until killed.
 std::shared_ptr<Job> start_job(asio::io_context& io, JobTable& table, uid_t owner,
-                               const std::string& output, bool finished) {
+                               const std::string& output, bool finished,
+                               std::optional<std::uint64_t> memory = 1) {
   int out[2], err[2];
   EXPECT_EQ(::pipe2(out, O_CLOEXEC), 0);
   EXPECT_EQ(::pipe2(err, O_CLOEXEC), 0);
@@ -56,7 +57,9 @@ std::shared_ptr<Job> start_job(asio::io_context& io, JobTable& table, uid_t owne
       std::make_shared<Job>(id, owner, "test", *Spool::create(id + "-out", table.spool_limits()),
                             *Spool::create(id + "-err", table.spool_limits()));
   job->start(io.get_executor(), std::move(p), UniqueFd(out[0]), UniqueFd(err[0]), UniqueFd());
-  table.add(job);
+  auto slot = table.reserve(owner, memory);
+  EXPECT_TRUE(slot) << slot.error().to_string();
+  if (slot) table.add(job, std::move(*slot));
   return job;
 }
 
@@ -104,7 +107,7 @@ TEST_F(JobTableTest, AFullOutputBudgetDropsTheOldestFinishedJobsOutputFirst) {
   EXPECT_EQ(*second->spool(Stream::out).read(0, 1000), b);
   EXPECT_EQ(*third->spool(Stream::out).read(0, 1000), c);
   EXPECT_EQ(table.spool_budget().used(), 800u);
-  EXPECT_TRUE(table.check_capacity(1000));
+  EXPECT_TRUE(table.reserve(1000, 1));
 }
 
 TEST_F(JobTableTest, AnOutputBudgetHeldByRunningJobsRefusesANewJobNamingItsOption) {
@@ -119,7 +122,7 @@ TEST_F(JobTableTest, AnOutputBudgetHeldByRunningJobsRefusesANewJobNamingItsOptio
   EXPECT_EQ(running->spool(Stream::out).head_end(), 1000u);
   EXPECT_EQ(table.spool_budget().used(), 1000u);
 
-  auto refused = table.check_capacity(1000);
+  auto refused = table.reserve(1000, 1);
   ASSERT_FALSE(refused);
   const std::string why = refused.error().to_string();
   EXPECT_NE(why.find("output budget is full"), std::string::npos) << why;
@@ -128,7 +131,7 @@ TEST_F(JobTableTest, AnOutputBudgetHeldByRunningJobsRefusesANewJobNamingItsOptio
   running->kill();
   settle(io_, *running, 1500, true);
   // Finished, its output is the first to go: a new job fits again.
-  EXPECT_TRUE(table.check_capacity(1000)) << table.check_capacity(1000).error().to_string();
+  EXPECT_TRUE(table.reserve(1000, 1)) << table.reserve(1000, 1).error().to_string();
   EXPECT_TRUE(running->spool(Stream::out).evicted());
 }
 
@@ -139,14 +142,50 @@ TEST_F(JobTableTest, TheRunningJailsBudgetCountsEveryClientAndRefusesNamingItsOp
   auto one = start_job(io_, table, 1000, "", false);
   auto two = start_job(io_, table, 1001, "", false);
   // A third uid, under its own per-uid limit, still meets the server's.
-  auto refused = table.check_capacity(1002);
+  auto refused = table.reserve(1002, 1);
   ASSERT_FALSE(refused);
   const std::string why = refused.error().to_string();
   EXPECT_NE(why.find("jails running at once"), std::string::npos) << why;
   EXPECT_NE(why.find("--max-jails 2"), std::string::npos) << why;
   one->kill();
   settle(io_, *one, 0, true);
-  EXPECT_TRUE(table.check_capacity(1002));
+  EXPECT_TRUE(table.reserve(1002, 1));
+}
+
+// Admission is one step: slots count before their jobs exist, and come back
+// when dropped.
+TEST_F(JobTableTest, SlotsCountAsRunningJobsUntilDropped) {
+  JobLimits limits;
+  limits.max_running = 2;
+  JobTable table(limits);
+  auto a = table.reserve(1000, 1);
+  auto b = table.reserve(1001, 1);
+  ASSERT_TRUE(a);
+  ASSERT_TRUE(b);
+  EXPECT_FALSE(table.reserve(1002, 1)) << "two slots held, none added yet";
+  { Slot dropped = std::move(*a); }
+  EXPECT_TRUE(table.reserve(1002, 1)) << "a dropped slot comes back";
+}
+
+// The jails' memory limits together stay within the budget; one without a
+// limit takes all of it.
+TEST_F(JobTableTest, TheMemoryBudgetBoundsTheJailsLimitsTogether) {
+  JobLimits limits;
+  limits.memory_budget = 10;
+  JobTable table(limits);
+  auto six = start_job(io_, table, 1000, "", false, 6);
+  EXPECT_TRUE(table.reserve(1001, 4));
+  auto refused = table.reserve(1001, 5);
+  ASSERT_FALSE(refused);
+  const std::string why = refused.error().to_string();
+  EXPECT_NE(why.find("memory budget"), std::string::npos) << why;
+  EXPECT_NE(why.find("--jails-memory 10"), std::string::npos) << why;
+  EXPECT_FALSE(table.reserve(1001, std::nullopt)) << "no limit: the whole budget";
+  EXPECT_FALSE(table.reserve(1001, 11)) << "over the budget alone";
+  six->kill();
+  settle(io_, *six, 0, true);
+  auto all = table.reserve(1001, std::nullopt);
+  EXPECT_TRUE(all) << all.error().to_string();
 }
 
 }  // namespace

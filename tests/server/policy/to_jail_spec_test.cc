@@ -242,7 +242,7 @@ TEST_F(Planner, GitDirectoryGoesThroughTheGitLayer) {
 // git's housekeeping would write where the layer keeps .git read-only.
 TEST_F(Planner, GitHousekeepingIsTurnedOffInTheEnvironment) {
   const auto env = jail_environment(policy, ctx);
-  EXPECT_THAT(env, Contains("GIT_CONFIG_COUNT=6"));
+  EXPECT_THAT(env, Contains("GIT_CONFIG_COUNT=9"));
   EXPECT_THAT(env, Contains("GIT_CONFIG_KEY_0=gc.writeCommitGraph"));
   EXPECT_THAT(env, Contains("GIT_CONFIG_KEY_3=core.splitIndex"));
   policy.environment.set["GIT_CONFIG_COUNT"] = "1";
