@@ -343,9 +343,10 @@ std::string git_warning(const StatusRecord& r) {
         "git itself would not write them (an index with paths outside the worktree, hidden "
         "entries or a split index; HEAD deleted or not a ref; a symlink, fifo or oddly named "
         "file in objects/, refs/ or logs/; a loose object that is not what its id says; a "
-        "replace ref), they were in a pack (git gc or a large fetch; then no ref, HEAD or index "
-        "came back either, since they could name objects only the pack held: run git gc on the "
-        "host instead), or another git held the lock for over half a second (docs/jail.md, "
+        "replace ref), or they were in a pack (git gc or a large fetch: run git gc on the host "
+        "instead); after a pack or a refused object, no ref, HEAD or index came back either, "
+        "since they could name what did not; or another git held the lock for over half a second "
+        "(docs/jail.md, "
         "\"git\")";
   return w;
 }

@@ -43,6 +43,10 @@ constexpr int kMaxDepth = 16;                // directories below refs/ or logs/
 constexpr off_t kMaxSmall = 16 << 20;        // HEAD, refs, messages, packed-refs, …
 constexpr off_t kMaxIndex = off_t{1} << 30;  // the index of a very large worktree
 constexpr off_t kMaxLog = 64 << 20;          // one reflog
+// What the objects of one jail may inflate to, together: a small object can
+// inflate to gigabytes, and the init hashes it all.
+constexpr uint64_t kMaxInflated = uint64_t{4} << 30;
+uint64_t inflated_left = kMaxInflated;
 
 bool is_hex(char c) {
   return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
@@ -411,6 +415,10 @@ bool loose_object_is_sound(int fd, const char* dir, const char* name) {
       const size_t got = sizeof out - z.avail_out;
       h.update(out, got);
       total += got;
+      if (got > inflated_left)
+        ok = false;
+      else
+        inflated_left -= got;
       for (size_t i = 0; i < got && !header_done && ok; ++i) {
         if (out[i] == '\0') {
           header_done = header_fits(header, header_len, &declared);
@@ -505,6 +513,7 @@ int each_entry(int dir, Fn fn) {
 // *pack is set when the private layer holds a pack (git gc, a fetch of many
 // objects): objects that live only there do not come back.
 int merge_objects(int real, int upper, bool* pack) {
+  inflated_left = kMaxInflated;
   const ScopedFd objects{child_fs::open_exact(upper, "objects", O_PATH | O_DIRECTORY, kBeneath)};
   if (objects.fd < 0) return 0;  // no object written
   int refused = 0;
@@ -628,9 +637,10 @@ int write_back_in_child(const Kept& k) {
   // something missing.
   bool pack = false;
   int refused = merge_objects(k.real, k.upper, &pack);
-  // Refs, HEAD or an index naming objects that only a pack held would leave
-  // the host's repository broken: none of them comes back then.
-  if (pack) return refused + 1;
+  // Refs, HEAD or an index naming objects that only a pack held, or that
+  // were refused, would leave the host's repository broken: none of them
+  // comes back then.
+  if (pack || refused > 0) return refused + (pack ? 1 : 0);
   refused += merge_refs(k.real, k.upper, "refs", Shape::ref);
   refused += merge_state_file(k.real, k.upper, "packed-refs");
   refused += merge_refs(k.real, k.upper, "logs", Shape::text);

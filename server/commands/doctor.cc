@@ -1,11 +1,14 @@
 #include "server/commands/doctor.h"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <climits>
 #include <cstdio>
 #include <cstring>
+#include <optional>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -44,10 +47,42 @@ bool idmap_refused(const jail::JailSpec& spec, const jail::KernelFeatures& kerne
   return false;
 }
 
+// A bind source the jail's host uid cannot reach, with why. As root with an
+// unprivileged jail root (as_root = "mapped" or "user"), the init builds
+// the jail as that uid, and a bind under a directory it cannot search fails
+// with EACCES, optional or not (the dev policy's toolchain under a 0700
+// /root). Binds inside a tree that keeps its owner are made from the jail's
+// side and need no search on the host.
+std::optional<std::string> unreachable_bind(const jail::JailSpec& spec) {
+  if (::geteuid() != 0 || !spec.namespaces.user || spec.identity.outside_uid == 0)
+    return std::nullopt;
+  const uid_t uid = spec.identity.outside_uid;
+  const gid_t gid = spec.identity.outside_gid;
+  for (const jail::Mount& m : spec.mounts) {
+    if (m.kind != jail::Mount::Kind::bind || m.keep_owner) continue;
+    const bool in_kept = std::any_of(spec.mounts.begin(), spec.mounts.end(), [&](const auto& k) {
+      return k.keep_owner && m.source.starts_with(k.source + "/");
+    });
+    if (in_kept) continue;
+    for (size_t slash = m.source.find('/', 1); slash != std::string::npos;
+         slash = m.source.find('/', slash + 1)) {
+      const std::string dir = m.source.substr(0, slash);
+      struct stat st;
+      if (::stat(dir.c_str(), &st) != 0) break;  // missing: skipped, or ENOENT as planned
+      const mode_t search = st.st_uid == uid ? S_IXUSR : st.st_gid == gid ? S_IXGRP : S_IXOTH;
+      if ((st.st_mode & search) == 0)
+        return fmt::format("{} cannot be reached: {} is not searchable by the jail's host uid {}",
+                           m.source, dir, uid);
+    }
+  }
+  return std::nullopt;
+}
+
 nlohmann::json policy_json(const PlannedPolicy& policy, const jail::KernelFeatures& kernel) {
   LayerReport report = jail::predict_layers(policy.second, kernel);
   std::vector<Layer> unmet = jail::unmet_requirements(policy.second, report);
   const bool refused = idmap_refused(policy.second, kernel);
+  const auto unreachable = unreachable_bind(policy.second);
   nlohmann::json layers = nlohmann::json::array();
   for (const auto& s : report.layers)
     layers.push_back({{"layer", jail::layer_name(s.layer)},
@@ -56,8 +91,9 @@ nlohmann::json policy_json(const PlannedPolicy& policy, const jail::KernelFeatur
   nlohmann::json unmet_json = nlohmann::json::array();
   for (Layer l : unmet) unmet_json.push_back(jail::layer_name(l));
   return {{"policy", policy.first},
-          {"runs", unmet.empty() && !refused},
+          {"runs", unmet.empty() && !refused && !unreachable},
           {"idmapped_workspace_refused", refused},
+          {"unreachable_bind", unreachable ? nlohmann::json(*unreachable) : nlohmann::json()},
           {"weak_hidden", policy::weak_hidden_paths(policy.second)},
           {"limits_tier", jail::limits_tier_name(report.limits_tier)},
           {"layers", layers},
@@ -81,6 +117,10 @@ std::string text_report(const jail::KernelFeatures& kernel,
     else if (idmap_refused(policy.second, kernel))
       verdict = std::string("REFUSED here: the workspace's idmapped mount is refused (") +
                 kIdmapFeature + " above)";
+    else if (const auto why = unreachable_bind(policy.second))
+      verdict = "REFUSED here: " + *why +
+                " (as root the jail's root is that unprivileged uid: make the path searchable, "
+                "or set [identity] as_root in the policy, policies/README.md)";
     out += fmt::format("\nPolicy {}: {}\n", policy.first, verdict);
     out += fmt::format("  requires: {}\n", required_names(policy.second.required));
     for (const auto& s : report.layers)
@@ -172,7 +212,8 @@ int run_doctor(const DoctorOptions& options) {
   if (!default_plans) return 1;
   const auto& def = planned.front();
   const jail::LayerReport report = jail::predict_layers(def.second, kernel);
-  return jail::unmet_requirements(def.second, report).empty() && !idmap_refused(def.second, kernel)
+  return jail::unmet_requirements(def.second, report).empty() &&
+                 !idmap_refused(def.second, kernel) && !unreachable_bind(def.second)
              ? 0
              : 1;
 }
