@@ -95,6 +95,16 @@ enum class Shape {
   index,        // gitformat-index(5), by git_index::check
 };
 
+// packed-refs' order, across lines: git binary-searches the file, so refs
+// out of order (or twice) would be missed on the host; a peeled line (^)
+// belongs to the ref just before it.
+struct PackedOrder {
+  char prev[kMaxName + 1];
+  size_t prev_len = 0;
+  bool after_ref = false;
+};
+PackedOrder packed_order;
+
 bool line_fits(Shape shape, const char* l, size_t n, bool first) {
   switch (shape) {
     case Shape::ref:
@@ -108,12 +118,29 @@ bool line_fits(Shape shape, const char* l, size_t n, bool first) {
       return tab != nullptr && is_oid(l, static_cast<size_t>(tab - l));
     }
     case Shape::packed_refs: {
-      if (first && n >= 17 && ::strncmp(l, "# pack-refs with:", 17) == 0) return true;
-      if (n > 0 && l[0] == '^') return is_oid(l + 1, n - 1);
+      PackedOrder& o = packed_order;
+      if (first) {
+        o.prev_len = 0;
+        o.after_ref = false;
+        if (n >= 17 && ::strncmp(l, "# pack-refs with:", 17) == 0) return true;
+      }
+      if (n > 0 && l[0] == '^') {
+        const bool ok = o.after_ref && is_oid(l + 1, n - 1);
+        o.after_ref = false;
+        return ok;
+      }
       const char* space = static_cast<const char*>(::memchr(l, ' ', n));
       if (space == nullptr) return false;
       const size_t k = static_cast<size_t>(space - l);
-      return is_oid(l, k) && is_refname(space + 1, n - k - 1);
+      const char* ref = space + 1;
+      const size_t ref_len = n - k - 1;
+      if (!is_oid(l, k) || !is_refname(ref, ref_len)) return false;
+      const int c = ::memcmp(o.prev, ref, o.prev_len < ref_len ? o.prev_len : ref_len);
+      if (o.prev_len > 0 && (c > 0 || (c == 0 && o.prev_len >= ref_len))) return false;
+      ::memcpy(o.prev, ref, ref_len);
+      o.prev_len = ref_len;
+      o.after_ref = true;
+      return true;
     }
     case Shape::text:
     case Shape::index:
@@ -641,8 +668,11 @@ int write_back_in_child(const Kept& k) {
   // were refused, would leave the host's repository broken: none of them
   // comes back then.
   if (pack || refused > 0) return refused + (pack ? 1 : 0);
+  // packed-refs before the loose refs, as git writes them: `git pack-refs`
+  // deletes the loose refs it packed, and those deletions must not land
+  // without the file that holds the refs now.
+  if (int packed = merge_state_file(k.real, k.upper, "packed-refs")) return refused + packed;
   refused += merge_refs(k.real, k.upper, "refs", Shape::ref);
-  refused += merge_state_file(k.real, k.upper, "packed-refs");
   refused += merge_refs(k.real, k.upper, "logs", Shape::text);
   for (const char* name : kStateFiles)
     if (!equal_str(name, "packed-refs")) refused += merge_state_file(k.real, k.upper, name);

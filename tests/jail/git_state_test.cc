@@ -366,6 +366,22 @@ TEST_F(GitStateTest, ReplaceRefsShallowListsAndForgedStatDataAreRefused) {
   EXPECT_FALSE(exists(git_dir() + "/shallow"));
   EXPECT_FALSE(exists(git_dir() + "/MERGE_RR"));
 
+  // A packed-refs git would misread: refs out of order (git binary-searches
+  // them) or a peeled line with no ref before it.
+  for (const char* packed :
+       {"printf '# pack-refs with: peeled fully-peeled sorted \\n%s refs/heads/z\\n%s "
+        "refs/heads/a\\n' $(git rev-parse HEAD) $(git rev-parse HEAD) > .git/packed-refs",
+        "printf '^%s\\n' $(git rev-parse HEAD) > .git/packed-refs"}) {
+    const Ran ran = run(packed);
+    ASSERT_EQ(ran.outcome.exit_status(), 0) << packed << ": " << ran.err;
+    EXPECT_THAT(ran.outcome.warning, HasSubstr("could not be written back")) << packed;
+    EXPECT_FALSE(exists(git_dir() + "/packed-refs")) << packed;
+  }
+  const Ran sorted = run("git pack-refs --all");
+  ASSERT_EQ(sorted.outcome.exit_status(), 0) << sorted.err;
+  EXPECT_EQ(sorted.outcome.warning, "");
+  EXPECT_TRUE(exists(git_dir() + "/packed-refs"));
+
   // An edit, then the index given the edited file's stat data but the old
   // blob: git would trust it and never look at the file.
   const Ran forged =
