@@ -85,9 +85,20 @@ bool is_refname(const char* s, size_t n) {
   return true;
 }
 
+// A ref brig writes back: a valid name, and not under refs/replace/ (a
+// replace ref makes the host's git show one object for another everywhere
+// but in what it pushes: reviewed history would differ from published).
+// Every way a ref comes back (loose, packed, a symbolic ref's target, a
+// reflog) asks this.
+bool is_writable_ref(const char* s, size_t n) {
+  return is_refname(s, n) && !(n >= 13 && ::strncmp(s, "refs/replace/", 13) == 0);
+}
+
 // What a file's contents must be, line by line (or as a whole for the index).
 enum class Shape {
-  ref,          // one line: an object id, or "ref: " and a refname (HEAD, refs/…)
+  ref,          // one line: an object id, or "ref: " and a refname (refs/…)
+  head,         // as ref, a symbolic one under refs/heads/ (HEAD: on a tag, the host's
+                // next commit would move the tag)
   oids,         // lines of object ids (ORIG_HEAD, MERGE_HEAD, shallow, …)
   fetch_head,   // lines: an object id, a tab, then text
   packed_refs,  // "# pack-refs with:" header, "<oid> <refname>", "^<oid>"
@@ -109,7 +120,12 @@ bool line_fits(Shape shape, const char* l, size_t n, bool first) {
   switch (shape) {
     case Shape::ref:
       if (!first) return false;
-      if (n > 5 && ::strncmp(l, "ref: ", 5) == 0) return is_refname(l + 5, n - 5);
+      if (n > 5 && ::strncmp(l, "ref: ", 5) == 0) return is_writable_ref(l + 5, n - 5);
+      return is_oid(l, n);
+    case Shape::head:
+      if (!first) return false;
+      if (n > 5 && ::strncmp(l, "ref: ", 5) == 0)
+        return n > 16 && ::strncmp(l + 5, "refs/heads/", 11) == 0 && is_writable_ref(l + 5, n - 5);
       return is_oid(l, n);
     case Shape::oids:
       return is_oid(l, n);
@@ -134,7 +150,7 @@ bool line_fits(Shape shape, const char* l, size_t n, bool first) {
       const size_t k = static_cast<size_t>(space - l);
       const char* ref = space + 1;
       const size_t ref_len = n - k - 1;
-      if (!is_oid(l, k) || !is_refname(ref, ref_len)) return false;
+      if (!is_oid(l, k) || !is_writable_ref(ref, ref_len)) return false;
       const int c = ::memcmp(o.prev, ref, o.prev_len < ref_len ? o.prev_len : ref_len);
       if (o.prev_len > 0 && (c > 0 || (c == 0 && o.prev_len >= ref_len))) return false;
       ::memcpy(o.prev, ref, ref_len);
@@ -181,11 +197,7 @@ bool fits(int fd, Shape shape) {
   }
   if (shape == Shape::text) return true;
   // Every line ends with a newline; a ref holds exactly one.
-  return have == 0 && (any || shape != Shape::ref);
-}
-
-uint32_t be32(const unsigned char* p) {
-  return (uint32_t{p[0]} << 24) | (uint32_t{p[1]} << 16) | (uint32_t{p[2]} << 8) | uint32_t{p[3]};
+  return have == 0 && (any || (shape != Shape::ref && shape != Shape::head));
 }
 
 // A mapping unmapped at scope exit.
@@ -205,9 +217,9 @@ struct Mapping {
 // changes; with every entry's cached stat data zeroed (where it matches the
 // file on disk, git never looks at the file again, so forged data would hide
 // an edit from `git status`; zeroed, git compares each file once more). The
-// resolve-undo data (REUC) stays. The new trailer is the SHA-1 of what
-// precedes it, as git's reader checks; an index of a SHA-256 repository is
-// refused. Returns 0 or an errno.
+// resolve-undo data (REUC) goes too: its paths are not checked here. The new trailer is the SHA-1
+// of what precedes it, as git's reader checks; an index of a SHA-256 repository is refused. Returns
+// 0 or an errno.
 int sanitize_index(int fd, size_t size) {
   if (size == 0) return EINVAL;
   const Mapping in{::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0), size};
@@ -216,22 +228,14 @@ int sanitize_index(int fd, size_t size) {
   git_index::Parsed parsed;
   if (git_index::check(data, size, &parsed) != git_index::Verdict::ok) return EINVAL;
   if (parsed.hash_size != 20) return EINVAL;
-  const size_t end = size - parsed.hash_size;
   const Mapping out{
       ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0), size};
   if (out.addr == MAP_FAILED) return errno;
   auto* o = static_cast<unsigned char*>(out.addr);
   ::memcpy(o, data, parsed.entries_end);
   if (!git_index::clear_stat_data(o, size, parsed)) return EINVAL;
+  // No extension at all: each would need checks of its own.
   size_t used = parsed.entries_end;
-  for (size_t p = parsed.entries_end; p < end;) {
-    const size_t next = p + 8 + be32(data + p + 4);  // bounds: check() walked these
-    if (::memcmp(data + p, "REUC", 4) == 0) {
-      ::memcpy(o + used, data + p, next - p);
-      used += next - p;
-    }
-    p = next;
-  }
   sha1::Hasher h;
   h.update(o, used);
   h.finish(o + used);
@@ -243,6 +247,58 @@ int sanitize_index(int fd, size_t size) {
     done += static_cast<size_t>(w);
   }
   return ::ftruncate(fd, static_cast<off_t>(used)) == 0 ? 0 : errno;
+}
+
+// Rewrites packed-refs in `fd` (checked by fits) without its peeled lines
+// and traits: git trusts a `^` line as what the tag before it points to
+// (`git describe` names releases by it), and brig cannot check one without
+// the tag object. Without them git peels tags itself. Only drops bytes, so
+// it writes behind where it reads. Returns 0 or an errno.
+int strip_peeled(int fd) {
+  static char in[64 * 1024], out[64 * 1024], line[kMaxName + 128];
+  off_t roff = 0, woff = 0;
+  size_t have = 0, used = 0;
+  bool first = true;
+  auto flush = [&]() -> int {
+    for (size_t done = 0; done < used;) {
+      const ssize_t w = ::pwrite(fd, out + done, used - done, woff);
+      if (w < 0 && errno == EINTR) continue;
+      if (w <= 0) return w < 0 ? errno : EIO;
+      done += static_cast<size_t>(w);
+      woff += w;
+    }
+    used = 0;
+    return 0;
+  };
+  for (;;) {
+    const ssize_t n = ::pread(fd, in, sizeof in, roff);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return errno;
+    if (n == 0) break;
+    roff += n;
+    for (ssize_t i = 0; i < n; ++i) {
+      if (have >= sizeof line) return EINVAL;  // fits() allowed no such line
+      line[have++] = in[i];
+      if (in[i] != '\n') continue;
+      const char* keep = line;
+      size_t keep_len = have;
+      if (first && have >= 17 && ::strncmp(line, "# pack-refs with:", 17) == 0) {
+        static const char kSorted[] = "# pack-refs with: sorted \n";
+        keep = kSorted;
+        keep_len = sizeof kSorted - 1;
+      } else if (line[0] == '^') {
+        keep_len = 0;
+      }
+      first = false;
+      have = 0;
+      if (used + keep_len > sizeof out)
+        if (int e = flush()) return e;
+      ::memcpy(out + used, keep, keep_len);
+      used += keep_len;
+    }
+  }
+  if (int e = flush()) return e;
+  return ::ftruncate(fd, woff) == 0 ? 0 : errno;
 }
 
 // Waits 10 ms.
@@ -340,6 +396,7 @@ int replace(int dir, const char* name, int up_fd, const struct stat& up, Shape s
     err = sanitize_index(to, static_cast<size_t>(copied.st_size));
   else if (err == 0 && !fits(to, shape))
     err = EINVAL;
+  if (err == 0 && shape == Shape::packed_refs) err = strip_peeled(to);
   // git's racy-entry check compares file times with the index's own.
   const timespec times[2] = {up.st_atim, up.st_mtim};
   if (err == 0 && ::futimens(to, times) != 0) err = errno;
@@ -588,12 +645,7 @@ int merge_tree(int real, int up_dir, char* path, size_t len, int depth, Shape sh
     if (S_ISDIR(st.st_mode)) {
       const ScopedFd sub{child_fs::open_exact(up_dir, name, O_PATH | O_DIRECTORY, kBeneath)};
       if (sub.fd >= 0) refused += merge_tree(real, sub.fd, path, full, depth + 1, shape);
-    } else if (::strncmp(ref, "refs/replace/", 13) == 0) {
-      // A replace ref makes the host's git show one object for another
-      // everywhere but in what it pushes: reviewed history would differ
-      // from published history.
-      ++refused;
-    } else if (!is_refname(ref, ::strlen(ref)) && !(log && equal_str(ref, "HEAD"))) {
+    } else if (!is_writable_ref(ref, ::strlen(ref)) && !(log && equal_str(ref, "HEAD"))) {
       // git's own locks and temporaries, left by a killed command, are not refs.
       if (!(n > 5 && equal_str(name + n - 5, ".lock"))) ++refused;
     } else if (is_whiteout(st)) {
@@ -625,7 +677,7 @@ int merge_refs(int real, int upper, const char* top, Shape shape) {
 
 Shape shape_of(const char* name) {
   if (equal_str(name, "index")) return Shape::index;
-  if (equal_str(name, "HEAD")) return Shape::ref;
+  if (equal_str(name, "HEAD")) return Shape::head;
   if (equal_str(name, "FETCH_HEAD")) return Shape::fetch_head;
   if (equal_str(name, "packed-refs")) return Shape::packed_refs;
   for (const char* oids : {"ORIG_HEAD", "MERGE_HEAD", "AUTO_MERGE", "REVERT_HEAD",

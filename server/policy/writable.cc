@@ -50,10 +50,24 @@ std::vector<std::string> weak_hidden_paths(const jail::JailSpec& spec) {
   const std::vector<std::string> writable = writable_roots(spec);
   for (const jail::Mount& m : spec.mounts) {
     if (m.kind != jail::Mount::Kind::mask) continue;
+    bool named = false;
     for (const std::string& root : writable) {
       if (m.target == root || !is_within(m.target, root)) continue;
       weak.push_back(fmt::format("{} (under the writable {})", m.target, root));
+      named = true;
       break;
+    }
+    // A read-only tree that keeps its owner (the workspace as root) is an
+    // idmapped mount attached whole: the mount planner cannot make the
+    // snapshots that hold a hidden path against the host's later changes.
+    for (const jail::Mount& k : spec.mounts) {
+      if (named || k.kind != jail::Mount::Kind::bind || !k.keep_owner || k.writable ||
+          m.target == k.source || !is_within(m.target, k.source))
+        continue;
+      weak.push_back(
+          fmt::format("{} (in {}, which keeps its owner: masked as it is when the jail is planned)",
+                      m.target, k.source));
+      named = true;
     }
   }
   return weak;

@@ -21,7 +21,9 @@ Result<void> refuse_writable_policy_files(const std::vector<std::string>& files,
                                           const jail::JailSpec& spec);
 
 // One line per hidden path (mask) of `spec` that lies under one of its
-// writable binds: "X (under the writable Y)". Empty when every mask holds.
+// writable binds ("X (under the writable Y)"), or in a read-only tree that
+// keeps its owner (as root: the idmapped workspace, where no snapshot holds
+// it against the host's later changes). Empty when every mask holds.
 std::vector<std::string> weak_hidden_paths(const jail::JailSpec& spec);
 
 }  // namespace brig::policy

@@ -397,6 +397,44 @@ TEST_F(GitStateTest, ReplaceRefsShallowListsAndForgedStatDataAreRefused) {
   EXPECT_EQ(host_sh(ws_, "git status --porcelain"), " M f\n");
 }
 
+// Refs that would change what the host's git shows, whichever way they
+// come: a replace ref in packed-refs, HEAD on a tag (the host's next commit
+// would move it); peeled lines, which git trusts as what a tag points to,
+// and the index's resolve-undo data are dropped.
+TEST_F(GitStateTest, PackedReplaceRefsHeadOnATagPeeledLinesAndResolveUndo) {
+  const std::string head = host_sh(ws_, "git rev-parse HEAD").substr(0, 40);
+  const Ran replace =
+      run("printf '# pack-refs with: peeled fully-peeled sorted \\n%s "
+          "refs/heads/main\\n%s refs/replace/%s\\n' " +
+          head + " " + head + " " + head + " > .git/packed-refs");
+  ASSERT_EQ(replace.outcome.exit_status(), 0) << replace.err;
+  EXPECT_THAT(replace.outcome.warning, HasSubstr("could not be written back"));
+  EXPECT_FALSE(exists(git_dir() + "/packed-refs"));
+
+  const Ran tag_head = run(std::string(kGit) + " tag v1 && git symbolic-ref HEAD refs/tags/v1");
+  ASSERT_EQ(tag_head.outcome.exit_status(), 0) << tag_head.err;
+  EXPECT_THAT(tag_head.outcome.warning, HasSubstr("could not be written back"));
+  EXPECT_EQ(read_file(git_dir() + "/HEAD"), "ref: refs/heads/main\n");
+
+  const Ran peeled = run(std::string(kGit) + " tag -a -m one v2 && git pack-refs --all");
+  ASSERT_EQ(peeled.outcome.exit_status(), 0) << peeled.err;
+  EXPECT_EQ(peeled.outcome.warning, "");
+  const std::string packed = read_file(git_dir() + "/packed-refs");
+  EXPECT_EQ(packed.find('^'), std::string::npos) << packed;
+  EXPECT_EQ(packed.find("peeled"), std::string::npos) << packed;
+  EXPECT_EQ(host_sh(ws_, "git describe"), "v2\n");
+
+  host_sh(ws_, std::string("git checkout -qb side && echo side > f && ") + kGit +
+                   " commit -qam side && git checkout -q main && echo main > f && " + kGit +
+                   " commit -qam main");
+  const Ran resolved =
+      run(std::string(kGit) + " merge side >/dev/null; echo both > f && git add f");
+  ASSERT_EQ(resolved.outcome.exit_status(), 0) << resolved.err;
+  EXPECT_EQ(resolved.outcome.warning, "");
+  EXPECT_EQ(read_file(git_dir() + "/index").find("REUC"), std::string::npos);
+  EXPECT_EQ(host_sh(ws_, "git diff --cached --stat | tail -1 | grep -c changed"), "1\n");
+}
+
 // Jails ending together write back side by side: each object arrives
 // whole, under its own temporary name.
 TEST_F(GitStateTest, JailsEndingTogetherKeepEachOthersObjects) {

@@ -133,7 +133,7 @@ TEST(BrigDoctor, HiddenPathsUnderAWritableBindAreNamedAsWeak) {
   jail::Mount secret = env;
   secret.target = "/usr/secret";
   spec.mounts = {ws, env, usr, secret};
-  const std::vector<PlannedPolicy> policies = {{"mine", spec}};
+  std::vector<PlannedPolicy> policies = {{"mine", spec}};
   const std::string text = doctor_report(kernel, policies, /*json=*/false);
   EXPECT_NE(text.find("/home/ada/proj/.env (under the writable /home/ada/proj): not enforced"),
             std::string::npos)
@@ -141,6 +141,15 @@ TEST(BrigDoctor, HiddenPathsUnderAWritableBindAreNamedAsWeak) {
   EXPECT_EQ(text.find("/usr/secret"), std::string::npos) << text;
   const Json doc = Json::parse(doctor_report(kernel, policies, /*json=*/true));
   EXPECT_EQ(doc.at("policies").at(0).at("weak_hidden").size(), 1u) << doc.dump();
+
+  // A read-only workspace that keeps its owner (as root) is attached whole:
+  // no snapshot holds its hidden paths either.
+  spec.mounts[0].writable = false;
+  spec.mounts[0].keep_owner = true;
+  const std::string kept = doctor_report(kernel, policies = {{"mine", spec}}, false);
+  EXPECT_NE(kept.find("/home/ada/proj/.env (in /home/ada/proj, which keeps its owner"),
+            std::string::npos)
+      << kept;
 }
 
 // A root brig's mapped jail needs the idmapped workspace: where the probe
