@@ -3,6 +3,8 @@
 #include <string>
 #include <string_view>
 
+#include "jail/base/path.h"
+
 namespace brig::jail {
 namespace {
 
@@ -15,12 +17,6 @@ bool has_nul(std::string_view s) {
 }
 
 // Whether `child` is `parent` or lies beneath it.
-bool is_within(std::string_view child, std::string_view parent) {
-  if (parent == "/") return true;
-  return child.starts_with(parent) &&
-         (child.size() == parent.size() || child[parent.size()] == '/');
-}
-
 Result<void> check_path(const std::string& path, const std::string& where) {
   if (path.empty()) return std::unexpected(invalid(where, "empty path"));
   if (has_nul(path)) return std::unexpected(invalid(where, "path contains a NUL byte"));

@@ -17,6 +17,7 @@
 #include <set>
 #include <string_view>
 
+#include "jail/base/path.h"
 #include "jail/steps/child_fs.h"
 
 namespace brig::jail::mounts {
@@ -92,12 +93,6 @@ class RealHost final : public HostView {
     return names;
   }
 };
-
-bool is_within(const std::string& child, const std::string& parent) {
-  if (parent == "/") return true;
-  return child.starts_with(parent) &&
-         (child.size() == parent.size() || child[parent.size()] == '/');
-}
 
 std::string octal(mode_t mode) {
   char buf[8];

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "jail/base/path.h"
 #include "protocol/text.h"
 #include "server/policy/to_jail_spec.h"
 
@@ -64,11 +65,6 @@ std::string normalize(const std::string& path) {
   std::string out;
   for (const std::string& p : parts) out += "/" + p;
   return out.empty() ? "/" : out;
-}
-
-bool is_within(const std::string& path, const std::string& dir) {
-  if (dir == "/") return true;
-  return path == dir || (path.starts_with(dir) && path[dir.size()] == '/');
 }
 
 void set_env(std::vector<std::string>& env, const std::string& name, const std::string& value) {

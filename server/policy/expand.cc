@@ -130,9 +130,4 @@ std::expected<std::string, std::string> normalize_path(std::string_view path) {
   return out;
 }
 
-bool is_within(std::string_view path, std::string_view parent) {
-  if (parent == "/") return true;
-  return path.starts_with(parent) && (path.size() == parent.size() || path[parent.size()] == '/');
-}
-
 }  // namespace brig::policy

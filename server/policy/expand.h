@@ -8,6 +8,8 @@
 #include <string>
 #include <string_view>
 
+#include "jail/base/path.h"
+
 namespace brig::policy {
 
 // Environment variables by name.
@@ -32,7 +34,8 @@ std::expected<std::string, std::string> expand_value(std::string_view text, cons
 // Relative paths and ".." are errors (a lexical ".." is wrong across symlinks).
 std::expected<std::string, std::string> normalize_path(std::string_view path);
 
-// Whether `path` is `parent` or lies beneath it (both normalized).
-bool is_within(std::string_view path, std::string_view parent);
+// Whether `path` is `parent` or lies beneath it (both normalized): the one
+// definition every layer shares.
+using brig::is_within;
 
 }  // namespace brig::policy
