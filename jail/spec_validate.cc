@@ -20,7 +20,7 @@ bool has_nul(std::string_view s) {
 Result<void> check_path(const std::string& path, const std::string& where) {
   if (path.empty()) return std::unexpected(invalid(where, "empty path"));
   if (has_nul(path)) return std::unexpected(invalid(where, "path contains a NUL byte"));
-  if (!is_normal_absolute_path(path))
+  if (!is_normal_absolute(path))
     return std::unexpected(invalid(
         where,
         "\"" + path + "\" is not an absolute, normalized path (no ., .., // or trailing /)"));
@@ -124,23 +124,8 @@ Result<void> check_limits(const Limits& l) {
 
 }  // namespace
 
-bool is_normal_absolute_path(const std::string& path) {
-  if (path.empty() || path[0] != '/') return false;
-  if (path == "/") return true;
-  if (path.back() == '/') return false;
-  size_t start = 1;
-  while (start <= path.size()) {
-    size_t end = path.find('/', start);
-    if (end == std::string::npos) end = path.size();
-    std::string_view part(path.data() + start, end - start);
-    if (part.empty() || part == "." || part == "..") return false;
-    start = end + 1;
-  }
-  return true;
-}
-
 std::optional<std::string> device_path_problem(const std::string& path) {
-  if (!is_normal_absolute_path(path))
+  if (!is_normal_absolute(path))
     return "\"" + path + "\" is not an absolute, normalized path (no ., .., // or trailing /)";
   if (path == "/dev")
     return "\"/dev\" is the jail's own; name a device under it like \"/dev/fuse\"";

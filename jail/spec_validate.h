@@ -26,7 +26,4 @@ Result<void> validate(const ExecRequest& request);
 // urandom, tty, pts, ptmx, shm, fd, stdin, stdout, stderr).
 std::optional<std::string> device_path_problem(const std::string& path);
 
-// Whether `path` is absolute and normalized as validate() requires.
-bool is_normal_absolute_path(const std::string& path);
-
 }  // namespace brig::jail

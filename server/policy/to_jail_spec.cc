@@ -12,12 +12,6 @@ namespace {
 
 using jail::Mount;
 
-// Absolute and normal: what the jail accepts as a mount target.
-bool is_normal(const std::string& path) {
-  auto n = normalize_path(path);
-  return n && *n == path;
-}
-
 // Path order with '/' lowest, so a tree is listed depth-first: "/a", "/a/b",
 // "/a-b". Any order with parents first would do; this one reads well.
 bool path_less(const std::string& a, const std::string& b) {
@@ -195,7 +189,7 @@ jail::LandlockRules landlock_for(const Policy& p, const Context& ctx,
 }  // namespace
 
 Result<jail::JailSpec> to_jail_spec(const Policy& p, const Context& ctx) {
-  if (!is_normal(ctx.workspace) || ctx.workspace == "/") {
+  if (!is_normal_absolute(ctx.workspace) || ctx.workspace == "/") {
     return std::unexpected(Error{"plan the jail", ctx.workspace,
                                  "the workspace must be an absolute directory other than /"});
   }
@@ -251,7 +245,7 @@ Result<jail::JailSpec> to_jail_spec(const Policy& p, const Context& ctx) {
       dev.devices.push_back(jail::Device{r.path, r.optional});
     m.push_back(std::move(dev));
     m.push_back(tmpfs("/tmp", p.filesystem.tmp_size, 01777));
-    if (p.filesystem.private_home && is_normal(ctx.home) && ctx.home != "/") {
+    if (p.filesystem.private_home && is_normal_absolute(ctx.home) && ctx.home != "/") {
       m.push_back(tmpfs(ctx.home, p.filesystem.home_size, 0700));
     }
     spec.mounts = dedupe(p, std::move(m));
@@ -321,7 +315,8 @@ jail::ExecRequest exec_request(const Policy& p, const Context& ctx, std::vector<
   jail::ExecRequest req;
   req.argv = std::move(argv);
   req.env = jail_environment(p, ctx);
-  req.cwd = is_normal(ctx.cwd) && is_within(ctx.cwd, ctx.workspace) ? ctx.cwd : ctx.workspace;
+  req.cwd =
+      is_normal_absolute(ctx.cwd) && is_within(ctx.cwd, ctx.workspace) ? ctx.cwd : ctx.workspace;
   return req;
 }
 

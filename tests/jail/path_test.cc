@@ -17,5 +17,14 @@ TEST(PathTest, WithinIsByWholeComponents) {
   static_assert(is_within("/home/u/.ssh", "/home/u"));
 }
 
+TEST(PathTest, NormalAbsoluteHasNoDotsEmptyNamesTrailingSlashOrNul) {
+  for (const char* good : {"/", "/usr", "/a/b.c/..d", "/a/.b"})
+    EXPECT_TRUE(is_normal_absolute(good)) << good;
+  for (const char* bad :
+       {"", "usr", "/usr/", "//usr", "/a//b", "/a/./b", "/a/../b", "/a/..", "/.", "/a/."})
+    EXPECT_FALSE(is_normal_absolute(bad)) << bad;
+  EXPECT_FALSE(is_normal_absolute(std::string_view("/a\0b", 4)));
+}
+
 }  // namespace
 }  // namespace brig
