@@ -113,6 +113,12 @@ int mount_overlay(int real, const char* scratch, const char* tmpfs_data, int* up
   if (::mount("tmpfs", scratch, "tmpfs", MS_NOSUID | MS_NODEV, tmpfs_data) != 0) return errno;
   for (const char* d : {upper_dir, work_dir, lower_dir})
     if (::mkdir(d, 0755) != 0) return errno;
+  // The private layer's top is the overlay's: owned like the repository, so
+  // that the command (the repository's owner, not the init's id when root
+  // serves another user) can take git's locks there.
+  struct stat repo;
+  if (::fstat(real, &repo) == 0 && ::chown(upper_dir, repo.st_uid, repo.st_gid) != 0) {
+  }
   // The lower layer by path, so through a bind at a path of brig's own:
   // overlayfs resolves its options' paths, and the .git path lies in the
   // workspace, where a jail may have swapped a component for a symlink.

@@ -13,26 +13,29 @@
 // info/, modules/, worktrees/, objects/info, …) is the host's own, bound
 // read-only, so writing it fails as before. When the jail ends, its init
 // merges back what git would write and nothing else (git_write_back.cc):
-// new loose objects and packs by name, refs and reflogs with valid names and
-// contents, and the state files in kStateFiles whose contents pass git's own
-// rules (the index through git_index_check.h), each under git's lock
-// protocol. Everything else in the private layer goes with the jail.
+// new loose objects whose SHA-1 is their name (never packs), refs and
+// reflogs with valid names and contents, and the state files in kStateFiles whose contents pass
+// git's own rules (the index through git_index_check.h), each under git's lock protocol. Everything
+// else in the private layer goes with the jail.
 #pragma once
 
 namespace brig::jail::git_state {
 
 // Top-level names git replaces by lock and rename, and that hold only data
-// git parses (gitrepository-layout(5)); what the jail did to them is written
-// back. Sequencer state (rebase-merge/, sequencer/) is not: its todo list
-// holds commands (`exec`) that `git rebase --continue` would run on the host.
+// git parses (gitrepository-layout(5)); what the jail did to them is checked
+// and written back (git_write_back.cc). Not sequencer state (rebase-merge/,
+// sequencer/: its todo list holds commands, `exec`, that `git rebase
+// --continue` would run on the host), nor rerere's MERGE_RR (paths the
+// host's rerere would copy into .git).
 inline constexpr const char* kStateFiles[] = {
-    "index",      "HEAD",        "ORIG_HEAD",      "FETCH_HEAD",       "MERGE_HEAD",  "MERGE_MODE",
-    "MERGE_MSG",  "MERGE_RR",    "AUTO_MERGE",     "CHERRY_PICK_HEAD", "REVERT_HEAD", "REBASE_HEAD",
-    "SQUASH_MSG", "TAG_EDITMSG", "COMMIT_EDITMSG", "packed-refs",      "shallow",
+    "index",       "HEAD",           "ORIG_HEAD",   "FETCH_HEAD",       "MERGE_HEAD",  "MERGE_MODE",
+    "MERGE_MSG",   "AUTO_MERGE",     "REVERT_HEAD", "CHERRY_PICK_HEAD", "REBASE_HEAD", "SQUASH_MSG",
+    "TAG_EDITMSG", "COMMIT_EDITMSG", "packed-refs", "shallow",
 };
 
-// Top-level directories git writes in place: the host's own, read-write.
-inline constexpr const char* kStateDirs[] = {"objects", "refs", "logs", "reftable", "lfs"};
+// Top-level directories whose new entries are merged back one by one; the
+// overlay shows the host's, and every other directory is bound read-only.
+inline constexpr const char* kStateDirs[] = {"objects", "refs", "logs"};
 
 // What the init keeps from the mount to the write-back. Both fds are
 // O_CLOEXEC: the command never holds them.

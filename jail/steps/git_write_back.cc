@@ -337,6 +337,17 @@ int open_upper(int up_dir, const char* name, struct stat* st, off_t max) {
   return fd;
 }
 
+// Gives what the write-back made (`name` in `dir`, or `dir` itself when
+// `name` is empty) the owner of the host's .git. The init may be a host id
+// other than the repository's (root serving another user): what it writes
+// there must not be its own.
+void own_like_repository(int real, int dir, const char* name) {
+  struct stat repo;
+  if (::fstat(real, &repo) != 0) return;
+  if (::fchownat(dir, name, repo.st_uid, repo.st_gid, AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH) != 0) {
+  }
+}
+
 // The host's directory `path` below `real` (a .git), made as needed,
 // opened without following symlinks. -errno on failure.
 int host_dir(int real, const char* path) {
@@ -350,7 +361,9 @@ int host_dir(int real, const char* path) {
     ::memcpy(part, path + start, end - start);
     part[end - start] = '\0';
     start = end + 1;
-    if (::mkdirat(dir, part, 0755) != 0 && errno != EEXIST) {
+    if (::mkdirat(dir, part, 0755) == 0) {
+      own_like_repository(real, dir, part);
+    } else if (errno != EEXIST) {
       const int e = errno;
       ::close(dir);
       return -e;
@@ -384,7 +397,7 @@ int replace(int dir, const char* name, int up_fd, const struct stat& up, Shape s
   }
   if (to < 0) return errno;
   const ScopedFd lock_fd{to};
-  // Owned like the directory where brig may choose (as root).
+  // Owned like the directory it goes in (the init may be another host id).
   struct stat d;
   if (::fstat(dir, &d) == 0 && ::fchown(to, d.st_uid, d.st_gid) != 0) {
   }
@@ -561,6 +574,7 @@ int add_object(int real, int up_dir, const char* dir, const char* name) {
              rnd[2], rnd[3], rnd[4], rnd[5], rnd[6], rnd[7]);
   const int to = ::openat(to_dir.fd, tmp, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0444);
   if (to < 0) return errno;
+  own_like_repository(real, to, "");
   int err = copy_fd(from.fd, to);
   if (err == 0 && !loose_object_is_sound(to, dir, name)) err = EINVAL;
   ::close(to);

@@ -459,6 +459,24 @@ TEST_F(GitStateTest, JailsEndingTogetherKeepEachOthersObjects) {
   EXPECT_EQ(host_sh(ws_, "ls .git/objects/*/ | grep -c tmp_ || true"), "0\n");
 }
 
+// As root serving another user, the jail's init is host root and the
+// command that user: git still commits (the private layer is owned like the
+// repository), and what comes back is the user's, not root's.
+TEST_F(GitStateTest, ForAnotherUsersRepositoryEverythingWrittenBackIsTheirs) {
+  if (::geteuid() != 0) GTEST_SKIP() << "only root runs a jail as another user";
+  constexpr uid_t kUser = 4242;
+  host_sh(ws_, "chown -R 4242:4242 .");
+  JailSpec s = spec();
+  s.identity = {kUser, kUser, kUser, kUser};
+  const Ran ran = run_jail(
+      s, sh(std::string(kGit) + " commit -q --allow-empty -m two && git checkout -qb topic && "
+                                "echo x | git hash-object -w --stdin >/dev/null"));
+  ASSERT_EQ(ran.outcome.exit_status(), 0) << ran.outcome.to_string() << ran.err;
+  EXPECT_EQ(ran.outcome.warning, "");
+  EXPECT_EQ(host_sh(ws_, "git -c safe.directory='*' log --format=%s"), "two\none\n");
+  EXPECT_EQ(host_sh(ws_, "find .git ! -uid 4242 | wc -l"), "0\n");
+}
+
 // A .git file (a linked worktree's pointer) is pinned read-only.
 TEST_F(GitStateTest, GitFileIsReadOnly) {
   host_sh(ws_, "rm -rf .git && echo 'gitdir: /nonexistent' > .git");

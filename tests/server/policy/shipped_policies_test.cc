@@ -247,23 +247,28 @@ jail::Limits dev_limits() {
 std::vector<Mount> toolchain_mounts(const std::string& h) {
   return {
       rw(h + "/.cache", true),
-      rw(h + "/.cargo", true),
       ro(h + "/.cargo/bin", true),
+      ro(h + "/.cargo/config", true),
       ro(h + "/.cargo/config.toml", true),
       mask(h + "/.cargo/credentials"),
       mask(h + "/.cargo/credentials.toml"),
       ro(h + "/.cargo/env", true),
-      rw(h + "/.gradle", true),
+      rw(h + "/.cargo/git", true),
+      rw(h + "/.cargo/registry", true),
+      rw(h + "/.gradle/caches", true),
       mask(h + "/.gradle/gradle.properties"),
       ro(h + "/.gradle/init.d", true),
-      rw(h + "/.m2", true),
+      ro(h + "/.gradle/init.gradle", true),
+      ro(h + "/.gradle/init.gradle.kts", true),
+      rw(h + "/.gradle/wrapper", true),
+      rw(h + "/.m2/repository", true),
       mask(h + "/.m2/settings-security.xml"),
       mask(h + "/.m2/settings.xml"),
       rw(h + "/.npm", true),
       ro(h + "/.rustup", true),
       rw(h + "/.yarn", true),
-      rw(h + "/go", true),
       ro(h + "/go/bin", true),
+      rw(h + "/go/pkg/mod", true),
   };
 }
 
@@ -282,9 +287,12 @@ TEST(ShippedPolicies, DevForAnUnprivilegedUser) {
   want.landlock.read_only = {"/bin",
                              "/etc",
                              h + "/.cargo/bin",
+                             h + "/.cargo/config",
                              h + "/.cargo/config.toml",
                              h + "/.cargo/env",
                              h + "/.gradle/init.d",
+                             h + "/.gradle/init.gradle",
+                             h + "/.gradle/init.gradle.kts",
                              h + "/.rustup",
                              h + "/go/bin",
                              "/lib",
@@ -295,9 +303,19 @@ TEST(ShippedPolicies, DevForAnUnprivilegedUser) {
                              "/proc",
                              "/sbin",
                              "/usr"};
-  want.landlock.read_write = {"/dev",         h,           h + "/.cache", h + "/.cargo",
-                              h + "/.gradle", h + "/.m2",  h + "/.npm",   h + "/.yarn",
-                              h + "/go",      h + "/proj", "/tmp"};
+  want.landlock.read_write = {"/dev",
+                              h,
+                              h + "/.cache",
+                              h + "/.cargo/git",
+                              h + "/.cargo/registry",
+                              h + "/.gradle/caches",
+                              h + "/.gradle/wrapper",
+                              h + "/.m2/repository",
+                              h + "/.npm",
+                              h + "/.yarn",
+                              h + "/go/pkg/mod",
+                              h + "/proj",
+                              "/tmp"};
   want.landlock.list_only = {"/"};
   want.landlock.restrict_tcp = false;  // loopback servers
   EXPECT_EQ(plan("dev", ada()), want);
@@ -325,16 +343,29 @@ TEST(ShippedPolicies, DevForRoot) {
                              "/opt",
                              "/proc",
                              h + "/.cargo/bin",
+                             h + "/.cargo/config",
                              h + "/.cargo/config.toml",
                              h + "/.cargo/env",
                              h + "/.gradle/init.d",
+                             h + "/.gradle/init.gradle",
+                             h + "/.gradle/init.gradle.kts",
                              h + "/.rustup",
                              h + "/go/bin",
                              "/sbin",
                              "/usr"};
-  want.landlock.read_write = {"/dev",         h,          h + "/.cache", h + "/.cargo",
-                              h + "/.gradle", h + "/.m2", h + "/.npm",   h + "/.yarn",
-                              h + "/go",      "/tmp",     "/work/app"};
+  want.landlock.read_write = {"/dev",
+                              h,
+                              h + "/.cache",
+                              h + "/.cargo/git",
+                              h + "/.cargo/registry",
+                              h + "/.gradle/caches",
+                              h + "/.gradle/wrapper",
+                              h + "/.m2/repository",
+                              h + "/.npm",
+                              h + "/.yarn",
+                              h + "/go/pkg/mod",
+                              "/tmp",
+                              "/work/app"};
   want.landlock.list_only = {"/"};
   EXPECT_EQ(plan("dev", root()), want);
 }
