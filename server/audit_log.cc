@@ -1,7 +1,9 @@
 #include "server/audit_log.h"
 
 #include <fcntl.h>
+#include <linux/openat2.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -100,15 +102,21 @@ std::string audit_line(const AuditRecord& r, std::size_t max_string) {
 Result<std::unique_ptr<AuditLog>> AuditLog::open(const std::string& path) {
   // Created 0600: arguments may be private. O_NONBLOCK only for the open
   // itself (a FIFO would otherwise block it); it is cleared below.
-  UniqueFd fd(::open(path.c_str(),
-                     O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0600));
+  // No symlink is followed in any component: a jail could have planted one
+  // in a directory it may write (the workspace), and the log would then be
+  // created, as brig's user, wherever it points.
+  open_how how{};
+  how.flags = O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK;
+  how.mode = 0600;
+  how.resolve = RESOLVE_NO_SYMLINKS;
+  UniqueFd fd(static_cast<int>(::syscall(SYS_openat2, AT_FDCWD, path.c_str(), &how, sizeof how)));
   if (!fd) {
     const int err = errno;
-    struct stat st {};
-    if (err == ELOOP && ::lstat(path.c_str(), &st) == 0 && S_ISLNK(st.st_mode)) {
+    if (err == ELOOP) {
       return std::unexpected(Error{"open the audit log", path,
-                                   "it is a symbolic link, which brig does not follow (a jail "
-                                   "could have planted it); name the file itself",
+                                   "its path goes through a symbolic link, which brig does not "
+                                   "follow (a jail could have planted it); name the file by its "
+                                   "real path (realpath)",
                                    err});
     }
     return std::unexpected(sys_error("open the audit log", path, err));

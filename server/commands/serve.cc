@@ -21,6 +21,7 @@
 #include "server/audit_log.h"
 #include "server/banner.h"
 #include "server/logging.h"
+#include "server/policy/writable.h"
 #include "server/process_setup.h"
 #include "server/self_exe.h"
 #include "server/server.h"
@@ -131,6 +132,12 @@ std::string brig_command() {
 std::string current_directory() {
   char buf[PATH_MAX];
   return ::getcwd(buf, sizeof buf) != nullptr ? std::string(buf) : std::string();
+}
+
+// `path` made absolute against the current directory (lexically: the
+// writable-tree check compares it with real paths as well).
+std::string absolute_path(const std::string& path) {
+  return path.starts_with('/') ? path : current_directory() + "/" + path;
 }
 
 int fail(const Error& e) {
@@ -325,6 +332,9 @@ int run_serve(const ServeOptions& o, const ToolInstaller& extra_tools) {
   }
   std::unique_ptr<AuditLog> audit;
   if (!o.audit_log.empty()) {
+    if (auto safe = policy::refuse_writable_audit_log(absolute_path(o.audit_log), sandbox->spec);
+        !safe)
+      return fail(safe.error());
     auto opened = AuditLog::open(o.audit_log);
     if (!opened) return fail(opened.error());
     audit = std::move(*opened);

@@ -18,10 +18,9 @@ std::vector<std::string> writable_roots(const jail::JailSpec& spec) {
   return writable;
 }
 
-}  // namespace
-
-Result<void> refuse_writable_policy_files(const std::vector<std::string>& files,
-                                          const jail::JailSpec& spec) {
+// writable_roots() and the real paths of those that are host symlinks: a
+// path written through its link is just as writable.
+std::vector<std::string> writable_real_roots(const jail::JailSpec& spec) {
   std::vector<std::string> writable = writable_roots(spec);
   // A writable path that is a host symlink (read_write = ["~/data"] with
   // ~/data -> /srv/data) is written through its real path, as the mount
@@ -31,6 +30,14 @@ Result<void> refuse_writable_policy_files(const std::vector<std::string>& files,
     if (::realpath(writable[i].c_str(), real) != nullptr && writable[i] != real)
       writable.emplace_back(real);
   }
+  return writable;
+}
+
+}  // namespace
+
+Result<void> refuse_writable_policy_files(const std::vector<std::string>& files,
+                                          const jail::JailSpec& spec) {
+  const std::vector<std::string> writable = writable_real_roots(spec);
   for (const std::string& file : files) {
     for (const std::string& root : writable) {
       if (!is_within(file, root)) continue;
@@ -42,6 +49,27 @@ Result<void> refuse_writable_policy_files(const std::vector<std::string>& files,
                       root)});
     }
   }
+  return {};
+}
+
+Result<void> refuse_writable_audit_log(const std::string& path, const jail::JailSpec& spec) {
+  // As named, and as its directory's real path (the file may not exist yet;
+  // the name may hold "..").
+  char real[PATH_MAX];
+  std::vector<std::string> names = {path};
+  const size_t slash = path.rfind('/');
+  const std::string dir = slash == std::string::npos || slash == 0 ? "/" : path.substr(0, slash);
+  if (slash != std::string::npos && ::realpath(dir.c_str(), real) != nullptr)
+    names.push_back((std::string(real) == "/" ? "" : std::string(real)) + path.substr(slash));
+  for (const std::string& name : names)
+    for (const std::string& root : writable_real_roots(spec)) {
+      if (!is_within(name, root)) continue;
+      return std::unexpected(
+          Error{"open the audit log", path,
+                fmt::format("the jails it records could rewrite or truncate it ({} is writable in "
+                            "them); keep it outside the workspace and every read_write path",
+                            root)});
+    }
   return {};
 }
 

@@ -20,6 +20,11 @@ namespace brig::policy {
 Result<void> refuse_writable_policy_files(const std::vector<std::string>& files,
                                           const jail::JailSpec& spec);
 
+// Fails, naming the writable tree, when the audit log `path` (as named, or
+// its real path) lies where `spec` lets the jail write: the jails it
+// records could rewrite their own trail.
+Result<void> refuse_writable_audit_log(const std::string& path, const jail::JailSpec& spec);
+
 // One line per hidden path (mask) of `spec` that lies under one of its
 // writable binds ("X (under the writable Y)"), or in a read-only tree that
 // keeps its owner (as root: the idmapped workspace, where no snapshot holds

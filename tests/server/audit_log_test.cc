@@ -115,6 +115,21 @@ TEST(AuditLog, ASymlinkAtThePathIsRefusedAndItsTargetUntouched) {
   EXPECT_EQ(text.str(), "keep\n");
 }
 
+// A symlinked directory on the way is refused too: a jail could plant one
+// in its workspace, and the log would be created wherever it points.
+TEST(AuditLog, ASymlinkedDirectoryOnThePathIsRefused) {
+  testing::TempDir dir;
+  testing::TempDir elsewhere;
+  const std::string link = dir.file("logs");
+  ASSERT_EQ(::symlink(elsewhere.path().c_str(), link.c_str()), 0);
+  auto log = AuditLog::open(link + "/audit.jsonl");
+  ASSERT_FALSE(log);
+  EXPECT_NE(log.error().to_string().find("symbolic link"), std::string::npos)
+      << log.error().to_string();
+  struct stat st;
+  EXPECT_NE(::lstat(elsewhere.file("audit.jsonl").c_str(), &st), 0) << "nothing created there";
+}
+
 // A reader of the log learns what the calls were confined by, and that
 // without cgroups the memory limit held per process only.
 TEST(AuditLog, TheStartLineSaysTheMemoryLimitIsPerProcessWithoutCgroups) {

@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include "server/policy/writable.h"
 #include "tests/server/test_support.h"
 
 namespace brig::server {
@@ -107,6 +108,20 @@ TEST(Sandbox, PolicyFileUnderASymlinkedWritablePathIsRefused) {
   ASSERT_FALSE(refused);
   EXPECT_NE(refused.error().to_string().find("could rewrite it"), std::string::npos)
       << refused.error().to_string();
+}
+
+// An audit log the jails could write is refused, as named or through "..".
+TEST(Sandbox, AnAuditLogInTheWorkspaceIsRefused) {
+  TempDir ws;
+  auto sandbox = plan_sandbox("default", ws.path(), ws.path());
+  ASSERT_TRUE(sandbox) << sandbox.error().to_string();
+  for (const std::string& path : {ws.file("audit.log"), ws.path() + "/sub/../audit.log"}) {
+    auto refused = policy::refuse_writable_audit_log(path, sandbox->spec);
+    ASSERT_FALSE(refused) << path;
+    EXPECT_NE(refused.error().to_string().find("could rewrite or truncate it"), std::string::npos)
+        << refused.error().to_string();
+  }
+  EXPECT_TRUE(policy::refuse_writable_audit_log("/var/log/brig-audit.log", sandbox->spec));
 }
 
 // The instructions say what git can do in the jail, and which hidden paths
