@@ -75,15 +75,21 @@ Result<void> refuse_writable_audit_log(const std::string& path, const jail::Jail
 
 std::vector<std::string> weak_hidden_paths(const jail::JailSpec& spec) {
   std::vector<std::string> weak;
-  const std::vector<std::string> writable = writable_roots(spec);
+  // Real paths on both sides: a writable bind reached through a symlink
+  // shows the hidden file just the same.
+  const std::vector<std::string> writable = writable_real_roots(spec);
   for (const jail::Mount& m : spec.mounts) {
     if (m.kind != jail::Mount::Kind::mask) continue;
+    char real[PATH_MAX];
+    std::vector<std::string> names = {m.target};
+    if (::realpath(m.target.c_str(), real) != nullptr && m.target != real) names.emplace_back(real);
     bool named = false;
-    for (const std::string& root : writable) {
-      if (m.target == root || !is_within(m.target, root)) continue;
-      weak.push_back(fmt::format("{} (under the writable {})", m.target, root));
-      named = true;
-      break;
+    for (const std::string& name : names) {
+      for (const std::string& root : writable) {
+        if (named || name == root || !is_within(name, root)) continue;
+        weak.push_back(fmt::format("{} (under the writable {})", m.target, root));
+        named = true;
+      }
     }
     // A read-only tree that keeps its owner (the workspace as root) is an
     // idmapped mount attached whole: the mount planner cannot make the

@@ -110,6 +110,25 @@ TEST(Sandbox, PolicyFileUnderASymlinkedWritablePathIsRefused) {
       << refused.error().to_string();
 }
 
+// A hidden path under a writable bind reached through a symlink is as weak
+// as one under the bind as named, and the instructions say so.
+TEST(Sandbox, AHiddenPathUnderASymlinkedWritableBindIsNamedWeak) {
+  TempDir ws;
+  TempDir real;
+  TempDir links;
+  TempDir policies;
+  const std::string link = links.file("data");
+  ASSERT_EQ(::symlink(real.path().c_str(), link.c_str()), 0);
+  std::ofstream(policies.file("p.toml"))
+      << "extends = \"default\"\n[filesystem]\nread_write_add = [\"" << link
+      << "\"]\nhidden_add = [\"" << real.file("token") << "\"]\n";
+  auto sandbox = plan_sandbox(policies.file("p.toml"), ws.path(), ws.path());
+  ASSERT_TRUE(sandbox) << sandbox.error().to_string();
+  const auto weak = policy::weak_hidden_paths(sandbox->spec);
+  ASSERT_EQ(weak.size(), 1u);
+  EXPECT_NE(weak[0].find(real.file("token")), std::string::npos) << weak[0];
+}
+
 // An audit log the jails could write is refused, as named or through "..".
 TEST(Sandbox, AnAuditLogInTheWorkspaceIsRefused) {
   TempDir ws;
