@@ -30,7 +30,7 @@ Server::Server(asio::io_context& io, const Registry& registry, ServerConfig conf
 }
 
 void Server::serve_stdio(std::shared_ptr<Transport> transport) {
-  add_session(std::move(transport), /*ends_server=*/true);
+  add_session(std::move(transport), /*ends_server=*/true, config_.session);
 }
 
 void Server::serve_unix(std::unique_ptr<UnixListener> listener) {
@@ -85,21 +85,24 @@ void Server::accept(asio::local::stream_protocol::socket socket) {
   }
   const std::string name = fmt::format("connection {} ({})", number, peer->to_string());
   spdlog::info("{}: accepted", name);
+  // A peer served as itself is told about its own jail: its home, its ids.
+  SessionConfig session = config_.session;
+  if (config_.instructions_for) session.instructions = config_.instructions_for(*peer);
   add_session(UnixConnection::create(std::move(socket), config_.stream, name, *peer),
-              /*ends_server=*/false);
+              /*ends_server=*/false, session);
 }
 
-void Server::add_session(std::shared_ptr<Transport> transport, bool ends_server) {
+void Server::add_session(std::shared_ptr<Transport> transport, bool ends_server,
+                         const SessionConfig& session) {
   const std::uint64_t id = ++sessions_started_;
-  auto runner =
-      SessionRunner::create(io_.get_executor(), std::move(transport), registry_, config_.session,
-                            [this, id, ends_server] {
-                              if (auto it = sessions_.find(id); it != sessions_.end()) {
-                                spdlog::debug("{}: closed", it->second->transport().name());
-                                sessions_.erase(it);
-                              }
-                              if (ends_server) shutdown();
-                            });
+  auto runner = SessionRunner::create(
+      io_.get_executor(), std::move(transport), registry_, session, [this, id, ends_server] {
+        if (auto it = sessions_.find(id); it != sessions_.end()) {
+          spdlog::debug("{}: closed", it->second->transport().name());
+          sessions_.erase(it);
+        }
+        if (ends_server) shutdown();
+      });
   sessions_.emplace(id, runner);
   runner->start();
 }

@@ -29,6 +29,9 @@ struct ServerConfig {
   // starts: an error (logged) refuses the connection. Empty: none refused.
   // A socket peer's calls take its identity (ToolContext::principal()).
   std::function<Result<void>(const PeerCredentials& peer)> admit;
+  // The MCP `instructions` for a connection of `peer` (its own sandbox's,
+  // when brig serves it as another user); empty function: session.instructions.
+  std::function<std::string(const PeerCredentials& peer)> instructions_for;
   // After SIGTERM/SIGINT/SIGHUP or the stdio client's EOF: how long cancelled
   // calls and queued output get before the process exits anyway.
   std::chrono::milliseconds shutdown_grace = std::chrono::milliseconds(800);
@@ -55,7 +58,8 @@ class Server {
  private:
   asio::awaitable<void> accept_loop();
   void accept(asio::local::stream_protocol::socket socket);
-  void add_session(std::shared_ptr<Transport> transport, bool ends_server);
+  void add_session(std::shared_ptr<Transport> transport, bool ends_server,
+                   const SessionConfig& session);
 
   asio::io_context& io_;
   const Registry& registry_;

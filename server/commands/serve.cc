@@ -359,6 +359,10 @@ int run_serve(const ServeOptions& o, const ToolInstaller& extra_tools) {
     if (auto principal = principals.of(peer); !principal) return std::unexpected(principal.error());
     return {};
   };
+  config.instructions_for = [&principals](const PeerCredentials& peer) {
+    auto principal = principals.of(peer);
+    return principal ? sandbox_instructions(principal->sandbox) : std::string();
+  };
 
   Server server(io, registry, config);
   ServingSummary summary{.version = BRIG_VERSION,

@@ -246,7 +246,16 @@ TEST(ServeUnix, AnotherUsersCallsRunAsThatUserNotAsRootBrig) {
   UniqueFd fd = connect_as(server.path(), uid, gid);
   ASSERT_TRUE(fd) << "could not connect as " << kTestUser;
   LineClient peer(std::move(fd));
-  ASSERT_TRUE(initialize(peer));
+  // Its instructions describe its own jail (its home), not brig's (root's).
+  ASSERT_TRUE(peer.send(initialize_request("init")));
+  const auto answer = peer.read_response("init");
+  ASSERT_TRUE(answer && answer->contains("result"));
+  const std::string instructions = answer->at("result").value("instructions", "");
+  EXPECT_NE(instructions.find(std::string(pw->pw_dir) + " is a private, empty home"),
+            std::string::npos)
+      << instructions;
+  EXPECT_EQ(instructions.find("/root is a private"), std::string::npos) << instructions;
+  ASSERT_TRUE(peer.send(initialized_notification()));
   LineClient own = server.connect();
   ASSERT_TRUE(initialize(own));
 
