@@ -1,6 +1,9 @@
 #include "server/commands/policy.h"
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <climits>
 #include <cstdio>
 
 #include <fmt/format.h>
@@ -9,7 +12,9 @@
 #include "server/policy/loader.h"
 #include "server/policy/names.h"
 #include "server/policy/render.h"
+#include "server/policy/to_jail_spec.h"
 #include "server/policy/units.h"
+#include "server/policy/writable.h"
 
 namespace brig::server {
 namespace {
@@ -68,6 +73,27 @@ std::string summary(const policy::LoadedPolicy& loaded) {
   return out;
 }
 
+// The hidden paths that would not hold with this directory as the
+// workspace (it is writable in most policies, and as root it keeps its
+// owner), as the jail is really planned: symlinks resolved, the workspace
+// included. Empty when the directory is no workspace (the root, a hidden
+// path).
+std::string weak_for_here(const policy::LoadedPolicy& loaded, const policy::EnvMap& env,
+                          const std::string& home) {
+  char cwd[PATH_MAX];
+  if (::getcwd(cwd, sizeof cwd) == nullptr) return "";
+  const policy::Context ctx = policy::caller_context(cwd, cwd, env, home);
+  auto spec = policy::to_jail_spec(loaded.policy, ctx);
+  if (!spec) return "";
+  std::string out;
+  for (const std::string& weak : policy::weak_hidden_paths(*spec))
+    out += fmt::format(
+        "  weak       hidden {}, with {} as the workspace: not enforced as a whole "
+        "(docs/jail.md, hidden)\n",
+        weak, cwd);
+  return out;
+}
+
 }  // namespace
 
 CLI::App* add_policy_command(CLI::App& app, PolicyOptions& o) {
@@ -108,6 +134,7 @@ int run_policy_command(const PolicyOptions& o) {
     std::fputs(policy::render_policy(loaded->policy, loaded->chain).c_str(), stdout);
   } else {
     std::fputs(summary(*loaded).c_str(), stdout);
+    std::fputs(weak_for_here(*loaded, env, home).c_str(), stdout);
   }
   return 0;
 }

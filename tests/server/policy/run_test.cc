@@ -257,6 +257,19 @@ TEST(BrigPolicy, CheckNamesTheHostDevicesAPolicyLetsIn) {
   EXPECT_THAT(plain.out, Not(HasSubstr("devices")));
 }
 
+// A hidden path in the workspace (the directory check runs in) is named as
+// weak: the workspace is writable, so a mask there cannot hold.
+TEST(BrigPolicy, CheckNamesHiddenPathsThatWouldNotHoldInThisWorkspace) {
+  TempDir ws;
+  TempDir policies;
+  std::ofstream(policies.file("p.toml"))
+      << "extends = \"default\"\n[filesystem]\nhidden_add = [\"" << ws.file(".env") << "\"]\n";
+  Ran r = brig({"policy", "check", policies.file("p.toml")}, ws.path());
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("weak       hidden " + ws.file(".env") + " (under the writable " +
+                               ws.path() + "), with " + ws.path() + " as the workspace"));
+}
+
 TEST(BrigPolicy, ShowPrintsAPolicyThatChecks) {
   TempDir dir;
   Ran shown = brig({"policy", "show", "strict"}, dir.path());
