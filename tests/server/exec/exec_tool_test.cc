@@ -209,7 +209,8 @@ TEST_F(ExecToolTest, GitCommitsReachTheWorkspaceAndUnsavedStateIsReported) {
   ASSERT_FALSE(r.is_error) << text_of(r);
   EXPECT_THAT((*r.structured)["warning"].get<std::string>(),
               HasSubstr("could not be written back"));
-  EXPECT_THAT(text_of(r), HasSubstr("brig: 1 of the changes the command made in the workspace's .git"));
+  EXPECT_THAT(text_of(r),
+              HasSubstr("brig: 1 of the changes the command made in the workspace's .git"));
 }
 
 TEST_F(ExecToolTest, CallsRunConcurrentlyEachInItsOwnJail) {
