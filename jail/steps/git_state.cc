@@ -60,7 +60,16 @@ int cover(int real, int overlay, const char* name) {
 int pin_objects_info(int real, int overlay) {
   const ScopedFd objects{child_fs::open_exact(real, "objects", O_PATH, RESOLVE_BENEATH)};
   if (objects.fd < 0) return -objects.fd;
-  if (::mkdirat(objects.fd, "info", 0755) != 0 && errno != EEXIST) return errno;
+  if (::mkdirat(objects.fd, "info", 0755) == 0) {
+    // Owned like the repository: the init may be another host id (root
+    // serving another user).
+    struct stat repo;
+    if (::fstat(real, &repo) == 0 &&
+        ::fchownat(objects.fd, "info", repo.st_uid, repo.st_gid, AT_SYMLINK_NOFOLLOW) != 0) {
+    }
+  } else if (errno != EEXIST) {
+    return errno;
+  }
   return cover(real, overlay, "objects/info");
 }
 
