@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "jail/base/path.h"
 #include "server/policy/caller.h"
 #include "server/policy/loader.h"
 #include "server/policy/names.h"

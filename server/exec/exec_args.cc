@@ -48,25 +48,6 @@ std::string display_argv(const std::vector<std::string>& argv) {
   return out;
 }
 
-// path with "." and ".." resolved lexically; path is absolute.
-std::string normalize(const std::string& path) {
-  std::vector<std::string> parts;
-  std::size_t i = 0;
-  while (i <= path.size()) {
-    const std::size_t j = std::min(path.find('/', i), path.size());
-    const std::string part = path.substr(i, j - i);
-    if (part == "..") {
-      if (!parts.empty()) parts.pop_back();
-    } else if (!part.empty() && part != ".") {
-      parts.push_back(part);
-    }
-    i = j + 1;
-  }
-  std::string out;
-  for (const std::string& p : parts) out += "/" + p;
-  return out.empty() ? "/" : out;
-}
-
 void set_env(std::vector<std::string>& env, const std::string& name, const std::string& value) {
   const std::string prefix = name + "=";
   auto it = std::find_if(env.begin(), env.end(),
@@ -155,7 +136,7 @@ Result<std::string> resolve_cwd(const std::string& cwd, const std::string& works
   if (cwd.find('\0') != std::string::npos) {
     return std::unexpected(bad_argument("cwd", "a path cannot hold a NUL byte"));
   }
-  const std::string path = normalize(cwd.starts_with('/') ? cwd : workspace + "/" + cwd);
+  const std::string path = *normalize(absolute_from(workspace, cwd), DotDot::resolve);
   if (spec.mounts.empty()) return path;  // the host's root: everything is in view
   // The deepest mount over path decides; for equal targets the later one
   // (a mask comes after the tree it masks).

@@ -10,8 +10,8 @@
 
 #include <fmt/format.h>
 
+#include "jail/base/path.h"
 #include "jail/base/unique_fd.h"
-#include "server/files/path.h"
 
 namespace brig::files {
 namespace {

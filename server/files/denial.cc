@@ -5,41 +5,15 @@
 
 #include <fmt/format.h>
 
+#include "jail/base/path.h"
 #include "server/policy/expand.h"
 #include "server/policy/to_jail_spec.h"
 
 namespace brig::files {
 namespace {
 
-using policy::is_within;
 using policy::PathRule;
 using policy::WorkspaceAccess;
-
-// The absolute form of path with ".", ".." and doubled '/' resolved lexically.
-std::string lexical_path(std::string_view workspace, std::string_view path) {
-  const std::string joined = !path.empty() && path[0] == '/'
-                                 ? std::string(path)
-                                 : std::string(workspace) + "/" + std::string(path);
-  std::vector<std::string_view> parts;
-  std::size_t start = 0;
-  while (start <= joined.size()) {
-    std::size_t end = joined.find('/', start);
-    if (end == std::string::npos) end = joined.size();
-    const std::string_view part = std::string_view(joined).substr(start, end - start);
-    if (part == "..") {
-      if (!parts.empty()) parts.pop_back();
-    } else if (!part.empty() && part != ".") {
-      parts.push_back(part);
-    }
-    start = end + 1;
-  }
-  std::string out;
-  for (std::string_view p : parts) {
-    out += '/';
-    out += p;
-  }
-  return out.empty() ? "/" : out;
-}
 
 // A policy path as its author would have written it: "~/.ssh" for a path in
 // the caller's home.
@@ -69,7 +43,7 @@ bool is_refusal(int err) {
 std::optional<std::string> explain_denial(const DenialContext& ctx, std::string_view raw_path,
                                           Access access, int err) {
   const policy::Filesystem& fs = ctx.policy.filesystem;
-  const std::string path = lexical_path(ctx.workspace, raw_path);
+  const std::string path = *normalize(absolute_from(ctx.workspace, raw_path), DotDot::resolve);
   const std::string name = ctx.policy_name.empty() ? "in use" : ctx.policy_name;
   if (!is_refusal(err) && err != ENOENT && err != ENOTDIR) return std::nullopt;
 

@@ -10,7 +10,7 @@
 #include "server/files/content_type.h"
 #include "server/files/file_io.h"
 #include "server/files/line_diff.h"
-#include "server/files/path.h"
+#include "server/files/tool_path.h"
 #include "server/files/text_edit.h"
 
 namespace brig::files {

@@ -13,7 +13,7 @@
 #include "server/files/base64.h"
 #include "server/files/content_type.h"
 #include "server/files/file_io.h"
-#include "server/files/path.h"
+#include "server/files/tool_path.h"
 #include "server/files/utf8.h"
 
 namespace brig::files {

@@ -3,7 +3,7 @@
 #include <fmt/format.h>
 
 #include "server/files/atomic_write.h"
-#include "server/files/path.h"
+#include "server/files/tool_path.h"
 
 namespace brig::files {
 

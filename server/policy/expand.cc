@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include "jail/base/path.h"
+
 namespace brig::policy {
 namespace {
 
@@ -110,24 +112,11 @@ std::expected<std::string, std::string> normalize_path(std::string_view path) {
         "\"{}\" is relative; write an absolute path, or start it with \"~/\" or \"$VAR/\"", path));
   }
   if (path.find('\0') != std::string_view::npos) return std::unexpected("a path with a NUL byte");
-  std::string out;
-  size_t start = 0;
-  while (start < path.size()) {
-    size_t end = path.find('/', start);
-    if (end == std::string_view::npos) end = path.size();
-    const std::string_view part = path.substr(start, end - start);
-    if (part == "..") {
-      return std::unexpected(
-          fmt::format("\"{}\" contains \"..\"; write the path without it", path));
-    }
-    if (!part.empty() && part != ".") {
-      out += '/';
-      out += part;
-    }
-    start = end + 1;
+  auto normal = normalize(path, DotDot::refuse);
+  if (!normal) {
+    return std::unexpected(fmt::format("\"{}\" contains \"..\"; write the path without it", path));
   }
-  if (out.empty()) out = "/";
-  return out;
+  return *normal;
 }
 
 }  // namespace brig::policy

@@ -8,8 +8,6 @@
 #include <string>
 #include <string_view>
 
-#include "jail/base/path.h"
-
 namespace brig::policy {
 
 // Environment variables by name.
@@ -30,12 +28,9 @@ std::expected<std::string, std::string> expand(std::string_view text, const Expa
 // for PATH-like values).
 std::expected<std::string, std::string> expand_value(std::string_view text, const Expansion& x);
 
-// An expanded path made absolute and normal: no ".", doubled or trailing '/'.
-// Relative paths and ".." are errors (a lexical ".." is wrong across symlinks).
+// An expanded path made absolute and normal (jail/base/path.h,
+// DotDot::refuse), or why not in words for the policy's author: relative
+// paths and ".." are errors (a lexical ".." is wrong across symlinks).
 std::expected<std::string, std::string> normalize_path(std::string_view path);
-
-// Whether `path` is `parent` or lies beneath it (both normalized): the one
-// definition every layer shares.
-using brig::is_within;
 
 }  // namespace brig::policy

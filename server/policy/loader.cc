@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 #include <toml++/toml.h>
 
+#include "jail/base/path.h"
 #include "server/policy/apply.h"
 #include "server/policy/builtin.h"
 #include "server/policy/suggest.h"

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "jail/base/path.h"
 #include "server/policy/expand.h"
 
 namespace brig::policy {

@@ -11,7 +11,7 @@
 
 #include <fmt/format.h>
 
-#include "server/files/path.h"
+#include "server/files/tool_path.h"
 #include "server/search/glob.h"
 #include "server/search/json_size.h"
 #include "server/search/skip_summary.h"

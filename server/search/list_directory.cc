@@ -12,7 +12,7 @@
 #include <fmt/format.h>
 
 #include "jail/base/unique_fd.h"
-#include "server/files/path.h"
+#include "server/files/tool_path.h"
 #include "server/search/tree_walk.h"
 
 namespace brig::search {

@@ -11,9 +11,10 @@
 
 #include <fmt/format.h>
 
+#include "jail/base/path.h"
 #include "jail/base/unique_fd.h"
 #include "server/files/content_type.h"
-#include "server/files/path.h"
+#include "server/files/tool_path.h"
 #include "server/files/utf8.h"
 #include "server/search/file_buffer.h"
 #include "server/search/glob.h"
@@ -454,10 +455,10 @@ Result<worker::OpReply> search_op(const Json& args, const worker::OpContext& ctx
     BRIG_TRY_VOID(walker.walk(root, search));
   } else if (S_ISREG(st.st_mode)) {
     // A file named by the call is searched even when hidden or ignored.
-    shown_root = files::parent_of(root);
+    shown_root = parent_of(root);
     UniqueFd dir(::open(shown_root.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
     if (!dir) return std::unexpected(sys_error(std::string(kWhat), shown_root, errno));
-    const std::string name = files::name_of(root);
+    const std::string name = name_of(root);
     search.search_file(dir.get(), name, name);
   } else {
     return std::unexpected(

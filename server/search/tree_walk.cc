@@ -13,9 +13,9 @@
 
 #include <fmt/format.h>
 
+#include "jail/base/path.h"
 #include "jail/base/unique_fd.h"
 #include "server/files/file_io.h"
-#include "server/files/path.h"
 
 namespace brig::search {
 namespace {
@@ -143,7 +143,7 @@ void TreeWalker::load_ancestors(const std::string& root) {
   bool repo = holds_git(root);
   std::size_t limit_at = root == options_.ancestors_up_to ? 0 : std::string::npos;
   for (std::string dir = root; !repo && dir != "/";) {
-    dir = files::parent_of(dir);
+    dir = parent_of(dir);
     dirs.push_back(dir);
     if (dir == options_.ancestors_up_to) limit_at = dirs.size();
     repo = holds_git(dir);

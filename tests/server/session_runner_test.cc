@@ -113,7 +113,9 @@ TEST(SessionRunner, AnswersAHundredRequestsInFlight) {
 TEST(SessionRunner, FreesPipelinedCallsAsTheyReturn) {
   InProcessServer server;
   ASSERT_TRUE(testing::initialize(server.client()));
-  ASSERT_TRUE(server.client().send(tool_call("slow", "slow", {{"seconds", 1}})));
+  // Long enough to outlast 2000 answers on a loaded CI machine under ASan
+  // (1 s did not): the sweep must be seen with the slow call still running.
+  ASSERT_TRUE(server.client().send(tool_call("slow", "slow", {{"seconds", 8}})));
   std::string batch;
   for (int i = 1; i <= 2000; ++i) {
     batch += protocol::encode(tool_call(i, "echo", {{"text", std::to_string(i)}})) + "\n";

@@ -1,9 +1,10 @@
 // The small pieces under the tools: base64, content sniffing, UTF-8, paths.
 #include <gtest/gtest.h>
 
+#include "jail/base/path.h"
 #include "server/files/base64.h"
 #include "server/files/content_type.h"
-#include "server/files/path.h"
+#include "server/files/tool_path.h"
 #include "server/files/utf8.h"
 
 namespace brig::files {

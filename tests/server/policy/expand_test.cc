@@ -62,13 +62,5 @@ TEST(NormalizePath, MakesPathsNormal) {
   EXPECT_EQ(normalize_path("").error(), "an empty path; write an absolute path like \"/usr\"");
 }
 
-TEST(IsWithin, ComparesWholeComponents) {
-  EXPECT_TRUE(is_within("/a/b", "/a"));
-  EXPECT_TRUE(is_within("/a", "/a"));
-  EXPECT_TRUE(is_within("/a", "/"));
-  EXPECT_FALSE(is_within("/ab", "/a"));
-  EXPECT_FALSE(is_within("/a", "/a/b"));
-}
-
 }  // namespace
 }  // namespace brig::policy
