@@ -12,7 +12,7 @@
 #include "jail/status_record.h"
 #include "jail/steps/cgroups.h"
 #include "jail/steps/clone.h"
-#include "jail/steps/init.h"
+#include "jail/steps/pid1.h"
 #include "jail/steps/net.h"
 
 namespace brig::jail {
@@ -128,8 +128,8 @@ void contain(const ChildPlan& p) {
   //    half-way: the init handles it by shutting the jail down. setsid: no
   //    controlling terminal to push input into (TIOCSTI).
   if (::prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0) fail(Step::identity, errno);
-  if (int e = init::block_signals_in_child()) fail(Step::signals, e);
-  if (::prctl(PR_SET_PDEATHSIG, init::kLauncherDiedSignal, 0, 0, 0) != 0)
+  if (int e = pid1::block_signals_in_child()) fail(Step::signals, e);
+  if (::prctl(PR_SET_PDEATHSIG, pid1::kLauncherDiedSignal, 0, 0, 0) != 0)
     fail(Step::identity, errno);
   if (::setsid() < 0) fail(Step::identity, errno);
   // Without a pid namespace, orphans of the command come back to the init
@@ -187,7 +187,7 @@ void contain(const ChildPlan& p) {
   //    the jail's own clone: nothing has to happen in the init meanwhile),
   //    which spares copying the init's page tables and then tearing the copy
   //    down at execve.
-  const int sigfd = init::open_signalfd_in_child();
+  const int sigfd = pid1::open_signalfd_in_child();
   if (sigfd < 0) fail(Step::signals, -sigfd);
   CommandArgs args{&p, &cgroups, &to_run};
   const pid_t command =
@@ -204,14 +204,14 @@ void contain(const ChildPlan& p) {
   // has exited as well. (The command has its own fd table: no CLONE_FILES.)
   for (int fd = 0; fd < 3; ++fd) ::close(fd);
 
-  init::Config config;
+  pid1::Config config;
   config.code_pages = &p.code_pages;
   config.pid_namespace = p.pid_namespace;
   config.status_fd = ChildPlan::kStatusFd;
   config.watch_fd = ChildPlan::kWatchFd;
   config.cgroups = &cgroups;
   config.git = &git;
-  init::supervise(command, sigfd, config);
+  pid1::supervise(command, sigfd, config);
 }
 
 }  // namespace brig::jail

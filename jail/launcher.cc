@@ -23,7 +23,7 @@
 #include "jail/status_record.h"
 #include "jail/steps/clone.h"
 #include "jail/steps/idmap.h"
-#include "jail/steps/init.h"
+#include "jail/steps/pid1.h"
 #include "jail/steps/net.h"
 #include "jail/steps/userns.h"
 
@@ -394,9 +394,9 @@ std::string describe_failure(const ChildPlan& p, const cgroups::Group& group, co
 
 }  // namespace
 
-Jailed::Jailed() = default;
-Jailed::Jailed(Jailed&&) noexcept = default;
-Jailed& Jailed::operator=(Jailed&& o) noexcept {
+RunningJail::RunningJail() = default;
+RunningJail::RunningJail(RunningJail&&) noexcept = default;
+RunningJail& RunningJail::operator=(RunningJail&& o) noexcept {
   if (this != &o) {
     kill_and_reap();
     pid_ = o.pid_;
@@ -417,17 +417,17 @@ Jailed& Jailed::operator=(Jailed&& o) noexcept {
   }
   return *this;
 }
-Jailed::~Jailed() {
+RunningJail::~RunningJail() {
   kill_and_reap();
 }
 
-void Jailed::kill_and_reap() {
+void RunningJail::kill_and_reap() {
   if (!reaped_ && pidfd_) {
     reaped_ = true;
     if (!pid_namespace_) {
       // No pid namespace to end: the init must kill the command's process
       // group itself, given a moment before it is killed too.
-      signal(init::kLauncherDiedSignal);
+      signal(pid1::kLauncherDiedSignal);
       pollfd p = {pidfd_.get(), POLLIN, 0};
       ::poll(&p, 1, 2000);
     }
@@ -441,23 +441,23 @@ void Jailed::kill_and_reap() {
   cgroups::remove(cgroup_);
 }
 
-int Jailed::signal(int sig) const {
+int RunningJail::signal(int sig) const {
   if (reaped_) return ESRCH;
   return ::syscall(SYS_pidfd_send_signal, pidfd_.get(), sig, nullptr, 0) == 0 ? 0 : errno;
 }
 
 // spawn(), or with `awaiting` spawn_awaiting() (req: only its stdio, all
 // /dev/null).
-Result<Jailed> spawn_jail(const JailSpec& spec, const ExecRequest& req, SpawnOptions options,
+Result<RunningJail> spawn_jail(const JailSpec& spec, const ExecRequest& req, SpawnOptions options,
                           bool awaiting) {
-  const auto started = Jailed::Clock::now();
+  const auto started = RunningJail::Clock::now();
   if (auto v = validate(spec); !v)
     return std::unexpected(at_step("validate", std::move(v.error())));
   if (!awaiting)
     if (auto v = validate(req); !v)
       return std::unexpected(at_step("validate", std::move(v.error())));
 
-  Jailed j;
+  RunningJail j;
   j.started_ = started;
   if (spec.limits.wall_time && !awaiting) j.deadline_ = started + *spec.limits.wall_time;
   if (options.time_steps) j.steps_ = BRIG_TRY(StepClock::create());
@@ -564,7 +564,7 @@ Result<Jailed> spawn_jail(const JailSpec& spec, const ExecRequest& req, SpawnOpt
     if (auto ok = userns::write_maps_from_parent(pid, spec.identity,
                                                  plan.drop_groups || plan.init_takes_ids);
         !ok)
-      return std::unexpected(at_step("uid_map", std::move(ok.error())));  // ~Jailed kills the child
+      return std::unexpected(at_step("uid_map", std::move(ok.error())));  // ~RunningJail kills the child
     stamps.mark(StepMark::maps_written);
   }
   const char go = 1;
@@ -577,7 +577,7 @@ Result<Jailed> spawn_jail(const JailSpec& spec, const ExecRequest& req, SpawnOpt
   // namespace too.
   j.cgroup_ = cgroups::create(spec.limits);
   report_cgroups(j.layers_, spec.limits, j.cgroup_);
-  BRIG_TRY_VOID(check_required(spec, j.layers_));  // ~Jailed kills the child
+  BRIG_TRY_VOID(check_required(spec, j.layers_));  // ~RunningJail kills the child
   stamps.mark(StepMark::cgroups_made);
   if (helper) {
     helper.reset();
@@ -605,11 +605,11 @@ Result<Jailed> spawn_jail(const JailSpec& spec, const ExecRequest& req, SpawnOpt
   return j;
 }
 
-Result<Jailed> spawn(const JailSpec& spec, const ExecRequest& req, SpawnOptions options) {
+Result<RunningJail> spawn(const JailSpec& spec, const ExecRequest& req, SpawnOptions options) {
   return spawn_jail(spec, req, options, /*awaiting=*/false);
 }
 
-Result<Jailed> spawn_awaiting(const JailSpec& spec, SpawnOptions options) {
+Result<RunningJail> spawn_awaiting(const JailSpec& spec, SpawnOptions options) {
   UniqueFd dev_null(::open("/dev/null", O_RDWR | O_CLOEXEC));
   if (!dev_null) return std::unexpected(step_sys_error("fds", "open /dev/null", errno));
   ExecRequest none;
@@ -617,7 +617,7 @@ Result<Jailed> spawn_awaiting(const JailSpec& spec, SpawnOptions options) {
   return spawn_jail(spec, none, options, /*awaiting=*/true);
 }
 
-Result<void> start_command(Jailed& j, const ExecRequest& req,
+Result<void> start_command(RunningJail& j, const ExecRequest& req,
                            std::optional<std::chrono::milliseconds> wall_time) {
   const char* what = "give a jail built ahead its command";
   if (!j.command_fd_ || j.reaped_)
@@ -637,7 +637,7 @@ Result<void> start_command(Jailed& j, const ExecRequest& req,
   // For the messages of a failed chdir or execve, as a fresh jail has them.
   j.plan_->exec = exec::prepare(req);
   j.plan_->cwd = req.cwd.empty() ? "/" : req.cwd;
-  j.started_ = Jailed::Clock::now();
+  j.started_ = RunningJail::Clock::now();
   if (wall_time) j.deadline_ = j.started_ + *wall_time;
   // Once only, whether or not it arrives: a jail is never given a second.
   UniqueFd socket = std::move(j.command_fd_);
@@ -646,7 +646,7 @@ Result<void> start_command(Jailed& j, const ExecRequest& req,
   return {};
 }
 
-bool built_from_current_host(const Jailed& j, const JailSpec& spec) {
+bool built_from_current_host(const RunningJail& j, const JailSpec& spec) {
   if (!j.plan_) return false;
   auto now = mounts::plan(spec, mounts::real_host());
   return now && *now == j.plan_->mounts && bind_source_ids(*now) == j.bind_sources_;
@@ -673,7 +673,7 @@ void read_status(int fd, StatusSeen& seen) {
 
 }  // namespace
 
-Result<Outcome> Jailed::wait_for(Jailed& j, std::optional<Clock::time_point> deadline,
+Result<Outcome> RunningJail::wait_for(RunningJail& j, std::optional<Clock::time_point> deadline,
                                  int signal_fd, bool until_status) {
   if (j.reaped_)
     return std::unexpected(
@@ -692,7 +692,7 @@ Result<Outcome> Jailed::wait_for(Jailed& j, std::optional<Clock::time_point> dea
     int timeout_ms = -1;
     if (deadline && !timed_out) {
       const auto left =
-          std::chrono::ceil<std::chrono::milliseconds>(*deadline - Jailed::Clock::now());
+          std::chrono::ceil<std::chrono::milliseconds>(*deadline - RunningJail::Clock::now());
       timeout_ms = static_cast<int>(std::max<int64_t>(0, left.count()));
     }
     const int n = ::poll(fds, 3, timeout_ms);
@@ -714,8 +714,8 @@ Result<Outcome> Jailed::wait_for(Jailed& j, std::optional<Clock::time_point> dea
         timed_out = true;
         j.signal(SIGKILL);
       } else {
-        j.signal(init::kLauncherDiedSignal);
-        deadline = Jailed::Clock::now() + std::chrono::seconds(2);
+        j.signal(pid1::kLauncherDiedSignal);
+        deadline = RunningJail::Clock::now() + std::chrono::seconds(2);
         grace = true;
       }
       continue;
@@ -746,10 +746,10 @@ Result<Outcome> Jailed::wait_for(Jailed& j, std::optional<Clock::time_point> dea
     if (errno != EINTR)
       return std::unexpected(sys_error("waitid the jail's init", std::to_string(j.pid_), errno));
   }
-  // An exiting init is neither waited for nor killed (~Jailed): it ends by
+  // An exiting init is neither waited for nor killed (~RunningJail): it ends by
   // itself, and its zombie goes when the caller exits.
   j.reaped_ = true;
-  const auto ended = Jailed::Clock::now();
+  const auto ended = RunningJail::Clock::now();
   if (init_exiting && seen.status->cgroups_left == 0) j.cgroup_.paths.clear();
   cgroups::remove(j.cgroup_);
 
@@ -789,17 +789,17 @@ Result<Outcome> Jailed::wait_for(Jailed& j, std::optional<Clock::time_point> dea
   return o;
 }
 
-Result<Outcome> wait_forwarding(Jailed& j, std::optional<Jailed::Clock::time_point> deadline,
+Result<Outcome> wait_forwarding(RunningJail& j, std::optional<RunningJail::Clock::time_point> deadline,
                                 int signal_fd) {
-  return Jailed::wait_for(j, deadline, signal_fd, /*until_status=*/false);
+  return RunningJail::wait_for(j, deadline, signal_fd, /*until_status=*/false);
 }
 
-Result<Outcome> wait(Jailed& j, std::optional<Jailed::Clock::time_point> deadline) {
+Result<Outcome> wait(RunningJail& j, std::optional<RunningJail::Clock::time_point> deadline) {
   return wait_forwarding(j, deadline, -1);
 }
 
-Result<Outcome> wait_until_status(Jailed& j, std::optional<Jailed::Clock::time_point> deadline) {
-  return Jailed::wait_for(j, deadline, -1, /*until_status=*/true);
+Result<Outcome> wait_until_status(RunningJail& j, std::optional<RunningJail::Clock::time_point> deadline) {
+  return RunningJail::wait_for(j, deadline, -1, /*until_status=*/true);
 }
 
 Outcome run(const JailSpec& spec, const ExecRequest& request) {
@@ -820,7 +820,7 @@ Outcome run(const JailSpec& spec, const ExecRequest& request) {
   if (j) process::release_code_pages(code);
   if (!j) {
     o = setup_failed_outcome(j.error().where, j.error().sys_errno, j.error().to_string());
-  } else if (auto w = Jailed::wait_for(*j, std::nullopt, sigfd.get(), /*until_status=*/true); !w) {
+  } else if (auto w = RunningJail::wait_for(*j, std::nullopt, sigfd.get(), /*until_status=*/true); !w) {
     o = setup_failed_outcome("wait", w.error().sys_errno, w.error().to_string());
   } else {
     o = std::move(*w);

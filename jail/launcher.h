@@ -41,14 +41,14 @@ struct BindSourceId {
   friend bool operator==(const BindSourceId&, const BindSourceId&) = default;
 };
 
-// A started jail. Move-only. Dropping a Jailed that was not waited for
+// A started jail. Move-only. Dropping a RunningJail that was not waited for
 // kills the whole jail (SIGKILL to its init) and reaps it.
-class Jailed {
+class RunningJail {
  public:
   using Clock = std::chrono::steady_clock;
-  Jailed(Jailed&&) noexcept;
-  Jailed& operator=(Jailed&&) noexcept;
-  ~Jailed();
+  RunningJail(RunningJail&&) noexcept;
+  RunningJail& operator=(RunningJail&&) noexcept;
+  ~RunningJail();
 
   pid_t pid() const { return pid_; }          // the init's pid in the caller's pid namespace
   int pidfd() const { return pidfd_.get(); }  // readable when the init has exited; for signals
@@ -68,20 +68,20 @@ class Jailed {
   int signal(int sig) const;
 
  private:
-  friend Result<Jailed> spawn_jail(const JailSpec&, const ExecRequest&, SpawnOptions, bool);
-  friend Result<void> start_command(Jailed&, const ExecRequest&,
+  friend Result<RunningJail> spawn_jail(const JailSpec&, const ExecRequest&, SpawnOptions, bool);
+  friend Result<void> start_command(RunningJail&, const ExecRequest&,
                                     std::optional<std::chrono::milliseconds>);
-  friend bool built_from_current_host(const Jailed&, const JailSpec&);
-  friend Result<Outcome> wait(Jailed&, std::optional<Clock::time_point>);
-  friend Result<Outcome> wait_forwarding(Jailed&, std::optional<Clock::time_point>, int);
-  friend Result<Outcome> wait_until_status(Jailed&, std::optional<Clock::time_point>);
+  friend bool built_from_current_host(const RunningJail&, const JailSpec&);
+  friend Result<Outcome> wait(RunningJail&, std::optional<Clock::time_point>);
+  friend Result<Outcome> wait_forwarding(RunningJail&, std::optional<Clock::time_point>, int);
+  friend Result<Outcome> wait_until_status(RunningJail&, std::optional<Clock::time_point>);
   friend Outcome run(const JailSpec&, const ExecRequest&);
-  Jailed();
+  RunningJail();
   void kill_and_reap();
   // wait_forwarding; with `until_status`, returns as soon as the init has
   // reported the command's status, without waiting for (or reaping) the
   // init's own exit.
-  static Result<Outcome> wait_for(Jailed& j, std::optional<Clock::time_point> deadline,
+  static Result<Outcome> wait_for(RunningJail& j, std::optional<Clock::time_point> deadline,
                                   int signal_fd, bool until_status);
 
   pid_t pid_ = -1;
@@ -107,22 +107,22 @@ class Jailed {
 // naming the step ("validate", "require", "clone3", "uid_map", …), when the
 // spec is invalid, a required layer cannot be enforced, or the jail cannot
 // be created; failures inside the jail come out of wait() as setup_failed.
-Result<Jailed> spawn(const JailSpec& spec, const ExecRequest& request, SpawnOptions options = {});
+Result<RunningJail> spawn(const JailSpec& spec, const ExecRequest& request, SpawnOptions options = {});
 
 // A jail built ahead of its command (a pool's): spawn() without a command,
 // up to the last step before it (contain.cc 6b), where it waits, its stdio
 // /dev/null, no wall-time deadline yet. start_command gives it one command,
 // once; everything that confines the command (ids, cgroups, rlimits, caps,
 // no_new_privs, Landlock, seccomp) is applied after it came, as in a fresh
-// jail. Dropping it unused kills it like any Jailed.
-Result<Jailed> spawn_awaiting(const JailSpec& spec, SpawnOptions options = {});
+// jail. Dropping it unused kills it like any RunningJail.
+Result<RunningJail> spawn_awaiting(const JailSpec& spec, SpawnOptions options = {});
 
 // Sends an awaiting jail its command (stdio fds -1: /dev/null); the
 // jail's time (Outcome::duration, `wall_time`'s deadline) starts now. Fails
 // without sending anything, the jail still awaiting, for an invalid request
 // or one over command::kMaxBytes; fails with the jail no longer usable when
 // it is gone (it failed, or was killed) or was already given a command.
-Result<void> start_command(Jailed& jailed, const ExecRequest& request,
+Result<void> start_command(RunningJail& jailed, const ExecRequest& request,
                            std::optional<std::chrono::milliseconds> wall_time);
 
 // Whether a jail built ahead still shows the host as it is now: `spec`
@@ -131,15 +131,15 @@ Result<void> start_command(Jailed& jailed, const ExecRequest& request,
 // workspace deleted and made again, or a directory swapped for another,
 // would otherwise be seen as it was. A pool drops a jail for which this is
 // false (~50 us: the mount plan's lstat/readlink and one stat per bind).
-bool built_from_current_host(const Jailed& jailed, const JailSpec& spec);
+bool built_from_current_host(const RunningJail& jailed, const JailSpec& spec);
 
 // Waits until the jail's init exits, or until the earlier of `deadline` and
 // the jailed deadline(), then kills the whole jail (timed_out). Removes the
 // jail's cgroups. Once pidfd() polls readable it returns without blocking
 // (for an event loop). Fails only if the jail was already waited for or
 // waitid fails.
-Result<Outcome> wait(Jailed& jailed,
-                     std::optional<Jailed::Clock::time_point> deadline = std::nullopt);
+Result<Outcome> wait(RunningJail& jailed,
+                     std::optional<RunningJail::Clock::time_point> deadline = std::nullopt);
 
 // wait(), but returns as soon as the init has reported the command's status
 // (every other process of the jail killed and reaped, its cgroups removed),
@@ -147,12 +147,12 @@ Result<Outcome> wait(Jailed& jailed,
 // namespaces, need not delay the caller. The init is then left unreaped
 // (the Outcome has no rusage): the caller reaps it with waitid on pidfd()
 // once that is readable, or exits. For a loop that polls status_fd().
-Result<Outcome> wait_until_status(Jailed& jailed,
-                                  std::optional<Jailed::Clock::time_point> deadline = std::nullopt);
+Result<Outcome> wait_until_status(RunningJail& jailed,
+                                  std::optional<RunningJail::Clock::time_point> deadline = std::nullopt);
 
 // wait(), but also forwards the signals readable on `signal_fd` (a signalfd
 // the caller made for SIGINT, SIGTERM, …) to the jail.
-Result<Outcome> wait_forwarding(Jailed& jailed, std::optional<Jailed::Clock::time_point> deadline,
+Result<Outcome> wait_forwarding(RunningJail& jailed, std::optional<RunningJail::Clock::time_point> deadline,
                                 int signal_fd);
 
 // spawn + wait for `brig run`, forwarding SIGHUP, SIGINT, SIGQUIT, SIGTERM,

@@ -438,12 +438,12 @@ TEST_F(GitStateTest, PackedReplaceRefsHeadOnATagPeeledLinesAndResolveUndo) {
 // Jails ending together write back side by side: each object arrives
 // whole, under its own temporary name.
 TEST_F(GitStateTest, JailsEndingTogetherKeepEachOthersObjects) {
-  std::vector<std::unique_ptr<Jailed>> jails;
+  std::vector<std::unique_ptr<RunningJail>> jails;
   for (int i = 0; i < 4; ++i) {
     auto j = spawn(spec(), sh("for n in $(seq 50); do echo " + std::to_string(i) +
                               "-$n | git hash-object -w --stdin >/dev/null; done"));
     ASSERT_TRUE(j) << j.error().to_string();
-    jails.push_back(std::make_unique<Jailed>(std::move(*j)));
+    jails.push_back(std::make_unique<RunningJail>(std::move(*j)));
   }
   for (auto& j : jails) {
     auto o = wait(*j, std::nullopt);
