@@ -5,7 +5,6 @@
 
 #include <utility>
 
-
 namespace brig::jail {
 
 int Outcome::exit_status() const {

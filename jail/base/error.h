@@ -42,16 +42,16 @@ inline Error sys_error(std::string what, std::string where, int err) {
 // g++ 12 has std::expected but not and_then/transform: BRIG_TRY unwraps a
 // Result<T> or returns its error from the enclosing function.
 //   auto fd = BRIG_TRY(open_dir(path));
-#define BRIG_TRY(...)                                                   \
-  __extension__({                                                      \
-    auto brig_try_result_ = (__VA_ARGS__);                              \
+#define BRIG_TRY(...)                                                                   \
+  __extension__({                                                                       \
+    auto brig_try_result_ = (__VA_ARGS__);                                              \
     if (!brig_try_result_) return std::unexpected(std::move(brig_try_result_.error())); \
-    std::move(*brig_try_result_);                                       \
+    std::move(*brig_try_result_);                                                       \
   })
 
 // For Result<void>: returns the error, if any, from the enclosing function.
-#define BRIG_TRY_VOID(...)                                              \
-  do {                                                                  \
-    auto brig_try_result_ = (__VA_ARGS__);                              \
+#define BRIG_TRY_VOID(...)                                                              \
+  do {                                                                                  \
+    auto brig_try_result_ = (__VA_ARGS__);                                              \
     if (!brig_try_result_) return std::unexpected(std::move(brig_try_result_.error())); \
   } while (0)

@@ -379,7 +379,8 @@ TEST_F(LauncherTest, WithoutUserNamespacesRequiredOnesRefuse) {
   const int code = in_userns_without_nesting([&] {
     auto j = spawn(spec(), probe_request({"exit", "0"}));
     if (j) return 1;
-    return j.error().step == SetupStep::clone3 && j.error().why.find("user namespaces") != std::string::npos
+    return j.error().step == SetupStep::clone3 &&
+                   j.error().why.find("user namespaces") != std::string::npos
                ? 0
                : 2;
   });

@@ -33,7 +33,8 @@ TEST(OutcomeTest, ExitStatusFollowsTheShellConventions) {
 TEST(OutcomeTest, ToStringSaysWhatHappened) {
   EXPECT_EQ(exited(3).to_string(), "exited 3");
   EXPECT_EQ(
-      setup_failed_outcome(SetupStep::mount, ENOENT, "bind /x on /x: No such file or directory").to_string(),
+      setup_failed_outcome(SetupStep::mount, ENOENT, "bind /x on /x: No such file or directory")
+          .to_string(),
       "setup failed at step mount: bind /x on /x: No such file or directory");
 }
 
