@@ -586,25 +586,15 @@ int add_object(int real, int up_dir, const char* dir, const char* name) {
   return err;
 }
 
-// Calls fn(name, d_type-free stat) for each entry of the directory fd.
+// Calls fn(name, stat) for each entry of the directory fd (an entry gone
+// since it was listed is skipped).
 template <typename Fn>
 int each_entry(int dir, Fn fn) {
-  const ScopedFd list{child_fs::open_exact(dir, ".", O_RDONLY | O_DIRECTORY)};
-  if (list.fd < 0) return -list.fd;
-  alignas(8) char buf[4096];
-  for (;;) {
-    const long n = ::syscall(SYS_getdents64, list.fd, buf, sizeof buf);
-    if (n < 0) return errno;
-    if (n == 0) return 0;
-    for (long off = 0; off < n;) {
-      const auto* d = reinterpret_cast<const dirent64*>(buf + off);
-      off += d->d_reclen;
-      if (equal_str(d->d_name, ".") || equal_str(d->d_name, "..")) continue;
-      struct stat st;
-      if (::fstatat(dir, d->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
-      fn(d->d_name, st);
-    }
-  }
+  return child_fs::for_each_name(dir, [&](const char* name) {
+    struct stat st;
+    if (::fstatat(dir, name, &st, AT_SYMLINK_NOFOLLOW) == 0) fn(name, st);
+    return 0;
+  });
 }
 
 // New loose objects, each checked. Returns how many entries were refused;
