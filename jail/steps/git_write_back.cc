@@ -474,6 +474,18 @@ bool header_fits(const char* h, size_t n, uint64_t* size) {
   return true;
 }
 
+// Whether objects/`dir`/`name` is the name of the object whose SHA-1 is
+// `digest`.
+bool names_object(const unsigned char (&digest)[20], const char* dir, const char* name) {
+  static const char kHex[] = "0123456789abcdef";
+  char id[41];
+  for (int i = 0; i < 20; ++i) {
+    id[2 * i] = kHex[digest[i] >> 4];
+    id[2 * i + 1] = kHex[digest[i] & 15];
+  }
+  return ::memcmp(id, dir, 2) == 0 && ::memcmp(id + 2, name, 38) == 0;
+}
+
 // Whether the loose object in `fd` is what its name says: one zlib stream,
 // nothing after it, of "<type> <size>\0" and `size` bytes, whose SHA-1 is
 // `dir` + `name` (gitformat-loose(5)). Named for its contents, an object
@@ -535,13 +547,7 @@ bool loose_object_is_sound(int fd, const char* dir, const char* name) {
     return false;
   unsigned char digest[20];
   h.finish(digest);
-  static const char kHex[] = "0123456789abcdef";
-  char id[41];
-  for (int i = 0; i < 20; ++i) {
-    id[2 * i] = kHex[digest[i] >> 4];
-    id[2 * i + 1] = kHex[digest[i] & 15];
-  }
-  return ::memcmp(id, dir, 2) == 0 && ::memcmp(id + 2, name, 38) == 0;
+  return names_object(digest, dir, name);
 }
 
 // Whether `name` in objects/`dir` is a loose object's file name (packs are
