@@ -3,12 +3,16 @@
 // path, array and compiled filter must be ready here.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "jail/base/error.h"
+#include "jail/running_jail.h"
 #include "jail/step_times.h"
 #include "jail/steps/caps.h"
 #include "jail/steps/exec.h"
+#include "jail/steps/idmap.h"
 #include "jail/steps/landlock.h"
 #include "jail/steps/mounts.h"
 #include "jail/steps/process.h"
@@ -64,5 +68,22 @@ struct ChildPlan {
   exec::Prepared exec;
   StepStamps stamps;  // timing off unless SpawnOptions::time_steps
 };
+
+// The plan for `spec` and `req` (an empty argv: a jail built ahead, whose
+// command comes later): mounts, ids, exec paths, caps, Landlock, seccomp.
+// Fails with the step whose plan failed.
+Result<std::unique_ptr<ChildPlan>> plan_child(const JailSpec& spec, const ExecRequest& req);
+
+// Where each fd goes in the child (ChildPlan's fixed numbers): the
+// request's stdio (checked open), brig's pipes and sockets, the idmapped
+// trees; netns: the child's end of the network namespace helper's socket,
+// or -1.
+Result<void> plan_fds(ChildPlan& p, const ExecRequest& req, int status_w, int watch_r, int sync,
+                      int netns, const std::vector<idmap::Tree>& trees);
+
+// Which file each bind's host source is (zeros when it cannot be stat'ed: a
+// missing optional source, or the jail's own like /proc/sys), and for a
+// tree that keeps its owner, that owner (its idmapping).
+std::vector<BindSourceId> bind_source_ids(const mounts::Plan& plan);
 
 }  // namespace brig::jail

@@ -1,73 +1,122 @@
-// The order of the jail's setup, after clone3. Everything here runs in a
-// child of a raw clone, so only async-signal-safe calls are made: the plan
-// was computed before clone.
+// The order of the jail's setup, after clone3, as two lists: contain() for
+// the child that becomes the jail's init, run_command() for the command it
+// starts. Each step is a function of its own below; the lists give the
+// reason for each one's place. Everything here runs in a child of a raw
+// clone, so only async-signal-safe calls are made: the plan was computed
+// before clone. Each step stamps its own StepMark (step_times.h).
 #include "jail/contain.h"
 
 #include <errno.h>
 #include <sys/prctl.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "jail/command_message.h"
 #include "jail/status_record.h"
 #include "jail/steps/cgroups.h"
 #include "jail/steps/clone.h"
-#include "jail/steps/init.h"
 #include "jail/steps/net.h"
+#include "jail/steps/pid1.h"
 
 namespace brig::jail {
 namespace {
 
-// The command's code below runs on command_stack, which AddressSanitizer
-// does not know as a stack: the functions that end in a noreturn call are
-// left uninstrumented, or ASan's unpoisoning of "the current stack" before
-// such calls warns on the command's stderr. (No effect in other builds.)
-#define BRIG_ON_COMMAND_STACK __attribute__((no_sanitize("address")))
-
-BRIG_ON_COMMAND_STACK [[noreturn]] void fail(Step step, int err, int index = -1,
-                                             int exit_code = 125) {
+BRIG_ON_VFORK_STACK [[noreturn]] void fail(SetupStep step, int err, int index = -1,
+                                           int exit_code = 125) {
   report_setup_failure(ChildPlan::kStatusFd, step, err, index);
   ::_exit(exit_code);
 }
 
-// The command, started by the init. Its confinement comes last, in the order
-// each layer needs: caps are dropped while the process may still change
-// them; no_new_privs before Landlock and seccomp (which need it without
-// CAP_SYS_ADMIN); seccomp last so that it need not allow any setup syscall.
-BRIG_ON_COMMAND_STACK [[noreturn]] void run_command(const ChildPlan& p,
-                                                    const cgroups::Received& cgroups,
-                                                    const command::Received& c) {
-  // Ignored signals and the blocked mask survive execve: the init's must not.
-  const StepStamps stamps = p.stamps;
-  if (int e = process::reset_signals_in_child()) fail(Step::signals, e);
-  if (!p.pid_namespace && ::setpgid(0, 0) != 0) fail(Step::identity, errno);
-  // Raw syscall, as for the ids: glibc's setgroups is a per-thread broadcast.
-  if (p.drop_groups && ::syscall(SYS_setgroups, 0, nullptr) != 0) fail(Step::identity, errno);
+// ---- The command's steps: on command_stack, in the init's memory until
+// its execve (clone::vfork_on_stack), so each is BRIG_ON_VFORK_STACK.
+
+BRIG_ON_VFORK_STACK void reset_signals() {
+  if (int e = process::reset_signals_in_child()) fail(SetupStep::signals, e);
+}
+
+// Without a pid namespace the init ends the jail by killing this group.
+BRIG_ON_VFORK_STACK void own_process_group(const ChildPlan& p) {
+  if (!p.pid_namespace && ::setpgid(0, 0) != 0) fail(SetupStep::identity, errno);
+}
+
+BRIG_ON_VFORK_STACK void take_command_ids(const ChildPlan& p) {
+  if (p.drop_groups)
+    if (int e = process::drop_groups_in_child()) fail(SetupStep::identity, e);
   if (p.switch_ids)
-    if (int e = process::switch_ids_in_child(p.uid, p.gid)) fail(Step::identity, e);
-  stamps.mark(StepMark::command_ids);
+    if (int e = process::switch_ids_in_child(p.uid, p.gid)) fail(SetupStep::identity, e);
+  p.stamps.mark(StepMark::command_ids);
+}
+
+BRIG_ON_VFORK_STACK void join_cgroups(const cgroups::Received& cgroups) {
   int failed = -1;
-  if (int e = cgroups::join_in_child(cgroups, &failed)) fail(Step::cgroup, e, failed);
+  if (int e = cgroups::join_in_child(cgroups, &failed)) fail(SetupStep::cgroup, e, failed);
+}
+
+BRIG_ON_VFORK_STACK void apply_rlimits(const ChildPlan& p, const cgroups::Received& cgroups) {
+  int failed = -1;
   if (int e = process::apply_rlimits_in_child(p.rlimits, cgroups.limits_pids, cgroups.limits_memory,
                                               &failed))
-    fail(Step::rlimit, e, failed);
-  if (::chdir(c.cwd) != 0) fail(Step::chdir, errno);
-  stamps.mark(StepMark::command_limits);
-  if (int e = caps::apply_in_child(p.caps)) fail(Step::caps, e);
-  if (int e = caps::set_no_new_privs_in_child()) fail(Step::no_new_privs, e);
-  stamps.mark(StepMark::command_caps);
-  if (int e = landlock::apply_in_child(p.landlock)) fail(Step::landlock, e);
-  stamps.mark(StepMark::command_landlock);
-  // The command still runs in the init's memory (vfork-style): dropping the
-  // code mappings here drops the init's, before the init runs again, so it
-  // keeps resident only what it runs from now on (its supervise loop and the
-  // few pages below), however late it is scheduled.
+    fail(SetupStep::rlimit, e, failed);
+}
+
+BRIG_ON_VFORK_STACK void enter_cwd(const ChildPlan& p, const command::Received& c) {
+  if (::chdir(c.cwd) != 0) fail(SetupStep::chdir, errno);
+  p.stamps.mark(StepMark::command_limits);
+}
+
+BRIG_ON_VFORK_STACK void drop_caps(const ChildPlan& p) {
+  if (int e = caps::apply_in_child(p.caps)) fail(SetupStep::caps, e);
+}
+
+BRIG_ON_VFORK_STACK void set_no_new_privs(const ChildPlan& p) {
+  if (int e = caps::set_no_new_privs_in_child()) fail(SetupStep::no_new_privs, e);
+  p.stamps.mark(StepMark::command_caps);
+}
+
+BRIG_ON_VFORK_STACK void apply_landlock(const ChildPlan& p) {
+  if (int e = landlock::apply_in_child(p.landlock)) fail(SetupStep::landlock, e);
+  p.stamps.mark(StepMark::command_landlock);
+}
+
+// Speed only (docs/jail.md, "Speed"): the command still runs in the init's
+// memory, so dropping the code mappings here drops the init's, before the
+// init runs again: it keeps resident only what it runs from now on (its
+// supervise loop and the few pages below), however late it is scheduled.
+BRIG_ON_VFORK_STACK void release_setup_code(const ChildPlan& p) {
   process::release_code_pages(p.code_pages);
-  stamps.mark(StepMark::command_seccomp_next);
-  // Should be the last thing before execve: every later syscall is filtered.
-  if (int e = seccomp::apply_in_child(p.seccomp)) fail(Step::seccomp, e);
+  p.stamps.mark(StepMark::command_seccomp_next);
+}
+
+BRIG_ON_VFORK_STACK void apply_seccomp(const ChildPlan& p) {
+  if (int e = seccomp::apply_in_child(p.seccomp)) fail(SetupStep::seccomp, e);
+}
+
+BRIG_ON_VFORK_STACK [[noreturn]] void exec_command(const command::Received& c) {
   const int e = exec::exec_in_child(c.candidates, c.argv, c.envp);
-  fail(Step::exec, e, -1, e == ENOENT || e == ENOTDIR ? 127 : 126);
+  fail(SetupStep::exec, e, -1, e == ENOENT || e == ENOTDIR ? 127 : 126);
+}
+
+// The command, started by the init.
+BRIG_ON_VFORK_STACK [[noreturn]] void run_command(const ChildPlan& p,
+                                                  const cgroups::Received& cgroups,
+                                                  const command::Received& c) {
+  // Ignored signals and the blocked mask survive execve: the init's must not.
+  reset_signals();
+  own_process_group(p);
+  // Its ids first: what follows is checked against them.
+  take_command_ids(p);
+  join_cgroups(cgroups);
+  apply_rlimits(p, cgroups);
+  enter_cwd(p, c);
+  // Caps are dropped while the process may still change them.
+  drop_caps(p);
+  // Before Landlock and seccomp, which need it without CAP_SYS_ADMIN.
+  set_no_new_privs(p);
+  apply_landlock(p);
+  release_setup_code(p);
+  // Should be the last thing before execve: every later syscall is filtered,
+  // so the filter need not allow any setup syscall.
+  apply_seccomp(p);
+  exec_command(c);
 }
 
 // What the command reads of the init's memory.
@@ -77,7 +126,7 @@ struct CommandArgs {
   const command::Received* command;
 };
 
-BRIG_ON_COMMAND_STACK int command_main(void* arg) {
+BRIG_ON_VFORK_STACK int command_main(void* arg) {
   const auto* a = static_cast<const CommandArgs*>(arg);
   run_command(*a->plan, *a->cgroups, *a->command);
 }
@@ -86,132 +135,193 @@ BRIG_ON_COMMAND_STACK int command_main(void* arg) {
 // .bss: pages the command does not touch cost nothing.
 alignas(64) char command_stack[256 * 1024];
 
-}  // namespace
+// ---- The init's steps, on this process's own stack.
 
-void contain(const ChildPlan& p) {
-  // 1. Wait until the launcher has written the uid/gid maps (and placed
-  //    nothing else): before that, this process has no ids in its namespace.
-  //    EOF instead of the go byte means the launcher gave up, or died: so
-  //    this clone's copy of the launcher's end goes first, or a launcher
-  //    killed before its go byte would leave this process waiting forever
-  //    (holding every fd the launcher had).
+// EOF instead of the go byte means the launcher gave up, or died: so this
+// clone's copy of the launcher's end goes first, or a launcher killed
+// before its go byte would leave this process waiting forever (holding
+// every fd the launcher had).
+void wait_for_go(const ChildPlan& p) {
   ::close(p.sync_parent_fd);
   char go = 0;
   while (::read(p.sync_fd, &go, 1) != 1) {
     if (errno != EINTR) ::_exit(125);
   }
   p.stamps.mark(StepMark::child_released);
+}
 
-  // 2. Fds: stdio from the request, brig's status and watch fds at fixed
-  //    numbers, every other inherited fd closed before any jail code runs.
-  //    Until they are in place, a failure goes to the status pipe's
-  //    inherited number.
+// Until the fds are in place, a failure goes to the status pipe's
+// inherited number.
+void arrange_fds(const ChildPlan& p) {
   if (int e = process::arrange_fds_in_child(p.fds)) {
-    report_setup_failure(p.status_fd_before_fds, Step::fds, e);
+    report_setup_failure(p.status_fd_before_fds, SetupStep::fds, e);
     ::_exit(125);
   }
   p.stamps.mark(StepMark::child_fds);
+}
 
-  // 3. Identity. A jail whose uid map leaves the launcher's ids out (root
-  //    mapping the jail's root to an unprivileged host id) is built by an
-  //    init that takes the jail's own ids at once, with root's groups shed:
-  //    before any path is touched, so no step of the jail runs as host root.
-  //    First in this step: a change of euid resets the dumpable flag and
-  //    clears the parent-death signal, both set below.
-  if (p.init_takes_ids) {
-    if (::syscall(SYS_setgroups, 0, nullptr) != 0) fail(Step::identity, errno);
-    if (int e = process::switch_ids_in_child(p.uid, p.gid)) fail(Step::identity, e);
-  }
-  //    Non-dumpable: the jail's processes (even uid 0 in the jail)
-  //    can neither ptrace the init nor open its fds through /proc. Signals
-  //    are set up before the parent-death signal so that it is never fatal
-  //    half-way: the init handles it by shutting the jail down. setsid: no
-  //    controlling terminal to push input into (TIOCSTI).
-  if (::prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0) fail(Step::identity, errno);
-  if (int e = init::block_signals_in_child()) fail(Step::signals, e);
-  if (::prctl(PR_SET_PDEATHSIG, init::kLauncherDiedSignal, 0, 0, 0) != 0)
-    fail(Step::identity, errno);
-  if (::setsid() < 0) fail(Step::identity, errno);
-  // Without a pid namespace, orphans of the command come back to the init
-  // (not to whoever is above the launcher), so it can reap them.
+// A jail whose uid map leaves the launcher's ids out (root mapping the
+// jail's root to an unprivileged host id) is built by an init that takes
+// the jail's own ids, with root's groups shed.
+void take_jail_ids(const ChildPlan& p) {
+  if (!p.init_takes_ids) return;
+  if (int e = process::drop_groups_in_child()) fail(SetupStep::identity, e);
+  if (int e = process::switch_ids_in_child(p.uid, p.gid)) fail(SetupStep::identity, e);
+}
+
+// The jail's processes (even uid 0 in the jail) can neither ptrace the init
+// nor open its fds through /proc.
+void forbid_ptrace() {
+  if (::prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0) fail(SetupStep::identity, errno);
+}
+
+void handle_signals() {
+  if (int e = pid1::block_signals_in_child()) fail(SetupStep::signals, e);
+}
+
+void die_with_launcher() {
+  if (::prctl(PR_SET_PDEATHSIG, pid1::kLauncherDiedSignal, 0, 0, 0) != 0)
+    fail(SetupStep::identity, errno);
+}
+
+// No controlling terminal to push input into (TIOCSTI).
+void leave_terminal() {
+  if (::setsid() < 0) fail(SetupStep::identity, errno);
+}
+
+// Without a pid namespace, orphans of the command come back to the init
+// (not to whoever is above the launcher), so it can reap them.
+void adopt_orphans(const ChildPlan& p) {
   if (!p.pid_namespace && ::prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0)
-    fail(Step::identity, errno);
+    fail(SetupStep::identity, errno);
   p.stamps.mark(StepMark::child_identity);
+}
 
-  // 4. Mounts: the new root, pivoted into; needs the capabilities this
-  //    process holds in its new user namespace.
+// Needs the capabilities this process holds in its new user namespace.
+void build_root(const ChildPlan& p, git_state::Kept* git) {
   int failed = -1;
-  git_state::Kept git;
-  if (int e = mounts::apply_in_child(p.mounts, &failed, &git)) fail(Step::mount, e, failed);
+  if (int e = mounts::apply_in_child(p.mounts, &failed, git)) fail(SetupStep::mount, e, failed);
   p.stamps.mark(StepMark::child_mounts);
+}
 
-  // 5. Network and uts namespaces: the network namespace the launcher's
-  //    helper made meanwhile (lo up), joined by this process, so by the
-  //    command too.
-  if (p.new_netns) {
-    bool in_loopback = false;
-    if (int e = net::join_in_child(ChildPlan::kNetnsFd, &in_loopback))
-      fail(in_loopback ? Step::loopback : Step::netns, e);
-    ::close(ChildPlan::kNetnsFd);
-  }
+void join_network(const ChildPlan& p) {
+  if (!p.new_netns) return;
+  bool in_loopback = false;
+  if (int e = net::join_in_child(ChildPlan::kNetnsFd, &in_loopback))
+    fail(in_loopback ? SetupStep::loopback : SetupStep::netns, e);
+  ::close(ChildPlan::kNetnsFd);
+}
+
+void set_hostname(const ChildPlan& p) {
   if (p.set_hostname && ::sethostname(p.hostname.data(), p.hostname.size()) != 0)
-    fail(Step::hostname, errno);
+    fail(SetupStep::hostname, errno);
   p.stamps.mark(StepMark::child_network);
+}
 
-  // 6. The cgroups, which the launcher made meanwhile (an empty message when
-  //    there are none); EOF means the launcher gave up.
-  cgroups::Received cgroups;
-  if (int e = cgroups::receive_in_child(ChildPlan::kSyncFd, &cgroups)) fail(Step::cgroup, e);
+// An empty message when there are none; EOF means the launcher gave up.
+void receive_cgroups(const ChildPlan& p, cgroups::Received* cgroups) {
+  if (int e = cgroups::receive_in_child(ChildPlan::kSyncFd, cgroups)) fail(SetupStep::cgroup, e);
   p.stamps.mark(StepMark::child_cgroups_received);
+}
 
-  // 6b. A jail built ahead (spawn_awaiting) is complete here, and waits for
-  //     its command: stdio, cwd, argv, env. Everything that confines the
-  //     command still comes after, as for a fresh jail. A launcher that
-  //     closes the socket instead dropped the jail unused.
-  command::Received to_run{p.cwd.c_str(), p.exec.candidate_ptrs.data(), p.exec.argv.data(),
-                           p.exec.envp.data()};
+// A launcher that closes the socket instead dropped the jail unused.
+void await_command(const ChildPlan& p, const cgroups::Received& cgroups,
+                   command::Received* to_run) {
   if (p.await_command) {
-    if (int e = command::receive_in_child(ChildPlan::kSyncFd, &to_run)) {
+    if (int e = command::receive_in_child(ChildPlan::kSyncFd, to_run)) {
       if (e == EPIPE) {
         cgroups::remove_in_child(cgroups);  // nobody joined them
         ::_exit(125);
       }
-      fail(Step::command, e);
+      fail(SetupStep::command, e);
     }
   }
   ::close(ChildPlan::kSyncFd);
+}
 
-  // 7. Start the command; this process stays as the jail's init. The
-  //    signalfd exists before the command so that no SIGCHLD is missed. The
-  //    command shares the init's memory until its execve (vfork-style, not
-  //    the jail's own clone: nothing has to happen in the init meanwhile),
-  //    which spares copying the init's page tables and then tearing the copy
-  //    down at execve.
-  const int sigfd = init::open_signalfd_in_child();
-  if (sigfd < 0) fail(Step::signals, -sigfd);
-  CommandArgs args{&p, &cgroups, &to_run};
+// Before the command, so that no SIGCHLD is missed.
+int open_signalfd() {
+  const int sigfd = pid1::open_signalfd_in_child();
+  if (sigfd < 0) fail(SetupStep::signals, -sigfd);
+  return sigfd;
+}
+
+// vfork-style, not the jail's own clone: nothing has to happen in the init
+// meanwhile, and sharing its memory spares copying its page tables and
+// tearing the copy down at execve.
+pid_t start_command(const ChildPlan& p, CommandArgs& args) {
   const pid_t command =
       clone::vfork_on_stack(command_main, &args, command_stack, sizeof command_stack);
-  if (command < 0) fail(Step::fork, errno);
+  if (command < 0) fail(SetupStep::fork, errno);
   p.stamps.mark(StepMark::command_execed);
-  // The memory was shared, and a uid change in the command (switch_ids)
-  // resets the shared mm's dumpable flag to fs.suid_dumpable, which may be 2:
-  // make the init non-dumpable again.
-  if (::prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0) fail(Step::identity, errno);
-  // The init writes nothing to stdio (it reports on the status pipe): with
-  // its copies closed, the command's are the last, and brig's pipes reach
-  // end of file as soon as the jail's processes are gone, not once the init
-  // has exited as well. (The command has its own fd table: no CLONE_FILES.)
-  for (int fd = 0; fd < 3; ++fd) ::close(fd);
+  return command;
+}
 
-  init::Config config;
+// The init writes nothing to stdio (it reports on the status pipe): with
+// its copies closed, the command's are the last, and brig's pipes reach end
+// of file as soon as the jail's processes are gone, not once the init has
+// exited as well. (The command has its own fd table: no CLONE_FILES.)
+void close_stdio() {
+  for (int fd = 0; fd < 3; ++fd) ::close(fd);
+}
+
+[[noreturn]] void supervise(const ChildPlan& p, pid_t command, int sigfd,
+                            const cgroups::Received& cgroups, const git_state::Kept& git) {
+  pid1::Config config;
   config.code_pages = &p.code_pages;
   config.pid_namespace = p.pid_namespace;
   config.status_fd = ChildPlan::kStatusFd;
   config.watch_fd = ChildPlan::kWatchFd;
   config.cgroups = &cgroups;
   config.git = &git;
-  init::supervise(command, sigfd, config);
+  pid1::supervise(command, sigfd, config);
+}
+
+}  // namespace
+
+void contain(const ChildPlan& p) {
+  // 1. Before the launcher's go byte this process has no ids in its namespace.
+  wait_for_go(p);
+  // 2. stdio from the request, brig's fds at fixed numbers, every other
+  //    inherited fd closed, before any jail code runs.
+  arrange_fds(p);
+  // 3. Identity. The jail's own ids before any path is touched, so no step
+  //    runs as host root; first, since an euid change resets the dumpable
+  //    flag and clears the parent-death signal set next.
+  take_jail_ids(p);
+  forbid_ptrace();
+  // Signals before the parent-death signal, so it is never fatal half-way:
+  // the init handles it by shutting the jail down.
+  handle_signals();
+  die_with_launcher();
+  leave_terminal();
+  adopt_orphans(p);
+  // 4. The new root, pivoted into.
+  git_state::Kept git;
+  build_root(p, &git);
+  // 5. The helper's network namespace (lo up), joined here so the command
+  //    is in it too; then the uts namespace's name.
+  join_network(p);
+  set_hostname(p);
+  // 6. The cgroups the launcher made meanwhile.
+  cgroups::Received cgroups;
+  receive_cgroups(p, &cgroups);
+  // 6b. A jail built ahead (spawn_awaiting) is complete here and waits for
+  //     its command; all that confines it still comes after, as in a fresh
+  //     jail.
+  command::Received to_run{p.cwd.c_str(), p.exec.candidate_ptrs.data(), p.exec.argv.data(),
+                           p.exec.envp.data()};
+  await_command(p, cgroups, &to_run);
+  // 7. The command (run_command has its order); this process stays as the
+  //    jail's init.
+  const int sigfd = open_signalfd();
+  CommandArgs args{&p, &cgroups, &to_run};
+  const pid_t command = start_command(p, args);
+  // A uid change in the command (switch_ids) reset the shared memory's
+  // dumpable flag to fs.suid_dumpable, which may be 2.
+  forbid_ptrace();
+  close_stdio();
+  supervise(p, command, sigfd, cgroups, git);
 }
 
 }  // namespace brig::jail

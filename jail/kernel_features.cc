@@ -146,15 +146,22 @@ bool netlink_loopback_up() {
   return ok;
 }
 
+// The start both namespace probes share: a user namespace of the caller's
+// own ids, a mount namespace, / private and a small tmpfs on /tmp. nullptr,
+// or the step that failed.
+const char* enter_mount_namespace_with_tmpfs() {
+  if (!enter_userns()) return "user namespace with uid/gid map";
+  if (unshare(CLONE_NEWNS) != 0) return "mount namespace";
+  if (mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) return "make / private";
+  if (mount("brig-doctor", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "size=64k") != 0)
+    return "mount tmpfs";
+  return nullptr;
+}
+
 // The whole namespace path a jail takes: user ns, then mount ns with a real
 // mount, then net ns with a real netlink call, then the rest.
 ChildReport probe_namespaces() {
-  if (!enter_userns()) return fail("user namespace with uid/gid map");
-  if (unshare(CLONE_NEWNS) != 0) return fail("mount namespace");
-  if (mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0)
-    return fail("make / private");
-  if (mount("brig-doctor", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "size=64k") != 0)
-    return fail("mount tmpfs");
+  if (const char* failed = enter_mount_namespace_with_tmpfs()) return fail(failed);
   if (unshare(CLONE_NEWNET) != 0) return fail("net namespace");
   if (!netlink_loopback_up()) return fail("netlink: loopback up");
   if (unshare(CLONE_NEWPID) != 0) return fail("pid namespace");
@@ -168,12 +175,7 @@ ChildReport probe_namespaces() {
 // What the git layer (jail/steps/git_state.h) mounts: an overlay with a
 // tmpfs upper layer, in a user namespace of the caller's own ids.
 ChildReport probe_git_overlay() {
-  if (!enter_userns()) return fail("user namespace with uid/gid map");
-  if (unshare(CLONE_NEWNS) != 0) return fail("mount namespace");
-  if (mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0)
-    return fail("make / private");
-  if (mount("brig-doctor", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "size=64k") != 0)
-    return fail("mount tmpfs");
+  if (const char* failed = enter_mount_namespace_with_tmpfs()) return fail(failed);
   for (const char* d : {"/tmp/lower", "/tmp/upper", "/tmp/work", "/tmp/git"})
     if (mkdir(d, 0755) != 0) return fail("mkdir in the tmpfs");
   if (mount("overlay", "/tmp/git", "overlay", MS_NOSUID | MS_NODEV,

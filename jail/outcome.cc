@@ -5,8 +5,6 @@
 
 #include <utility>
 
-#include "jail/status_record.h"
-
 namespace brig::jail {
 
 int Outcome::exit_status() const {
@@ -18,7 +16,7 @@ int Outcome::exit_status() const {
     case Kind::timed_out:
       return 124;
     case Kind::setup_failed:
-      if (setup.step != step_name(Step::exec)) return 125;
+      if (setup.step != SetupStep::exec) return 125;
       // As a shell does: a command that is not there is 127, one that is
       // there but cannot be run (permission, format, Landlock) is 126.
       return setup.sys_errno == ENOENT || setup.sys_errno == ENOTDIR ? 127 : 126;
@@ -35,15 +33,15 @@ std::string Outcome::to_string() const {
     case Kind::timed_out:
       return "timed out";
     case Kind::setup_failed:
-      return "setup failed at step " + setup.step + ": " + setup.message;
+      return std::string("setup failed at step ") + step_name(setup.step) + ": " + setup.message;
   }
   return "unknown";
 }
 
-Outcome setup_failed_outcome(std::string step, int sys_errno, std::string message) {
+Outcome setup_failed_outcome(SetupStep step, int sys_errno, std::string message) {
   Outcome o;
   o.kind = Outcome::Kind::setup_failed;
-  o.setup = SetupFailure{std::move(step), sys_errno, std::move(message)};
+  o.setup = SetupFailure{step, sys_errno, std::move(message)};
   return o;
 }
 

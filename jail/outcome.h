@@ -10,6 +10,7 @@
 #include <optional>
 #include <string>
 
+#include "jail/base/setup_step.h"
 #include "jail/layer_report.h"
 #include "jail/step_times.h"
 
@@ -17,9 +18,9 @@ namespace brig::jail {
 
 // A step of the jail's setup that failed, with the kernel's errno.
 struct SetupFailure {
-  std::string step;     // "mount", "exec", "clone3", "validate", … (status_record.h names)
-  int sys_errno = 0;    // 0 when no system call failed (e.g. validation)
-  std::string message;  // what failed, on which input, and why
+  SetupStep step = SetupStep::none;  // the launcher's or the child's
+  int sys_errno = 0;                 // 0 when no system call failed (e.g. validation)
+  std::string message;               // what failed, on which input, and why
   friend bool operator==(const SetupFailure&, const SetupFailure&) = default;
 };
 
@@ -50,6 +51,6 @@ struct Outcome {
 };
 
 // An Outcome for a failure before the jail existed (validation, clone3, maps).
-Outcome setup_failed_outcome(std::string step, int sys_errno, std::string message);
+Outcome setup_failed_outcome(SetupStep step, int sys_errno, std::string message);
 
 }  // namespace brig::jail

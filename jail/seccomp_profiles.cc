@@ -410,6 +410,8 @@ constexpr SyscallVerdict kTable[] = {
     {469, "file_setattr", allow},
 };
 
+// The families a jail may create sockets in; socket() and socketpair() with
+// any other fail with EAFNOSUPPORT (argument_rules).
 constexpr int kSocketFamilies[] = {AF_UNIX, AF_INET, AF_INET6, AF_NETLINK};
 
 }  // namespace
@@ -423,10 +425,6 @@ int syscall_number(std::string_view name) {
     if (s.name == name) return s.number;
   }
   return -1;
-}
-
-std::span<const int> allowed_socket_families() {
-  return kSocketFamilies;
 }
 
 namespace {

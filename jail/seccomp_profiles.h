@@ -68,8 +68,4 @@ struct ArgumentRule {
 // Every refusal by argument, for syscalls the table allows.
 std::vector<ArgumentRule> argument_rules();
 
-// Socket families a jail may create: AF_UNIX, AF_INET, AF_INET6, AF_NETLINK.
-// socket() and socketpair() with any other family fail with EAFNOSUPPORT.
-std::span<const int> allowed_socket_families();
-
 }  // namespace brig::jail::seccomp_profiles

@@ -315,7 +315,7 @@ std::string encode_outcome(const Outcome& o) {
   w.u8(static_cast<std::uint8_t>(o.kind));
   w.i32(o.exit_code);
   w.i32(o.signal);
-  w.str(o.setup.step);
+  w.str(step_name(o.setup.step));
   w.i32(o.setup.sys_errno);
   w.str(o.setup.message);
   w.i64(o.duration.count());
@@ -337,7 +337,7 @@ Result<Outcome> decode_outcome(std::string_view bytes) {
   o.kind = r.enumeration(Outcome::Kind::setup_failed);
   o.exit_code = r.i32();
   o.signal = r.i32();
-  o.setup.step = r.str();
+  o.setup.step = step_from_name(r.str()).value_or(SetupStep::none);
   o.setup.sys_errno = r.i32();
   o.setup.message = r.str();
   o.duration = std::chrono::nanoseconds(r.i64());
@@ -360,6 +360,7 @@ std::string encode_error(const Error& e) {
   w.str(e.where);
   w.str(e.why);
   w.i32(e.sys_errno);
+  w.str(step_name(e.step));
   return w.take();
 }
 
@@ -371,6 +372,7 @@ Result<Error> decode_error(std::string_view bytes) {
   e.where = r.str();
   e.why = r.str();
   e.sys_errno = r.i32();
+  e.step = step_from_name(r.str()).value_or(SetupStep::none);
   BRIG_TRY_VOID(r.finish());
   return e;
 }

@@ -5,6 +5,7 @@
 // ELOOP instead of taking a mount somewhere else.
 #pragma once
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/openat2.h>
@@ -61,6 +62,28 @@ inline int mount_on(int dir_fd, const char* source, const char* fstype, unsigned
   if (::fchdir(dir_fd) != 0) return errno;
   const int err = ::mount(source, ".", fstype, flags, data) == 0 ? 0 : errno;
   return ::chdir("/") == 0 ? err : errno;
+}
+
+// Calls fn(name) for each entry of the directory `dir` but "." and "..",
+// listed with getdents64 into a buffer on the stack (readdir allocates).
+// Stops at fn's first nonzero return. Returns 0, that value, or an errno.
+template <typename Fn>
+int for_each_name(int dir, Fn fn) {
+  const ScopedFd list{open_exact(dir, ".", O_RDONLY | O_DIRECTORY)};
+  if (list.fd < 0) return -list.fd;
+  alignas(8) char buf[4096];
+  for (;;) {
+    const long n = ::syscall(SYS_getdents64, list.fd, buf, sizeof buf);
+    if (n < 0) return errno;
+    if (n == 0) return 0;
+    for (long off = 0; off < n;) {
+      const auto* d = reinterpret_cast<const dirent64*>(buf + off);
+      off += d->d_reclen;
+      const char* name = d->d_name;
+      if (name[0] == '.' && (name[1] == 0 || (name[1] == '.' && name[2] == 0))) continue;
+      if (int e = fn(name)) return e;
+    }
+  }
 }
 
 }  // namespace brig::jail::child_fs

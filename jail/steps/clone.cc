@@ -1,10 +1,16 @@
 #include "jail/steps/clone.h"
 
+#include <errno.h>
 #include <linux/sched.h>
 #include <sched.h>
 #include <signal.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
+
+#ifndef P_PIDFD
+#define P_PIDFD 3
+#endif
 
 namespace brig::jail::clone {
 
@@ -42,6 +48,15 @@ bool move_to_other_cpu(pid_t pid, const cpu_set_t& allowed) {
   cpu_set_t others = allowed;
   CPU_CLR(cpu, &others);
   return CPU_COUNT(&others) > 0 && ::sched_setaffinity(pid, sizeof others, &others) == 0;
+}
+
+Reaped::~Reaped() {
+  if (!pidfd_) return;  // moved from
+  siginfo_t info{};
+  while (::waitid(static_cast<idtype_t>(P_PIDFD), static_cast<id_t>(pidfd_.get()), &info,
+                  WEXITED) != 0 &&
+         errno == EINTR) {
+  }
 }
 
 }  // namespace brig::jail::clone

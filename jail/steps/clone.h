@@ -9,6 +9,7 @@
 
 #include <cstdint>
 
+#include "jail/base/unique_fd.h"
 #include "jail/spec.h"
 
 namespace brig::jail::clone {
@@ -32,6 +33,13 @@ pid_t clone3_with_pidfd(uint64_t flags, int* pidfd);
 // or -1 with errno.
 pid_t vfork_on_stack(int (*fn)(void*), void* arg, char* stack, size_t stack_size);
 
+// For every function that runs on vfork_on_stack's stack and may end in a
+// noreturn call (_exit, execve): AddressSanitizer does not know that stack,
+// and its unpoisoning of "the current stack" before such calls would warn
+// on the command's stderr, so they are left uninstrumented. (No effect in
+// other builds.)
+#define BRIG_ON_VFORK_STACK __attribute__((no_sanitize("address")))
+
 // Moves `pid` (0: the caller) to the CPUs of `allowed` but the one the
 // caller runs on, if there is another; returns whether it did. A new process
 // starts on its parent's CPU and waits there until the parent sleeps, even
@@ -40,5 +48,21 @@ pid_t vfork_on_stack(int (*fn)(void*), void* arg, char* stack, size_t stack_size
 // narrows the mask: a process that lives on restores `allowed` once it runs
 // where it was sent. Async-signal-safe.
 bool move_to_other_cpu(pid_t pid, const cpu_set_t& allowed);
+
+// A child process of the caller's that does bounded work and exits (the
+// network namespace's helper): waited for and reaped when this goes.
+// Move-only.
+class Reaped {
+ public:
+  Reaped(pid_t pid, int pidfd) : pid_(pid), pidfd_(pidfd) {}
+  Reaped(Reaped&&) noexcept = default;
+  Reaped& operator=(Reaped&&) = delete;
+  ~Reaped();
+  pid_t pid() const { return pid_; }
+
+ private:
+  pid_t pid_;
+  UniqueFd pidfd_;
+};
 
 }  // namespace brig::jail::clone

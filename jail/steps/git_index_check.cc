@@ -199,10 +199,10 @@ int compare_names(const unsigned char* a, size_t a_len, const unsigned char* b, 
   return a_len < b_len ? -1 : a_len > b_len ? 1 : 0;
 }
 
-// Reads the entry at cur.pos and moves past it.
-Verdict next_entry(const Layout& l, Cursor& cur, Entry& e) {
+// The entry's fixed part at `start`: mode, flags and extended flags; *p is
+// set past them, at the name.
+Verdict read_entry_head(const Layout& l, size_t start, Entry& e, size_t* p_out) {
   const unsigned char* const d = l.data;
-  const size_t start = cur.pos;
   size_t p = start + kStatSize + l.hash_size + 2;
   if (p > l.end) return Verdict::truncated;
   e.mode = be32(d + start + 24);
@@ -219,75 +219,106 @@ Verdict next_entry(const Layout& l, Cursor& cur, Entry& e) {
   if (e.mode != kModeRegular && e.mode != kModeExecutable && e.mode != kModeSymlink &&
       e.mode != kModeGitlink)
     return Verdict::bad_entry;
-  const size_t name_len = e.flags & kNameMask;
+  *p_out = p;
+  return Verdict::ok;
+}
 
-  size_t keep = 0;  // bytes kept of the previous path
-  const unsigned char* suffix = d + p;
-  size_t suffix_len;
-  if (l.version == 4) {
-    // N bytes to strip from the previous path, in git's varint (varint.c):
-    // each continuation adds one before shifting, so every value has one
-    // spelling. Values past kPathMax cannot be valid here; stopping there also
-    // keeps the arithmetic from overflowing (git treats overflow as 0 without
-    // moving on, which this check would read differently).
+// An entry's path: `keep` bytes of the previous one, then `suffix`.
+struct EntryName {
+  size_t keep = 0;
+  const unsigned char* suffix = nullptr;
+  size_t suffix_len = 0;
+};
+
+// Version 4: N bytes to strip from the previous path, in git's varint
+// (varint.c): each continuation adds one before shifting, so every value has
+// one spelling. Values past kPathMax cannot be valid here; stopping there
+// also keeps the arithmetic from overflowing (git treats overflow as 0
+// without moving on, which this check would read differently).
+Verdict read_v4_name(const Layout& l, size_t p, size_t name_len, Cursor& cur, Entry& e,
+                     EntryName& n) {
+  const unsigned char* const d = l.data;
+  if (p >= l.end) return Verdict::truncated;
+  unsigned c = d[p++];
+  size_t strip = c & 127;
+  while (c & 128) {
     if (p >= l.end) return Verdict::truncated;
-    unsigned c = d[p++];
-    size_t strip = c & 127;
-    while (c & 128) {
-      if (p >= l.end) return Verdict::truncated;
-      c = d[p++];
-      strip = ((strip + 1) << 7) + (c & 127);
-      if (strip > kPathMax) return Verdict::bad_entry;
-    }
-    if (strip > cur.path_len) return Verdict::bad_entry;
-    keep = cur.path_len - strip;
-    e.keeps_none = keep == 0;
-    suffix = d + p;
-    const void* nul = memchr(suffix, 0, l.end - p);
-    if (nul == nullptr) return Verdict::truncated;
-    suffix_len = static_cast<size_t>(static_cast<const unsigned char*>(nul) - suffix);
-    // git takes the length from the flags and copies that many bytes: they
-    // must agree with the NUL.
-    const size_t full = keep + suffix_len;
-    if (name_len < kNameMask ? full != name_len : full < kNameMask) return Verdict::bad_entry;
-    cur.pos = p + suffix_len + 1;
-  } else {
-    e.keeps_none = true;
-    if (name_len < kNameMask) {
-      if (p + name_len + 1 > l.end) return Verdict::truncated;
-      if (memchr(suffix, 0, name_len) != nullptr || suffix[name_len] != 0)
-        return Verdict::bad_entry;
-      suffix_len = name_len;
-    } else {
-      const void* nul = memchr(suffix, 0, l.end - p);
-      if (nul == nullptr) return Verdict::truncated;
-      suffix_len = static_cast<size_t>(static_cast<const unsigned char*>(nul) - suffix);
-      if (suffix_len < kNameMask) return Verdict::bad_entry;
-    }
-    // 1-8 NULs after the name, to a multiple of 8 (read-cache.c
-    // ondisk_cache_entry_size).
-    const size_t fixed = p - start;
-    const size_t next = start + ((fixed + suffix_len + 8) & ~size_t{7});
-    if (next > l.end) return Verdict::truncated;
-    for (size_t i = p + suffix_len; i < next; ++i)
-      if (d[i] != 0) return Verdict::bad_entry;
-    cur.pos = next;
+    c = d[p++];
+    strip = ((strip + 1) << 7) + (c & 127);
+    if (strip > kPathMax) return Verdict::bad_entry;
   }
-  if (keep + suffix_len > kPathMax) return Verdict::unsafe_path;
+  if (strip > cur.path_len) return Verdict::bad_entry;
+  n.keep = cur.path_len - strip;
+  e.keeps_none = n.keep == 0;
+  n.suffix = d + p;
+  const void* nul = memchr(n.suffix, 0, l.end - p);
+  if (nul == nullptr) return Verdict::truncated;
+  n.suffix_len = static_cast<size_t>(static_cast<const unsigned char*>(nul) - n.suffix);
+  // git takes the length from the flags and copies that many bytes: they
+  // must agree with the NUL.
+  const size_t full = n.keep + n.suffix_len;
+  if (name_len < kNameMask ? full != name_len : full < kNameMask) return Verdict::bad_entry;
+  cur.pos = p + n.suffix_len + 1;
+  return Verdict::ok;
+}
 
+// Versions 2 and 3: the whole path, then 1-8 NULs to a multiple of 8
+// (read-cache.c ondisk_cache_entry_size).
+Verdict read_padded_name(const Layout& l, size_t start, size_t p, size_t name_len, Cursor& cur,
+                         Entry& e, EntryName& n) {
+  const unsigned char* const d = l.data;
+  e.keeps_none = true;
+  n.suffix = d + p;
+  if (name_len < kNameMask) {
+    if (p + name_len + 1 > l.end) return Verdict::truncated;
+    if (memchr(n.suffix, 0, name_len) != nullptr || n.suffix[name_len] != 0)
+      return Verdict::bad_entry;
+    n.suffix_len = name_len;
+  } else {
+    const void* nul = memchr(n.suffix, 0, l.end - p);
+    if (nul == nullptr) return Verdict::truncated;
+    n.suffix_len = static_cast<size_t>(static_cast<const unsigned char*>(nul) - n.suffix);
+    if (n.suffix_len < kNameMask) return Verdict::bad_entry;
+  }
+  const size_t fixed = p - start;
+  const size_t next = start + ((fixed + n.suffix_len + 8) & ~size_t{7});
+  if (next > l.end) return Verdict::truncated;
+  for (size_t i = p + n.suffix_len; i < next; ++i)
+    if (d[i] != 0) return Verdict::bad_entry;
+  cur.pos = next;
+  return Verdict::ok;
+}
+
+// Whether the entry sorts after the previous one, and its path made the
+// cursor's.
+void record_path(const EntryName& n, Cursor& cur, Entry& e) {
   const unsigned stage = (e.flags >> 12) & 3;
   if (cur.index == 0) {
     e.sorted = true;
   } else {
     // The kept prefix is equal on both sides; compare the rest.
-    const int c = compare_names(cur.path + keep, cur.path_len - keep, suffix, suffix_len);
+    const int c = compare_names(cur.path + n.keep, cur.path_len - n.keep, n.suffix, n.suffix_len);
     e.sorted = c < 0 || (c == 0 && cur.prev_stage < stage);
   }
-  memcpy(cur.path + keep, suffix, suffix_len);
-  cur.path_len = keep + suffix_len;
+  memcpy(cur.path + n.keep, n.suffix, n.suffix_len);
+  cur.path_len = n.keep + n.suffix_len;
   cur.path[cur.path_len] = 0;
   cur.prev_stage = stage;
   ++cur.index;
+}
+
+// Reads the entry at cur.pos and moves past it.
+Verdict next_entry(const Layout& l, Cursor& cur, Entry& e) {
+  const size_t start = cur.pos;
+  size_t p = 0;
+  if (Verdict v = read_entry_head(l, start, e, &p); v != Verdict::ok) return v;
+  const size_t name_len = e.flags & kNameMask;
+  EntryName n;
+  const Verdict v = l.version == 4 ? read_v4_name(l, p, name_len, cur, e, n)
+                                   : read_padded_name(l, start, p, name_len, cur, e, n);
+  if (v != Verdict::ok) return v;
+  if (n.keep + n.suffix_len > kPathMax) return Verdict::unsafe_path;
+  record_path(n, cur, e);
   return Verdict::ok;
 }
 

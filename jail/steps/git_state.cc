@@ -76,39 +76,23 @@ int pin_objects_info(int real, int overlay) {
 // Binds read-only over the overlay every existing top-level entry of the
 // host's .git but git's state (kStateFiles, kStateDirs) and lock files.
 int cover_entries(int real, int overlay) {
-  const ScopedFd list{child_fs::open_exact(real, ".", O_RDONLY | O_DIRECTORY)};
-  if (list.fd < 0) return -list.fd;
-  alignas(8) char buf[4096];
-  for (;;) {
-    const long n = ::syscall(SYS_getdents64, list.fd, buf, sizeof buf);
-    if (n < 0) return errno;
-    if (n == 0) return 0;
-    for (long off = 0; off < n;) {
-      const auto* d = reinterpret_cast<const dirent64*>(buf + off);
-      off += d->d_reclen;
-      const char* name = d->d_name;
-      if (equal(name, ".") || equal(name, "..") || listed(name, kStateFiles)) continue;
-      // Another git's lock (another jail writing back): pinned, it would
-      // stay taken for this jail's whole life.
-      const size_t len = ::strlen(name);
-      if (len > 5 && equal(name + len - 5, ".lock")) continue;
-      struct stat st;
-      if (::fstatat(real, name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
-        if (errno == ENOENT) continue;  // gone since it was listed
-        return errno;
-      }
-      // A symlink stays as the host has it, shown by the overlay: replacing
-      // it, or writing through it to a name the overlay holds, goes to the
-      // private layer; anything else is not git's.
-      if (!S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode)) continue;
-      if (S_ISDIR(st.st_mode) && listed(name, kStateDirs)) {
-        if (equal(name, "objects"))
-          if (int e = pin_objects_info(real, overlay)) return e;
-        continue;
-      }
-      if (int e = cover(real, overlay, name)) return e;
-    }
-  }
+  return child_fs::for_each_name(real, [&](const char* name) {
+    if (listed(name, kStateFiles)) return 0;
+    // Another git's lock (another jail writing back): pinned, it would
+    // stay taken for this jail's whole life.
+    const size_t len = ::strlen(name);
+    if (len > 5 && equal(name + len - 5, ".lock")) return 0;
+    struct stat st;
+    if (::fstatat(real, name, &st, AT_SYMLINK_NOFOLLOW) != 0)
+      return errno == ENOENT ? 0 : errno;  // ENOENT: gone since it was listed
+    // A symlink stays as the host has it, shown by the overlay: replacing
+    // it, or writing through it to a name the overlay holds, goes to the
+    // private layer; anything else is not git's.
+    if (!S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode)) return 0;
+    if (S_ISDIR(st.st_mode) && listed(name, kStateDirs))
+      return equal(name, "objects") ? pin_objects_info(real, overlay) : 0;
+    return cover(real, overlay, name);
+  });
 }
 
 // The private layer and the overlay on `real`. Returns 0 or an errno.

@@ -474,6 +474,18 @@ bool header_fits(const char* h, size_t n, uint64_t* size) {
   return true;
 }
 
+// Whether objects/`dir`/`name` is the name of the object whose SHA-1 is
+// `digest`.
+bool names_object(const unsigned char (&digest)[20], const char* dir, const char* name) {
+  static const char kHex[] = "0123456789abcdef";
+  char id[41];
+  for (int i = 0; i < 20; ++i) {
+    id[2 * i] = kHex[digest[i] >> 4];
+    id[2 * i + 1] = kHex[digest[i] & 15];
+  }
+  return ::memcmp(id, dir, 2) == 0 && ::memcmp(id + 2, name, 38) == 0;
+}
+
 // Whether the loose object in `fd` is what its name says: one zlib stream,
 // nothing after it, of "<type> <size>\0" and `size` bytes, whose SHA-1 is
 // `dir` + `name` (gitformat-loose(5)). Named for its contents, an object
@@ -535,13 +547,7 @@ bool loose_object_is_sound(int fd, const char* dir, const char* name) {
     return false;
   unsigned char digest[20];
   h.finish(digest);
-  static const char kHex[] = "0123456789abcdef";
-  char id[41];
-  for (int i = 0; i < 20; ++i) {
-    id[2 * i] = kHex[digest[i] >> 4];
-    id[2 * i + 1] = kHex[digest[i] & 15];
-  }
-  return ::memcmp(id, dir, 2) == 0 && ::memcmp(id + 2, name, 38) == 0;
+  return names_object(digest, dir, name);
 }
 
 // Whether `name` in objects/`dir` is a loose object's file name (packs are
@@ -586,25 +592,15 @@ int add_object(int real, int up_dir, const char* dir, const char* name) {
   return err;
 }
 
-// Calls fn(name, d_type-free stat) for each entry of the directory fd.
+// Calls fn(name, stat) for each entry of the directory fd (an entry gone
+// since it was listed is skipped).
 template <typename Fn>
 int each_entry(int dir, Fn fn) {
-  const ScopedFd list{child_fs::open_exact(dir, ".", O_RDONLY | O_DIRECTORY)};
-  if (list.fd < 0) return -list.fd;
-  alignas(8) char buf[4096];
-  for (;;) {
-    const long n = ::syscall(SYS_getdents64, list.fd, buf, sizeof buf);
-    if (n < 0) return errno;
-    if (n == 0) return 0;
-    for (long off = 0; off < n;) {
-      const auto* d = reinterpret_cast<const dirent64*>(buf + off);
-      off += d->d_reclen;
-      if (equal_str(d->d_name, ".") || equal_str(d->d_name, "..")) continue;
-      struct stat st;
-      if (::fstatat(dir, d->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
-      fn(d->d_name, st);
-    }
-  }
+  return child_fs::for_each_name(dir, [&](const char* name) {
+    struct stat st;
+    if (::fstatat(dir, name, &st, AT_SYMLINK_NOFOLLOW) == 0) fn(name, st);
+    return 0;
+  });
 }
 
 // New loose objects, each checked. Returns how many entries were refused;

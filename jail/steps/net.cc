@@ -1,6 +1,7 @@
 #include "jail/steps/net.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/sockios.h>
 #include <net/if.h>
 #include <sched.h>
@@ -10,7 +11,10 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <string>
+
 #include "jail/base/fd_message.h"
+#include "jail/step_error.h"
 
 namespace brig::jail::net {
 namespace {
@@ -63,6 +67,20 @@ int join_in_child(int sock, bool* in_loopback) {
   const int err = ::setns(ns, CLONE_NEWNET) == 0 ? 0 : errno;
   ::close(ns);
   return err;
+}
+
+Result<clone::Reaped> start_helper(pid_t child, bool in_userns, int sock) {
+  UniqueFd userns;
+  if (in_userns) {
+    const std::string path = "/proc/" + std::to_string(child) + "/ns/user";
+    userns.reset(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+    if (!userns) return std::unexpected(step_sys_error(SetupStep::netns, "open " + path, errno));
+  }
+  int pidfd = -1;
+  const pid_t pid = clone::clone3_with_pidfd(0, &pidfd);
+  if (pid < 0) return std::unexpected(step_sys_error(SetupStep::netns, "clone3 the helper", errno));
+  if (pid == 0) make_in_helper(userns ? userns.get() : -1, sock);
+  return clone::Reaped(pid, pidfd);
 }
 
 }  // namespace brig::jail::net

@@ -85,6 +85,10 @@ int switch_ids_in_child(uid_t uid, gid_t gid) {
   return ::prctl(PR_SET_KEEPCAPS, 0, 0, 0, 0) == 0 ? 0 : errno;
 }
 
+int drop_groups_in_child() {
+  return ::syscall(SYS_setgroups, 0, nullptr) == 0 ? 0 : errno;
+}
+
 int reset_signals_in_child() {
   struct sigaction dfl {};
   dfl.sa_handler = SIG_DFL;

@@ -59,6 +59,11 @@ int apply_rlimits_in_child(const std::vector<Rlimit>& rlimits, bool cgroup_pids,
 // the permitted one. Returns 0 or errno.
 int switch_ids_in_child(uid_t uid, gid_t gid);
 
+// Sheds every supplementary group (setgroups(0)). Raw syscall, as for the
+// ids: glibc's setgroups is a broadcast to a thread list the clone has
+// stale. Returns 0 or errno.
+int drop_groups_in_child();
+
 // Every signal back to its default disposition and an empty signal mask:
 // ignored signals and the mask survive execve.
 int reset_signals_in_child();

@@ -43,7 +43,7 @@ Result<UniqueFd> stdin_memfd(const std::string& text) {
 asio::awaitable<jail::Outcome> wait_running(std::shared_ptr<server::Running> running) {
   auto outcome = co_await running->wait();
   if (!outcome) {
-    co_return jail::setup_failed_outcome("wait", outcome.error().sys_errno,
+    co_return jail::setup_failed_outcome(jail::SetupStep::wait, outcome.error().sys_errno,
                                          outcome.error().to_string());
   }
   co_return std::move(*outcome);

@@ -12,15 +12,15 @@ jail::JailSpec JailPool::key_of(jail::JailSpec spec) {
   return spec;
 }
 
-bool JailPool::still_waiting(const jail::Jailed& jailed) {
+bool JailPool::still_waiting(const jail::RunningJail& jailed) {
   pollfd fds[2] = {{jailed.status_fd(), POLLIN, 0}, {jailed.pidfd(), POLLIN, 0}};
   return ::poll(fds, 2, 0) == 0;
 }
 
-std::optional<jail::Jailed> JailPool::take(const jail::JailSpec& spec,
+std::optional<jail::RunningJail> JailPool::take(const jail::JailSpec& spec,
                                            const jail::ExecRequest& request) {
   jail::JailSpec key = key_of(spec);
-  std::optional<jail::Jailed> out;
+  std::optional<jail::RunningJail> out;
   if (ready_ && (ready_->key != key || !still_waiting(ready_->jailed) ||
                  !jail::built_from_current_host(ready_->jailed, spec)))
     ready_.reset();

@@ -37,7 +37,7 @@ class JailPool {
   // `spec`'s wall time from now), or nullopt: none ready for that spec (the
   // caller spawns a fresh one). Either way the pool is to be refilled for
   // `spec` afterwards.
-  std::optional<jail::Jailed> take(const jail::JailSpec& spec, const jail::ExecRequest& request);
+  std::optional<jail::RunningJail> take(const jail::JailSpec& spec, const jail::ExecRequest& request);
 
   // Whether a refill is due: a spec was asked for and no jail waits for it.
   bool wants_refill() const { return wanted_.has_value() && !ready_; }
@@ -51,12 +51,12 @@ class JailPool {
  private:
   struct Ready {
     jail::JailSpec key;
-    jail::Jailed jailed;
+    jail::RunningJail jailed;
   };
   // `spec` with what may differ between calls of one policy reset.
   static jail::JailSpec key_of(jail::JailSpec spec);
   // Its init has neither reported nor exited: it still waits.
-  static bool still_waiting(const jail::Jailed& jailed);
+  static bool still_waiting(const jail::RunningJail& jailed);
 
   std::optional<Ready> ready_;
   std::optional<jail::JailSpec> wanted_;  // the key to build the next one for

@@ -56,7 +56,7 @@ class Spawner : public std::enable_shared_from_this<Spawner> {
   // stdout_fd and stderr_fd are the caller's fds (-1: /dev/null) that become
   // the jail's stdio; they are duplicated into the spawner, so the caller may
   // close its copies once this returns. Fails when the spawner refused (an
-  // invalid spec, a required layer missing, clone3 failing: Error.where names
+  // invalid spec, a required layer missing, clone3 failing: Error.step names
   // the step) or is gone. Cancelling the co_await throws operation_aborted;
   // the jail, if the spawner started it meanwhile, is killed. By value: a
   // coroutine starts later than the call (co_spawn), when a temporary

@@ -48,7 +48,7 @@ SpawnerLoop::SpawnerLoop(int socket, UniqueFd dev_null, bool pool)
     : socket_(socket), dev_null_(std::move(dev_null)), use_pool_(pool) {}
 
 int SpawnerLoop::run() {
-  using Clock = jail::Jailed::Clock;
+  using Clock = jail::RunningJail::Clock;
   std::vector<pollfd> fds;
   Clock::time_point idle_since = Clock::now();
   for (;;) {
@@ -56,7 +56,7 @@ int SpawnerLoop::run() {
     // A jail's status pipe is readable when its init reports (or exits:
     // end of file).
     for (const Live& l : live_) fds.push_back(pollfd{l.jailed.status_fd(), POLLIN, 0});
-    for (const jail::Jailed& j : exiting_) fds.push_back(pollfd{j.pidfd(), POLLIN, 0});
+    for (const jail::RunningJail& j : exiting_) fds.push_back(pollfd{j.pidfd(), POLLIN, 0});
     const std::size_t reaping = exiting_.size();  // the last entries of fds
     int timeout = poll_timeout_ms();
     if (pool_.wants_refill()) {
@@ -94,11 +94,11 @@ int SpawnerLoop::run() {
       idle_since = Clock::now();
     }
   }
-  // Dropping a Jailed kills its whole jail and reaps the init; the exiting
+  // Dropping a RunningJail kills its whole jail and reaps the init; the exiting
   // ones need only the reaping.
   pool_.clear();
   live_.clear();
-  for (const jail::Jailed& j : exiting_) reap(j.pidfd(), WEXITED);
+  for (const jail::RunningJail& j : exiting_) reap(j.pidfd(), WEXITED);
   exiting_.clear();
   return 0;
 }
@@ -114,12 +114,12 @@ void SpawnerLoop::reap_exited(const std::vector<pollfd>& fds, std::size_t first,
 }
 
 int SpawnerLoop::poll_timeout_ms() const {
-  std::optional<jail::Jailed::Clock::time_point> nearest;
+  std::optional<jail::RunningJail::Clock::time_point> nearest;
   for (const Live& l : live_)
     if (auto d = l.jailed.deadline(); d && (!nearest || *d < *nearest)) nearest = d;
   if (!nearest) return -1;
   const auto left =
-      std::chrono::ceil<std::chrono::milliseconds>(*nearest - jail::Jailed::Clock::now()).count();
+      std::chrono::ceil<std::chrono::milliseconds>(*nearest - jail::RunningJail::Clock::now()).count();
   return static_cast<int>(std::clamp<std::int64_t>(left, 0, 24 * 3600 * 1000));
 }
 
@@ -161,7 +161,7 @@ bool SpawnerLoop::on_spawn(const Packet& packet) {
   return ok;
 }
 
-Result<jail::Jailed> SpawnerLoop::start_jail(const jail::JailSpec& spec,
+Result<jail::RunningJail> SpawnerLoop::start_jail(const jail::JailSpec& spec,
                                              const jail::ExecRequest& request) {
   if (use_pool_)
     if (auto pooled = pool_.take(spec, request)) return std::move(*pooled);
@@ -172,7 +172,7 @@ bool SpawnerLoop::report_exit(Live& live) {
   auto outcome = jail::wait_until_status(live.jailed);
   if (!outcome)
     return send(
-        exited_message(live.id, jail::setup_failed_outcome("wait", outcome.error().sys_errno,
+        exited_message(live.id, jail::setup_failed_outcome(jail::SetupStep::wait, outcome.error().sys_errno,
                                                            outcome.error().to_string())),
         {});
   const bool ok = send(exited_message(live.id, *outcome), {});

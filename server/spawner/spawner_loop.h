@@ -36,13 +36,13 @@ class SpawnerLoop {
  private:
   struct Live {
     std::uint64_t id;
-    jail::Jailed jailed;
+    jail::RunningJail jailed;
   };
   // false: the socket closed or failed, time to shut down.
   bool on_socket();
   bool on_spawn(const Packet& packet);
   // The pooled jail for `spec` given `request`, else a fresh one.
-  Result<jail::Jailed> start_jail(const jail::JailSpec& spec, const jail::ExecRequest& request);
+  Result<jail::RunningJail> start_jail(const jail::JailSpec& spec, const jail::ExecRequest& request);
   // Reports how the jail ended; false when the socket is gone. Leaves an
   // init that is still exiting to reap.
   bool report_exit(Live& live);
@@ -57,7 +57,7 @@ class SpawnerLoop {
   bool use_pool_;
   JailPool pool_;
   std::vector<Live> live_;
-  std::vector<jail::Jailed> exiting_;  // reported, the init not yet reaped
+  std::vector<jail::RunningJail> exiting_;  // reported, the init not yet reaped
 };
 
 // Writes "brig-spawner: <message>\n" to stderr with one write(2): no stdio

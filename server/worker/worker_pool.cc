@@ -136,7 +136,8 @@ asio::awaitable<std::optional<Error>> WorkerPool::setup_failure(Worker& w) {
   if (ended.index() != 0) co_return std::nullopt;
   const Result<jail::Outcome>& outcome = std::get<0>(ended);
   if (!outcome || outcome->kind != jail::Outcome::Kind::setup_failed) co_return std::nullopt;
-  co_return Error{std::string(kWorkerStartFailed), "step " + outcome->setup.step,
+  co_return Error{std::string(kWorkerStartFailed),
+                  std::string("step ") + jail::step_name(outcome->setup.step),
                   outcome->setup.message, outcome->setup.sys_errno};
 }
 

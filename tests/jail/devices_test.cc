@@ -93,7 +93,7 @@ TEST_F(DevicesTest, MissingRequiredDeviceFailsTheMountStepNamingIt) {
       run_jail(spec({{"/dev/brig-no-such-device", false}}), probe_request({"exit", "0"}));
   EXPECT_EQ(ran.outcome.kind, Outcome::Kind::setup_failed) << ran.outcome.to_string();
   EXPECT_EQ(ran.outcome.exit_status(), 125);
-  EXPECT_EQ(ran.outcome.setup.step, "mount");
+  EXPECT_EQ(ran.outcome.setup.step, SetupStep::mount);
   EXPECT_EQ(ran.outcome.setup.sys_errno, ENOENT);
   EXPECT_THAT(ran.outcome.setup.message, HasSubstr("bind device /dev/brig-no-such-device"));
 }

@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "jail/launcher.h"
+#include "tests/jail/host_shell.h"
 #include "tests/jail/jail_test_support.h"
 
 namespace brig::jail::test {
@@ -27,26 +28,6 @@ using namespace std::chrono_literals;
 bool exists(const std::string& path) {
   struct stat st;
   return ::lstat(path.c_str(), &st) == 0;
-}
-
-std::string read_file(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-// Runs `script` with sh on the host in `dir`; its stdout, or "" and a failure.
-std::string host_sh(const std::string& dir, const std::string& script) {
-  const std::string cmd = "cd '" + dir + "' && { " + script + "; } 2>&1";
-  FILE* p = ::popen(cmd.c_str(), "r");
-  std::string out;
-  char buf[4096];
-  size_t n;
-  while ((n = ::fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
-  const int st = ::pclose(p);
-  EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0) << script << ":\n" << out;
-  return out;
 }
 
 // Top-level names of `dir`, sorted, one per line.
@@ -438,12 +419,12 @@ TEST_F(GitStateTest, PackedReplaceRefsHeadOnATagPeeledLinesAndResolveUndo) {
 // Jails ending together write back side by side: each object arrives
 // whole, under its own temporary name.
 TEST_F(GitStateTest, JailsEndingTogetherKeepEachOthersObjects) {
-  std::vector<std::unique_ptr<Jailed>> jails;
+  std::vector<std::unique_ptr<RunningJail>> jails;
   for (int i = 0; i < 4; ++i) {
     auto j = spawn(spec(), sh("for n in $(seq 50); do echo " + std::to_string(i) +
                               "-$n | git hash-object -w --stdin >/dev/null; done"));
     ASSERT_TRUE(j) << j.error().to_string();
-    jails.push_back(std::make_unique<Jailed>(std::move(*j)));
+    jails.push_back(std::make_unique<RunningJail>(std::move(*j)));
   }
   for (auto& j : jails) {
     auto o = wait(*j, std::nullopt);

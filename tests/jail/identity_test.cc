@@ -272,7 +272,7 @@ TEST_F(IdentityTest, FilesystemWithoutIdmappedMountsFailsTheJail) {
   const std::string probed = idmap::probe(ram.path(), kJailHostUid, kJailHostGid);
   ::umount2(ram.path().c_str(), MNT_DETACH);
   if (j) GTEST_SKIP() << "this kernel's ramfs takes idmapped mounts";
-  EXPECT_EQ(j.error().where, "mount");
+  EXPECT_EQ(j.error().step, SetupStep::mount);
   EXPECT_EQ(j.error().sys_errno, EINVAL);
   EXPECT_THAT(j.error().to_string(), HasSubstr("mount_setattr(MOUNT_ATTR_IDMAP)"));
   EXPECT_THAT(j.error().to_string(), HasSubstr("ramfs"));
@@ -292,7 +292,7 @@ TEST(IdentityUnprivilegedTest, KeepingAnOwnerNeedsRoot) {
     if (m.target == ws.path()) m.keep_owner = true;
   auto j = spawn(s, probe_request({"status"}));
   ASSERT_FALSE(j);
-  EXPECT_EQ(j.error().where, "mount");
+  EXPECT_EQ(j.error().step, SetupStep::mount);
   EXPECT_THAT(j.error().why, HasSubstr("needs brig to run as root"));
 }
 

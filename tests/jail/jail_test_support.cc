@@ -88,14 +88,14 @@ Ran run_jail(const JailSpec& spec, ExecRequest request) {
   auto jailed = spawn(spec, request);
   if (!jailed) {
     ADD_FAILURE() << "spawn: " << jailed.error().to_string();
-    ran.outcome = setup_failed_outcome(jailed.error().where, jailed.error().sys_errno,
+    ran.outcome = setup_failed_outcome(jailed.error().step, jailed.error().sys_errno,
                                        jailed.error().to_string());
     return ran;
   }
   return wait_and_collect(*jailed, out.get(), err.get());
 }
 
-Ran wait_and_collect(Jailed& jailed, int out, int err) {
+Ran wait_and_collect(RunningJail& jailed, int out, int err) {
   Ran ran;
   auto outcome = wait(jailed, std::chrono::steady_clock::now() + std::chrono::seconds(60));
   if (!outcome) {

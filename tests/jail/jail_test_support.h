@@ -42,7 +42,7 @@ Ran run_jail(const JailSpec& spec, ExecRequest request);
 
 // wait (deadline 60 s unless the jail's is earlier), then what the jail
 // wrote to the memfds `out` and `err`. A failed wait fails the test.
-Ran wait_and_collect(Jailed& jailed, int out, int err);
+Ran wait_and_collect(RunningJail& jailed, int out, int err);
 
 // Lines of `text`, without the trailing newline.
 std::vector<std::string> lines(const std::string& text);

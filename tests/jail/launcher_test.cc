@@ -90,7 +90,7 @@ TEST_F(LauncherTest, OnlyRootCanRunTheJailAsAnotherHostUser) {
     // Unprivileged, the kernel lets brig map only its own ids.
     auto j = spawn(s, probe_request({"status"}));
     ASSERT_FALSE(j);
-    EXPECT_EQ(j.error().where, "uid_map");
+    EXPECT_EQ(j.error().step, SetupStep::uid_map);
     EXPECT_EQ(j.error().sys_errno, EPERM);
     return;
   }
@@ -306,7 +306,7 @@ TEST_F(LauncherTest, MissingBindSourceIsASetupFailure) {
   const Ran ran = run_jail(s, probe_request({"exit", "0"}));
   EXPECT_EQ(ran.outcome.kind, Outcome::Kind::setup_failed);
   EXPECT_EQ(ran.outcome.exit_status(), 125);
-  EXPECT_EQ(ran.outcome.setup.step, "mount");
+  EXPECT_EQ(ran.outcome.setup.step, SetupStep::mount);
   EXPECT_EQ(ran.outcome.setup.sys_errno, ENOENT);
   EXPECT_THAT(ran.outcome.setup.message, HasSubstr("/nonexistent/brig-source"));
 }
@@ -315,7 +315,7 @@ TEST_F(LauncherTest, CommandNotFoundIs127AndNotExecutableIs126) {
   ExecRequest missing = probe_request({});
   missing.argv = {"brig-no-such-command"};
   const Ran ran = run_jail(spec(), missing);
-  EXPECT_EQ(ran.outcome.setup.step, "exec") << ran.outcome.to_string();
+  EXPECT_EQ(ran.outcome.setup.step, SetupStep::exec) << ran.outcome.to_string();
   EXPECT_EQ(ran.outcome.exit_status(), 127);
 
   const std::string script = workspace_.path() + "/not-executable";
@@ -323,7 +323,7 @@ TEST_F(LauncherTest, CommandNotFoundIs127AndNotExecutableIs126) {
   ExecRequest denied = probe_request({});
   denied.argv = {script};
   const Ran ran2 = run_jail(spec(), denied);
-  EXPECT_EQ(ran2.outcome.setup.step, "exec") << ran2.outcome.to_string();
+  EXPECT_EQ(ran2.outcome.setup.step, SetupStep::exec) << ran2.outcome.to_string();
   EXPECT_EQ(ran2.outcome.setup.sys_errno, EACCES);
   EXPECT_EQ(ran2.outcome.exit_status(), 126);
 }
@@ -379,7 +379,8 @@ TEST_F(LauncherTest, WithoutUserNamespacesRequiredOnesRefuse) {
   const int code = in_userns_without_nesting([&] {
     auto j = spawn(spec(), probe_request({"exit", "0"}));
     if (j) return 1;
-    return j.error().where == "clone3" && j.error().why.find("user namespaces") != std::string::npos
+    return j.error().step == SetupStep::clone3 &&
+                   j.error().why.find("user namespaces") != std::string::npos
                ? 0
                : 2;
   });
@@ -438,7 +439,7 @@ TEST_F(LauncherTest, RunMapsSpawnFailuresTo125) {
   s.mounts[0].target = "relative";
   const Outcome o = run(s, probe_request({"exit", "0"}));
   EXPECT_EQ(o.kind, Outcome::Kind::setup_failed);
-  EXPECT_EQ(o.setup.step, "validate");
+  EXPECT_EQ(o.setup.step, SetupStep::validate);
   EXPECT_EQ(o.exit_status(), 125);
 }
 

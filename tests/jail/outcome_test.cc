@@ -23,17 +23,18 @@ TEST(OutcomeTest, ExitStatusFollowsTheShellConventions) {
   Outcome timeout;
   timeout.kind = Outcome::Kind::timed_out;
   EXPECT_EQ(timeout.exit_status(), 124);
-  EXPECT_EQ(setup_failed_outcome("mount", ENOENT, "bind").exit_status(), 125);
-  EXPECT_EQ(setup_failed_outcome("exec", ENOENT, "execve").exit_status(), 127);
-  EXPECT_EQ(setup_failed_outcome("exec", ENOTDIR, "execve").exit_status(), 127);
-  EXPECT_EQ(setup_failed_outcome("exec", EACCES, "execve").exit_status(), 126);
-  EXPECT_EQ(setup_failed_outcome("exec", ENOEXEC, "execve").exit_status(), 126);
+  EXPECT_EQ(setup_failed_outcome(SetupStep::mount, ENOENT, "bind").exit_status(), 125);
+  EXPECT_EQ(setup_failed_outcome(SetupStep::exec, ENOENT, "execve").exit_status(), 127);
+  EXPECT_EQ(setup_failed_outcome(SetupStep::exec, ENOTDIR, "execve").exit_status(), 127);
+  EXPECT_EQ(setup_failed_outcome(SetupStep::exec, EACCES, "execve").exit_status(), 126);
+  EXPECT_EQ(setup_failed_outcome(SetupStep::exec, ENOEXEC, "execve").exit_status(), 126);
 }
 
 TEST(OutcomeTest, ToStringSaysWhatHappened) {
   EXPECT_EQ(exited(3).to_string(), "exited 3");
   EXPECT_EQ(
-      setup_failed_outcome("mount", ENOENT, "bind /x on /x: No such file or directory").to_string(),
+      setup_failed_outcome(SetupStep::mount, ENOENT, "bind /x on /x: No such file or directory")
+          .to_string(),
       "setup failed at step mount: bind /x on /x: No such file or directory");
 }
 

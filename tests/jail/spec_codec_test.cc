@@ -76,7 +76,7 @@ Outcome full_outcome() {
   o.kind = Outcome::Kind::setup_failed;
   o.exit_code = -7;
   o.signal = 9;
-  o.setup = {"mount", ENOENT, "bind /nope on /nope: No such file or directory"};
+  o.setup = {SetupStep::mount, ENOENT, "bind /nope on /nope: No such file or directory"};
   o.duration = std::chrono::nanoseconds(1234567891011);
   o.rusage.ru_utime = {12, 345678};
   o.rusage.ru_stime = {1, 999999};
@@ -142,13 +142,15 @@ TEST(SpecCodecTest, OutcomeRoundTrips) {
 }
 
 TEST(SpecCodecTest, ErrorRoundTrips) {
-  const Error e{"clone3 with the jail's namespaces", "clone3", "Operation not permitted", EPERM};
+  const Error e{"clone3 with the jail's namespaces", "", "Operation not permitted", EPERM,
+                SetupStep::clone3};
   auto d = decode_error(encode_error(e));
   ASSERT_TRUE(d);
   EXPECT_EQ(d->what, e.what);
   EXPECT_EQ(d->where, e.where);
   EXPECT_EQ(d->why, e.why);
   EXPECT_EQ(d->sys_errno, e.sys_errno);
+  EXPECT_EQ(d->step, e.step);
 }
 
 TEST(SpecCodecTest, EveryTruncationIsRejected) {

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "jail/steps/git_index_check.h"
+#include "tests/jail/host_shell.h"
 
 namespace brig::jail::git_index {
 namespace {
@@ -91,21 +92,14 @@ class GitIndexTest : public ::testing::Test {
 
   // Runs `script` with sh in `dir`; its stdout without the final newline.
   std::string sh(const std::string& dir, const std::string& script) {
-    const std::string cmd = "cd '" + dir + "' && { " + script + "; } 2>&1";
-    FILE* p = ::popen(cmd.c_str(), "r");
-    std::string out;
-    char buf[4096];
-    size_t n;
-    while ((n = ::fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
-    const int st = ::pclose(p);
-    EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0) << script << ":\n" << out;
+    std::string out = test::host_sh(dir, script);
     if (!out.empty() && out.back() == '\n') out.pop_back();
     return out;
   }
 
   static Bytes index_of(const std::string& dir) {
-    std::ifstream in(dir + "/.git/index", std::ios::binary);
-    return Bytes(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    const std::string bytes = test::read_file(dir + "/.git/index");
+    return Bytes(bytes.begin(), bytes.end());
   }
 
   // A repository with files, a nested path, a symlink and a gitlink, added

@@ -118,7 +118,7 @@ TEST_F(SpawnerProtocolTest, GarbageIsSkippedAndBadRequestsAreRefused) {
   send(started_message(9, 1234));
   // Still serving: an invalid request gets its validation error.
   send(spawn_message(10, jail::JailSpec{}, jail::ExecRequest{}));
-  EXPECT_EQ(refusal(10).where, "validate");
+  EXPECT_EQ(refusal(10).step, jail::SetupStep::validate);
 }
 
 TEST_F(SpawnerProtocolTest, FdsOfARefusedRequestAreClosed) {
@@ -131,7 +131,7 @@ TEST_F(SpawnerProtocolTest, FdsOfARefusedRequestAreClosed) {
     r.stdout_fd = write_end.get();
     send(spawn_message(3, jail::JailSpec{}, r), spawn_fds(r));
   }
-  EXPECT_EQ(refusal(3).where, "validate");
+  EXPECT_EQ(refusal(3).step, jail::SetupStep::validate);
   // The spawner's copy of the write end goes once the request is handled:
   // the pipe reads EOF.
   pollfd p{read_end.get(), POLLIN, 0};

@@ -311,14 +311,14 @@ TEST_F(SpawnerTest, MissingBindSourceNamesTheMountStep) {
   t.argv = {"/bin/true"};
   auto running = spawn(s, t);
   if (!running) {
-    EXPECT_EQ(running.error().where, "mount") << running.error().to_string();
+    EXPECT_EQ(running.error().step, jail::SetupStep::mount) << running.error().to_string();
     EXPECT_THAT(running.error().to_string(), HasSubstr("/nonexistent-brig-spawner-test"));
     return;
   }
   auto outcome = wait(*running);
   ASSERT_TRUE(outcome) << outcome.error().to_string();
   EXPECT_EQ(outcome->kind, Outcome::Kind::setup_failed) << outcome->to_string();
-  EXPECT_EQ(outcome->setup.step, "mount");
+  EXPECT_EQ(outcome->setup.step, jail::SetupStep::mount);
   EXPECT_THAT(outcome->setup.message, HasSubstr("/nonexistent-brig-spawner-test"));
 }
 
@@ -326,7 +326,7 @@ TEST_F(SpawnerTest, InvalidSpecIsASpawnError) {
   jail::ExecRequest empty;  // no argv
   auto running = spawn(empty);
   ASSERT_FALSE(running);
-  EXPECT_EQ(running.error().where, "validate") << running.error().to_string();
+  EXPECT_EQ(running.error().step, jail::SetupStep::validate) << running.error().to_string();
   EXPECT_TRUE(spawner_->alive());
 }
 

@@ -14,7 +14,7 @@
 #include "jail/steps/git_state.h"
 #include "jail/steps/process.h"
 
-namespace brig::jail::init {
+namespace brig::jail::pid1 {
 
 // The signal a dying launcher sends its init (PR_SET_PDEATHSIG): as for a
 // classic init, SIGPWR means shut down.
@@ -41,4 +41,4 @@ struct Config {
 // Runs the init loop for `command` until it exits. Async-signal-safe.
 [[noreturn]] void supervise(pid_t command, int signal_fd, const Config& config);
 
-}  // namespace brig::jail::init
+}  // namespace brig::jail::pid1

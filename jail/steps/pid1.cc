@@ -1,4 +1,4 @@
-#include "jail/steps/init.h"
+#include "jail/steps/pid1.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -11,7 +11,7 @@
 #include "jail/status_record.h"
 #include "jail/steps/cgroups.h"
 
-namespace brig::jail::init {
+namespace brig::jail::pid1 {
 namespace {
 
 static_assert(kLauncherDiedSignal == SIGPWR);
@@ -144,4 +144,4 @@ void supervise(pid_t command, int signal_fd, const Config& c) {
   }
 }
 
-}  // namespace brig::jail::init
+}  // namespace brig::jail::pid1

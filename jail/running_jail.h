@@ -1,0 +1,95 @@
+// RunningJail: the one handle to a started jail (its init's pid and pidfd,
+// the pipes to it, its cgroups, what it enforces). jail::spawn makes one,
+// jail::wait ends it (launcher.h).
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "jail/base/error.h"
+#include "jail/base/unique_fd.h"
+#include "jail/layer_report.h"
+#include "jail/outcome.h"
+#include "jail/spec.h"
+#include "jail/step_times.h"
+#include "jail/steps/cgroups.h"
+
+namespace brig::jail {
+
+struct ChildPlan;
+
+struct SpawnOptions {
+  // Stamp each setup step (Outcome::steps): a page shared with the child,
+  // for benchmarks; off, the steps cost nothing more.
+  bool time_steps = false;
+};
+
+// Which file a bind's host source is: its device and inode (zeros for a
+// missing optional one), and for a tree that keeps its owner, that owner
+// (its idmapping).
+struct BindSourceId {
+  dev_t dev = 0;
+  ino_t ino = 0;
+  uid_t uid = 0;
+  gid_t gid = 0;
+  friend bool operator==(const BindSourceId&, const BindSourceId&) = default;
+};
+
+// A started jail. Move-only. Dropping a RunningJail that was not waited for
+// kills the whole jail (SIGKILL to its init) and reaps it.
+class RunningJail {
+ public:
+  using Clock = std::chrono::steady_clock;
+  RunningJail(RunningJail&&) noexcept;
+  RunningJail& operator=(RunningJail&&) noexcept;
+  ~RunningJail();
+
+  pid_t pid() const { return pid_; }          // the init's pid in the caller's pid namespace
+  int pidfd() const { return pidfd_.get(); }  // readable when the init has exited; for signals
+  // Readable when the init reports: a setup failure, or the command's status
+  // as the init exits (see wait_until_status).
+  int status_fd() const { return status_fd_.get(); }
+  const LayerReport& layers() const { return layers_; }  // what is enforced
+  Clock::time_point started() const { return started_; }
+  // started() + the spec's wall_time; nullopt = no wall-time limit.
+  std::optional<Clock::time_point> deadline() const { return deadline_; }
+
+  // Built ahead by spawn_awaiting and not yet given its command.
+  bool awaiting() const { return static_cast<bool>(command_fd_); }
+
+  // Sends `sig` to the init, which forwards HUP INT QUIT TERM USR1 USR2
+  // WINCH CONT to the command; SIGKILL ends the whole jail. Returns errno or 0.
+  int signal(int sig) const;
+
+ private:
+  friend class Launch;  // launcher.cc: builds it
+  friend class Waiter;  // wait.cc: ends it
+  friend Result<void> start_command(RunningJail&, const ExecRequest&,
+                                    std::optional<std::chrono::milliseconds>);
+  friend bool built_from_current_host(const RunningJail&, const JailSpec&);
+  RunningJail();
+  void kill_and_reap();
+
+  pid_t pid_ = -1;
+  UniqueFd pidfd_;
+  UniqueFd status_fd_;   // read end: setup failures and the command's status
+  UniqueFd watch_fd_;    // write end: its closing tells the init the launcher is gone
+  UniqueFd command_fd_;  // awaiting: the sync socket the command goes over
+  // Awaiting: each bind's host source when it was built, for
+  // built_from_current_host.
+  std::vector<BindSourceId> bind_sources_;
+  cgroups::Group cgroup_;
+  LayerReport layers_;
+  Clock::time_point started_;
+  std::optional<Clock::time_point> deadline_;
+  std::unique_ptr<ChildPlan> plan_;  // kept to name the failed step's input
+  bool pid_namespace_ = true;        // false: the no-namespace tier, see kill_and_reap
+  StepClock steps_;                  // active with SpawnOptions::time_steps
+  bool reaped_ = false;
+};
+
+}  // namespace brig::jail
