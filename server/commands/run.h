@@ -10,7 +10,7 @@
 
 #include <CLI/App.hpp>
 
-namespace brig::server {
+namespace brig::commands {
 
 struct RunOptions {
   std::string policy = "default";        // a shipped policy's name or a TOML file
@@ -35,4 +35,4 @@ std::vector<std::string> take_run_command(int* argc, char** argv);
 // process with that status instead of returning (sanitizer builds return).
 int run_command(const RunOptions& options);
 
-}  // namespace brig::server
+}  // namespace brig::commands
