@@ -12,7 +12,7 @@
 #include "server/commands/run.h"
 
 int main(int argc, char** argv) {
-  using namespace brig::server;
+  using namespace brig;
   // Forwarded before parsing: brig-server owns these commands' options and
   // their --help.
   if (argc >= 2 && commands::is_server_command(argv[1])) return commands::exec_brig_server(argv);

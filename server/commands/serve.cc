@@ -381,7 +381,7 @@ int run_serve(const ServeOptions& o, const ToolInstaller& extra_tools) {
     auto stdio = take_client_stdio();
     if (!stdio) return fail(stdio.error());
     // A client that hands brig a socket as stdin has credentials too.
-    auto peer = peer_credentials(stdio->in.get());
+    auto peer = process::peer_credentials(stdio->in.get());
     server.serve_stdio(transport::StdioTransport::create(
         io.get_executor(), std::move(stdio->in), std::move(stdio->out), config.stream, "stdio",
         peer ? std::optional(*peer) : std::nullopt));

@@ -14,7 +14,6 @@
 #include "server/files/path.h"
 #include "server/search/glob.h"
 #include "server/search/json_size.h"
-#include "server/search/skip_summary.h"
 #include "server/search/tree_walk.h"
 
 namespace brig::search {

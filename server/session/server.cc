@@ -59,7 +59,7 @@ asio::awaitable<void> Server::accept_loop() {
 
 void Server::accept(asio::local::stream_protocol::socket socket) {
   const std::uint64_t number = ++connections_accepted_;
-  auto peer = peer_credentials(socket.native_handle());
+  auto peer = process::peer_credentials(socket.native_handle());
   if (!peer) {
     spdlog::warn("refused connection {}: {}", number, peer.error().to_string());
     return;

@@ -5,13 +5,13 @@
 #include <string>
 #include <utility>
 
-#include "server/files/edit_file.h"
-#include "server/files/read_file.h"
-#include "server/files/write_file.h"
-#include "server/search/find_files.h"
-#include "server/search/list_directory.h"
-#include "server/search/search.h"
 #include "server/tools/denial.h"
+#include "server/tools/edit_file_tool.h"
+#include "server/tools/find_files_tool.h"
+#include "server/tools/list_directory_tool.h"
+#include "server/tools/read_file_tool.h"
+#include "server/tools/search_tool.h"
+#include "server/tools/write_file_tool.h"
 
 namespace brig::tools {
 namespace {

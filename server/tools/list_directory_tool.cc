@@ -23,7 +23,7 @@ protocol::ToolDescriptor list_directory_descriptor() {
         {"depth",
          {{"type", "integer"},
           {"minimum", 1},
-          {"maximum", kMaxListDepth},
+          {"maximum", search::kMaxListDepth},
           {"description",
            "Levels to list; 1 (default) lists only the directory's own "
            "entries."}}},
@@ -36,9 +36,9 @@ protocol::ToolDescriptor list_directory_descriptor() {
         {"limit",
          {{"type", "integer"},
           {"minimum", 1},
-          {"maximum", kMaxListLimit},
+          {"maximum", search::kMaxListLimit},
           {"description",
-           fmt::format("Most entries to return. Default {}.", kDefaultListLimit)}}}}},
+           fmt::format("Most entries to return. Default {}.", search::kDefaultListLimit)}}}}},
       {"additionalProperties", false}};
   Json entry = {
       {"type", "object"},

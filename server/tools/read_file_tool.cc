@@ -37,7 +37,7 @@ protocol::ToolDescriptor read_file_descriptor() {
          {{"type", "integer"},
           {"minimum", 1},
           {"description",
-           fmt::format("How many lines to return. Default {}.", kDefaultReadLines)}}},
+           fmt::format("How many lines to return. Default {}.", files::kDefaultReadLines)}}},
         {"encoding",
          {{"type", "string"},
           {"enum", {"text", "base64"}},
@@ -103,13 +103,13 @@ protocol::ToolResult format_read_file(const Json& /*args*/, files::OpReply reply
   if (kind == "image") {
     const std::string mime = h.value("mime_type", std::string());
     r.content.emplace_back(
-        Json{{"type", "image"}, {"data", base64_encode(reply.bytes)}, {"mimeType", mime}});
+        Json{{"type", "image"}, {"data", files::base64_encode(reply.bytes)}, {"mimeType", mime}});
     r.add_text(fmt::format("{}: {} image, {}", path, mime, plural(size, "byte")));
     r.structured = std::move(structured);
     return r;
   }
   if (kind == "base64") {
-    std::string encoded = base64_encode(reply.bytes);
+    std::string encoded = files::base64_encode(reply.bytes);
     structured["content"] = encoded;
     r.add_text(std::move(encoded));
     r.add_text(fmt::format("{}: {}, {}, base64 above", path, h.value("mime_type", std::string()),

@@ -62,7 +62,7 @@ brig::Result<brig::files::OpReply> serve(const brig::worker::Request& request,
                                          const std::string& workspace) {
   const brig::worker::OpFunction op = brig::worker::find_op(request.op);
   if (op == nullptr) return std::unexpected(brig::Error{"run operation", request.op, "unknown"});
-  files::OpContext ctx;
+  brig::files::OpContext ctx;
   ctx.workspace = workspace;
   ctx.deadline = std::chrono::steady_clock::now() + request.timeout;
   ctx.max_bytes = request.max_bytes;

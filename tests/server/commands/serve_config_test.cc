@@ -28,7 +28,7 @@ TEST(ListenUri, RefusesPathsTooLongForSockaddrUn) {
   EXPECT_NE(too_long.error().why.find("108"), std::string::npos) << too_long.error().to_string();
 }
 
-TEST(transport::PeerAllowList, MatchesUidOrPrimaryGid) {
+TEST(PeerAllowList, MatchesUidOrPrimaryGid) {
   const transport::PeerAllowList allow{{1000, 1001}, {50}};
   EXPECT_TRUE(allow.allows({.pid = 1, .uid = 1000, .gid = 7}));
   EXPECT_TRUE(allow.allows({.pid = 1, .uid = 1001, .gid = 7}));

@@ -1,4 +1,5 @@
 #include "server/files/read_file.h"
+#include "server/tools/read_file_tool.h"
 
 #include <sys/stat.h>
 

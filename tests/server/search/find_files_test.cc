@@ -1,4 +1,5 @@
 #include "server/search/find_files.h"
+#include "server/tools/find_files_tool.h"
 
 #include <sys/stat.h>
 #include <sys/time.h>

@@ -33,7 +33,7 @@ class Oracle : public ::testing::Test {
     if (!testing::have_program("git")) GTEST_SKIP() << "git is not installed";
     env_ = {"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + home_.path(), "GIT_CONFIG_NOSYSTEM=1",
             "GIT_CONFIG_GLOBAL=/dev/null", "LANG=C"};
-    ASSERT_EQ(commands::run_command({"git", "init", "-q", root()}, env_).status, 0);
+    ASSERT_EQ(run_command({"git", "init", "-q", root()}, env_).status, 0);
     for (const std::string& d : kDirs) {
       std::string path;
       for (std::size_t i = 0; i <= d.size(); ++i) {
@@ -83,7 +83,7 @@ class Oracle : public ::testing::Test {
         dirs.insert(f.substr(0, i));
     }
     for (const std::string& d : dirs) input += d + '\0';
-    const auto r = commands::run_command(
+    const auto r = run_command(
         {"git", "-C", root(), "-c", "core.excludesFile=/dev/null", "check-ignore", "--stdin", "-z"},
         env_, input);
     EXPECT_TRUE(r.status == 0 || r.status == 1) << r.status;
@@ -110,7 +110,7 @@ class Oracle : public ::testing::Test {
     argv.push_back(".");
     std::vector<std::string> full = {"sh", "-c", "cd \"$1\" && shift && exec \"$@\"", "sh", root()};
     full.insert(full.end(), argv.begin(), argv.end());
-    const auto out = commands::run_command(full, env_);
+    const auto out = run_command(full, env_);
     EXPECT_TRUE(out.status == 0 || out.status == 1) << out.status;
     Paths seen;
     for (std::size_t at = 0; at < out.out.size();) {

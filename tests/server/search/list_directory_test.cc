@@ -1,4 +1,5 @@
 #include "server/search/list_directory.h"
+#include "server/tools/list_directory_tool.h"
 
 #include <sys/stat.h>
 #include <unistd.h>

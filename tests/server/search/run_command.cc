@@ -11,8 +11,8 @@
 
 namespace brig::search::testing {
 
-CommandResult commands::run_command(const std::vector<std::string>& argv,
-                                    const std::vector<std::string>& env, const std::string& input) {
+CommandResult run_command(const std::vector<std::string>& argv, const std::vector<std::string>& env,
+                          const std::string& input) {
   CommandResult r;
   int in[2], out[2];
   if (::pipe2(in, O_CLOEXEC) != 0) return r;

@@ -13,9 +13,8 @@ struct CommandResult {
 
 // Runs argv[0] (searched in PATH) with exactly `env`, feeding `input` to
 // its stdin; stderr is discarded.
-CommandResult commands::run_command(const std::vector<std::string>& argv,
-                                    const std::vector<std::string>& env,
-                                    const std::string& input = "");
+CommandResult run_command(const std::vector<std::string>& argv, const std::vector<std::string>& env,
+                          const std::string& input = "");
 
 // Whether an executable named `name` is in /usr/bin, /bin or /usr/local/bin.
 bool have_program(const std::string& name);

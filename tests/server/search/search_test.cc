@@ -7,6 +7,8 @@
 
 #include "protocol/schema_check.h"
 #include "server/search/find_files.h"
+#include "server/tools/find_files_tool.h"
+#include "server/tools/search_tool.h"
 #include "tests/server/files/temp_dir.h"
 
 namespace brig::search {

@@ -8,6 +8,9 @@
 #include "server/files/edit_file.h"
 #include "server/files/read_file.h"
 #include "server/files/write_file.h"
+#include "server/tools/edit_file_tool.h"
+#include "server/tools/read_file_tool.h"
+#include "server/tools/write_file_tool.h"
 #include "tests/server/files/temp_dir.h"
 
 namespace brig::tools {
@@ -71,12 +74,12 @@ TEST(Formatters, StructuredContentMatchesTheOutputSchema) {
 
   for (const Json& args : {Json{{"path", "a.txt"}}, Json{{"path", "p.gif"}},
                            Json{{"path", "bin"}, {"encoding", "base64"}}}) {
-    auto r = read_file_op(args, ctx);
+    auto r = files::read_file_op(args, ctx);
     ASSERT_TRUE(r) << args.dump();
     expect_matches_output(read_file_descriptor(), format_read_file(args, std::move(*r)));
   }
   const Json write_args = {{"path", "w.txt"}, {"content", "x"}};
-  auto w = write_file_op(write_args, ctx);
+  auto w = files::write_file_op(write_args, ctx);
   ASSERT_TRUE(w);
   const ToolResult wr = format_write_file(write_args, std::move(*w));
   expect_matches_output(write_file_descriptor(), wr);
@@ -86,7 +89,7 @@ TEST(Formatters, StructuredContentMatchesTheOutputSchema) {
 
   const Json edit_args = {{"path", "a.txt"},
                           {"edits", {{{"old_text", "beta"}, {"new_text", "gamma"}}}}};
-  auto e = edit_file_op(edit_args, ctx);
+  auto e = files::edit_file_op(edit_args, ctx);
   ASSERT_TRUE(e);
   const ToolResult er = format_edit_file(edit_args, std::move(*e));
   expect_matches_output(edit_file_descriptor(), er);
@@ -99,7 +102,7 @@ TEST(Formatters, ReadFileTextIsTheFileAndNotesGoApart) {
   TempDir dir;
   dir.write("a.txt", "1\n2\n3\n4\n");
   const Json args = {{"path", "a.txt"}, {"offset", 2}, {"limit", 2}};
-  auto r = read_file_op(args, context_for(dir));
+  auto r = files::read_file_op(args, context_for(dir));
   ASSERT_TRUE(r);
   const ToolResult result = format_read_file(args, std::move(*r));
   ASSERT_EQ(result.content.size(), 2u);
