@@ -14,7 +14,7 @@ namespace brig::commands {
 
 struct RunOptions {
   std::string policy = "default";        // a shipped policy's name or a TOML file
-  std::optional<std::string> workspace;  // empty: the current directory (server/workspace.h)
+  std::optional<std::string> workspace;  // empty: the current directory (workspace.h)
   std::optional<std::string> timeout;    // a duration ("30s"); empty: the policy's wall_time
   std::vector<std::string> command;      // argv; never empty once parsed
 };
