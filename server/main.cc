@@ -12,24 +12,24 @@
 #include "server/commands/run.h"
 
 int main(int argc, char** argv) {
-  using namespace brig::server;
+  using namespace brig;
   // Forwarded before parsing: brig-server owns these commands' options and
   // their --help.
-  if (argc >= 2 && is_server_command(argv[1])) return exec_brig_server(argv);
+  if (argc >= 2 && commands::is_server_command(argv[1])) return commands::exec_brig_server(argv);
 
   CLI::App app{"brig: an MCP tool server whose every tool call runs in a Linux jail", "brig"};
   app.set_version_flag("--version", "brig " BRIG_VERSION);
   app.require_subcommand(1);
-  add_server_commands(app);
-  RunOptions run_options;
+  commands::add_server_commands(app);
+  commands::RunOptions run_options;
   CLI::App* run_cmd = add_run_command(app, run_options);
-  PolicyOptions policy_options;
+  commands::PolicyOptions policy_options;
   add_policy_command(app, policy_options);
   CLI::App* help_cmd = app.add_subcommand("help", "Show help for brig or one of its commands");
   std::string help_topic;
   help_cmd->add_option("command", help_topic, "The command to explain");
 
-  run_options.command = take_run_command(&argc, argv);
+  run_options.command = commands::take_run_command(&argc, argv);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -38,25 +38,25 @@ int main(int argc, char** argv) {
 
   if (help_cmd->parsed()) {
     if (help_topic.empty()) {
-      std::fputs(full_help(app).c_str(), stdout);
+      std::fputs(commands::full_help(app).c_str(), stdout);
       return 0;
     }
-    if (is_server_command(help_topic)) {
+    if (commands::is_server_command(help_topic)) {
       std::string sub = help_topic;
       std::string flag = "--help";
       char* forwarded[] = {argv[0], sub.data(), flag.data(), nullptr};
-      return exec_brig_server(forwarded);
+      return commands::exec_brig_server(forwarded);
     }
     try {
-      std::fputs(full_help(*app.get_subcommand(help_topic)).c_str(), stdout);
+      std::fputs(commands::full_help(*app.get_subcommand(help_topic)).c_str(), stdout);
     } catch (const CLI::OptionNotFound&) {
       std::fprintf(stderr, "brig help: no command %s; see brig --help\n", help_topic.c_str());
       return 2;
     }
     return 0;
   }
-  if (run_cmd->parsed()) return run_command(run_options);
-  if (policy_options.action != PolicyOptions::Action::none)
-    return run_policy_command(policy_options);
+  if (run_cmd->parsed()) return commands::run_command(run_options);
+  if (policy_options.action != commands::PolicyOptions::Action::none)
+    return commands::run_policy_command(policy_options);
   return 2;
 }

@@ -7,8 +7,8 @@
 
 #include "server/commands/doctor.h"
 #include "server/commands/help.h"
+#include "server/commands/process_setup.h"
 #include "server/commands/serve.h"
-#include "server/process_setup.h"
 
 namespace brig::server {
 namespace {
@@ -21,18 +21,18 @@ std::string program_name(const char* argv0) {
 
 }  // namespace
 
-int server_main(int argc, char** argv, const ToolInstaller& add_tools) {
+int server_main(int argc, char** argv, const commands::ToolInstaller& add_tools) {
   // Before anything opens a file: a closed fd 0-2 must not be handed out.
-  ensure_standard_fds();
-  ignore_sigpipe();
+  commands::ensure_standard_fds();
+  commands::ignore_sigpipe();
 
   CLI::App app{"brig: an MCP tool server whose every tool call runs in a Linux jail",
                program_name(argc > 0 ? argv[0] : nullptr)};
   app.set_version_flag("--version", "brig " BRIG_VERSION);
   app.require_subcommand(1);
-  ServeOptions serve;
+  commands::ServeOptions serve;
   CLI::App* serve_cmd = add_serve_command(app, serve);
-  DoctorOptions doctor;
+  commands::DoctorOptions doctor;
   CLI::App* doctor_cmd = add_doctor_command(app, doctor);
   CLI::App* help_cmd = app.add_subcommand("help", "Show help for brig or one of its commands");
   std::string help_topic;
@@ -55,14 +55,14 @@ int server_main(int argc, char** argv, const ToolInstaller& add_tools) {
         return 2;
       }
     }
-    std::fputs(full_help(*topic).c_str(), stdout);
+    std::fputs(commands::full_help(*topic).c_str(), stdout);
     return 0;
   }
 
   // Before any tool or thread exists: the probes fork.
-  if (doctor_cmd->parsed()) return run_doctor(doctor);
+  if (doctor_cmd->parsed()) return commands::run_doctor(doctor);
 
-  if (serve_cmd->parsed()) return run_serve(serve, add_tools);
+  if (serve_cmd->parsed()) return commands::run_serve(serve, add_tools);
   return 2;
 }
 

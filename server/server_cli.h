@@ -10,6 +10,6 @@ namespace brig::server {
 // argv[0]'s base name ("brig" when the brig front end forwarded to it).
 // Returns the exit status: 0 on success and for help/version, 2 for a
 // command-line error, 1 when the command failed.
-int server_main(int argc, char** argv, const ToolInstaller& add_tools = {});
+int server_main(int argc, char** argv, const commands::ToolInstaller& add_tools = {});
 
 }  // namespace brig::server

@@ -15,14 +15,14 @@
 
 #include "jail/layer_report.h"
 #include "jail/steps/idmap.h"
+#include "server/commands/workspace.h"
 #include "server/policy/builtin.h"
 #include "server/policy/caller.h"
 #include "server/policy/loader.h"
 #include "server/policy/to_jail_spec.h"
 #include "server/policy/writable.h"
-#include "server/workspace.h"
 
-namespace brig::server {
+namespace brig::commands {
 namespace {
 
 using jail::Layer;
@@ -241,4 +241,4 @@ std::string doctor_report(const jail::KernelFeatures& kernel,
   return doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
-}  // namespace brig::server
+}  // namespace brig::commands

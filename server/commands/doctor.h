@@ -11,7 +11,7 @@
 #include "jail/kernel_features.h"
 #include "jail/spec.h"
 
-namespace brig::server {
+namespace brig::commands {
 
 struct DoctorOptions {
   bool json = false;  // machine-readable output instead of the report
@@ -30,4 +30,4 @@ std::string doctor_report(const jail::KernelFeatures& kernel,
 // Exit status 0 when the default policy can run here, 1 when it would be refused.
 int run_doctor(const DoctorOptions& options);
 
-}  // namespace brig::server
+}  // namespace brig::commands

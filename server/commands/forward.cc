@@ -7,9 +7,9 @@
 #include <cstdio>
 #include <cstring>
 
-#include "server/self_exe.h"
+#include "server/process/self_exe.h"
 
-namespace brig::server {
+namespace brig::commands {
 namespace {
 
 struct ServerCommand {
@@ -38,7 +38,7 @@ void add_server_commands(CLI::App& app) {
 }
 
 int exec_brig_server(char** argv) {
-  auto path = find_sibling({"brig-server", "../libexec/brig/brig-server"});
+  auto path = process::find_sibling({"brig-server", "../libexec/brig/brig-server"});
   if (!path) {
     std::fprintf(stderr, "brig: %s\n", path.error().to_string().c_str());
     return 127;
@@ -48,4 +48,4 @@ int exec_brig_server(char** argv) {
   return 127;
 }
 
-}  // namespace brig::server
+}  // namespace brig::commands

@@ -7,7 +7,7 @@
 
 #include <CLI/App.hpp>
 
-namespace brig::server {
+namespace brig::commands {
 
 // True for a subcommand brig-server implements.
 bool is_server_command(std::string_view name);
@@ -22,4 +22,4 @@ void add_server_commands(CLI::App& app);
 // status 127 after saying why on stderr.
 int exec_brig_server(char** argv);
 
-}  // namespace brig::server
+}  // namespace brig::commands

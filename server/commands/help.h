@@ -6,7 +6,7 @@
 #include <CLI/App.hpp>
 #include <CLI/Formatter.hpp>
 
-namespace brig::server {
+namespace brig::commands {
 
 // The help of app itself, usage line included ("brig serve ..."), even after
 // a subcommand such as `help` was parsed (App::help() would then describe
@@ -19,4 +19,4 @@ inline std::string full_help(const CLI::App& app) {
   return app.get_formatter()->make_help(&app, name, CLI::AppFormatMode::Normal);
 }
 
-}  // namespace brig::server
+}  // namespace brig::commands

@@ -17,7 +17,7 @@
 #include "server/policy/units.h"
 #include "server/policy/writable.h"
 
-namespace brig::server {
+namespace brig::commands {
 namespace {
 
 std::string join(const std::vector<std::string>& items, std::string_view sep) {
@@ -140,4 +140,4 @@ int run_policy_command(const PolicyOptions& o) {
   return 0;
 }
 
-}  // namespace brig::server
+}  // namespace brig::commands

@@ -7,7 +7,7 @@
 
 #include <CLI/App.hpp>
 
-namespace brig::server {
+namespace brig::commands {
 
 struct PolicyOptions {
   enum class Action { none, check, show };
@@ -22,4 +22,4 @@ CLI::App* add_policy_command(CLI::App& app, PolicyOptions& options);
 // stdout, show the policy); 1 invalid (the errors are on stderr).
 int run_policy_command(const PolicyOptions& options);
 
-}  // namespace brig::server
+}  // namespace brig::commands

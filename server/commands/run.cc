@@ -12,14 +12,14 @@
 
 #include "jail/launcher.h"
 #include "jail/steps/cgroups.h"
+#include "server/commands/workspace.h"
 #include "server/policy/caller.h"
 #include "server/policy/loader.h"
 #include "server/policy/to_jail_spec.h"
 #include "server/policy/units.h"
 #include "server/policy/writable.h"
-#include "server/workspace.h"
 
-namespace brig::server {
+namespace brig::commands {
 namespace {
 
 // As env(1) and timeout(1) do: 125 means the runner failed, not the command.
@@ -128,10 +128,10 @@ int run_command(const RunOptions& o) {
       fmt::print(stderr, "brig run: {}\n", outcome.to_string());
       break;
   }
-  // Nothing is left to do but free memory, which the kernel does anyway:
-  // the destructors would fault back in much of the code the launcher
-  // dropped while the jail ran (~35 page faults, ~0.1 ms before the exit
-  // status). LeakSanitizer, which runs at exit, still checks sanitizer builds.
+    // Nothing is left to do but free memory, which the kernel does anyway:
+    // the destructors would fault back in much of the code the launcher
+    // dropped while the jail ran (~35 page faults, ~0.1 ms before the exit
+    // status). LeakSanitizer, which runs at exit, still checks sanitizer builds.
 #ifndef __SANITIZE_ADDRESS__
   std::fflush(nullptr);
   ::_exit(outcome.exit_status());
@@ -139,4 +139,4 @@ int run_command(const RunOptions& o) {
   return outcome.exit_status();
 }
 
-}  // namespace brig::server
+}  // namespace brig::commands

@@ -10,11 +10,11 @@
 
 #include <CLI/App.hpp>
 
-namespace brig::server {
+namespace brig::commands {
 
 struct RunOptions {
   std::string policy = "default";        // a shipped policy's name or a TOML file
-  std::optional<std::string> workspace;  // empty: the current directory (server/workspace.h)
+  std::optional<std::string> workspace;  // empty: the current directory (workspace.h)
   std::optional<std::string> timeout;    // a duration ("30s"); empty: the policy's wall_time
   std::vector<std::string> command;      // argv; never empty once parsed
 };
@@ -35,4 +35,4 @@ std::vector<std::string> take_run_command(int* argc, char** argv);
 // process with that status instead of returning (sanitizer builds return).
 int run_command(const RunOptions& options);
 
-}  // namespace brig::server
+}  // namespace brig::commands

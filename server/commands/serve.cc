@@ -18,21 +18,21 @@
 #include <asio/use_future.hpp>
 
 #include "jail/steps/cgroups.h"
-#include "server/audit_log.h"
-#include "server/banner.h"
-#include "server/logging.h"
+#include "server/commands/banner.h"
+#include "server/commands/logging.h"
+#include "server/commands/process_setup.h"
+#include "server/commands/workspace.h"
 #include "server/policy/writable.h"
-#include "server/process_setup.h"
-#include "server/self_exe.h"
-#include "server/server.h"
+#include "server/process/self_exe.h"
+#include "server/sandbox/sandbox.h"
+#include "server/session/audit_log.h"
+#include "server/session/server.h"
 #include "server/tools/exec_tools.h"
 #include "server/tools/file_tools.h"
 #include "server/tools/principals.h"
-#include "server/tools/sandbox.h"
 #include "server/transport/stdio_transport.h"
-#include "server/workspace.h"
 
-namespace brig::server {
+namespace brig::commands {
 namespace {
 
 // The machine's RAM: the default budget of the jails' memory limits together.
@@ -99,9 +99,9 @@ std::string cannot_serve_others(uid_t self) {
       self);
 }
 
-Result<PeerAllowList> allow_list(const ServeOptions& o) {
+Result<transport::PeerAllowList> allow_list(const ServeOptions& o) {
   const uid_t self = ::geteuid();
-  PeerAllowList allow{{self}, {}};
+  transport::PeerAllowList allow{{self}, {}};
   for (const std::string& u : o.allow_uids) {
     const uid_t uid = BRIG_TRY(resolve_user(u));
     if (self != 0 && uid != self)
@@ -125,7 +125,7 @@ Result<PeerAllowList> allow_list(const ServeOptions& o) {
 // The command a client config should run: the `brig` front end next to this
 // binary (build tree) or in ../../bin (installed under libexec/brig/).
 std::string brig_command() {
-  auto path = find_sibling({"brig", "../../bin/brig"});
+  auto path = process::find_sibling({"brig", "../../bin/brig"});
   return path ? *path : "brig";
 }
 
@@ -263,7 +263,7 @@ int run_serve(const ServeOptions& o, const ToolInstaller& extra_tools) {
 
   std::optional<std::string> socket_path;
   if (!o.listen.empty()) {
-    auto path = parse_listen_uri(o.listen);
+    auto path = transport::parse_listen_uri(o.listen);
     if (!path) return fail(path.error());
     socket_path = *path;
   }
@@ -285,13 +285,13 @@ int run_serve(const ServeOptions& o, const ToolInstaller& extra_tools) {
 
   // The io_context first: everything below holds sockets on it.
   asio::io_context io(1);
-  auto sandbox = plan_sandbox(o.policy, workspace->path, current_directory());
+  auto sandbox = sandbox::plan_sandbox(o.policy, workspace->path, current_directory());
   if (!sandbox) return fail(sandbox.error());
   // Before anything else is read (the LLM proxy's keys, one day): the
   // spawner must not inherit a secret.
-  auto spawner_path = find_sibling({"brig-spawner", "../libexec/brig/brig-spawner"});
+  auto spawner_path = process::find_sibling({"brig-spawner", "../libexec/brig/brig-spawner"});
   if (!spawner_path) return fail(spawner_path.error());
-  auto spawner = Spawner::start(io.get_executor(), *spawner_path, o.jail_pool);
+  auto spawner = spawner::Spawner::start(io.get_executor(), *spawner_path, o.jail_pool);
   if (!spawner) return fail(spawner.error());
   sandbox->spawner = std::move(*spawner);
   // The spawner makes the jails' cgroups from brig's own cgroup, so what
@@ -300,15 +300,15 @@ int run_serve(const ServeOptions& o, const ToolInstaller& extra_tools) {
   if (!sandbox->limits_enforcement.memory_whole || !sandbox->limits_enforcement.pids_whole)
     spdlog::warn("limits not enforced as a whole here (no usable cgroup): {}",
                  sandbox->limits_enforcement.detail);
-  auto worker_path = find_sibling({"brig-worker", "../libexec/brig/brig-worker"});
+  auto worker_path = process::find_sibling({"brig-worker", "../libexec/brig/brig-worker"});
   if (!worker_path) return fail(worker_path.error());
-  WorkerPool workers(io.get_executor(), *sandbox, *worker_path);
+  pool::WorkerPool workers(io.get_executor(), *sandbox, *worker_path);
   // Other users' sandboxes are this one's plan for their account: the same
   // policy, workspace and directory.
-  Principals principals(
+  tools::Principals principals(
       io.get_executor(), *sandbox, &workers,
-      [&o, ws = workspace->path, cwd = current_directory()](const Account& account) {
-        return plan_sandbox_for(account, o.policy, ws, cwd);
+      [&o, ws = workspace->path, cwd = current_directory()](const sandbox::Account& account) {
+        return sandbox::plan_sandbox_for(account, o.policy, ws, cwd);
       },
       *worker_path);
 
@@ -318,33 +318,33 @@ int run_serve(const ServeOptions& o, const ToolInstaller& extra_tools) {
   job_limits.memory_budget = o.jails_memory != 0 ? o.jails_memory : physical_memory();
   exec::JobTable jobs(job_limits);  // declared before the registry: its tools hold it
 
-  Registry registry;
-  if (auto added = register_exec_tools(registry, principals, jobs); !added)
+  tools::Registry registry;
+  if (auto added = tools::register_exec_tools(registry, principals, jobs); !added)
     return fail(added.error());
   // An operation's reply leaves room in the message for its JSON escaping
   // and the result's other fields.
-  const FileToolLimits file_limits{.timeout = std::chrono::seconds(30),
-                                   .max_bytes = o.max_message_bytes / 2};
-  if (auto added = register_file_tools(registry, principals, file_limits); !added)
+  const tools::FileToolLimits file_limits{.timeout = std::chrono::seconds(30),
+                                          .max_bytes = o.max_message_bytes / 2};
+  if (auto added = tools::register_file_tools(registry, principals, file_limits); !added)
     return fail(added.error());
   if (extra_tools) {
     if (auto added = extra_tools(registry); !added) return fail(added.error());
   }
-  std::unique_ptr<AuditLog> audit;
+  std::unique_ptr<session::AuditLog> audit;
   if (!o.audit_log.empty()) {
     if (auto safe = policy::refuse_writable_audit_log(absolute_path(o.audit_log), sandbox->spec);
         !safe)
       return fail(safe.error());
-    auto opened = AuditLog::open(o.audit_log);
+    auto opened = session::AuditLog::open(o.audit_log);
     if (!opened) return fail(opened.error());
     audit = std::move(*opened);
-    audit->write_start(sandbox_facts(*sandbox));
-    registry.wrap_all([&audit](Tool tool) { return audit->wrap(std::move(tool)); });
+    audit->write_start(sandbox::sandbox_facts(*sandbox));
+    registry.wrap_all([&audit](tools::Tool tool) { return audit->wrap(std::move(tool)); });
   }
 
-  ServerConfig config;
+  session::ServerConfig config;
   config.session.info = protocol::ServerInfo{"brig", BRIG_VERSION};
-  config.session.instructions = sandbox_instructions(*sandbox);
+  config.session.instructions = sandbox::sandbox_instructions(*sandbox);
   config.session.options.page_size = o.page_size;
   config.session.options.max_outgoing_bytes = o.max_message_bytes;
   config.session.options.max_line_bytes = o.max_line_bytes;
@@ -355,16 +355,16 @@ int run_serve(const ServeOptions& o, const ToolInstaller& extra_tools) {
   config.max_connections = o.max_connections;
   config.allow = *allow;
   // A peer brig cannot serve as itself is refused at once, not at its first call.
-  config.admit = [&principals](const PeerCredentials& peer) -> Result<void> {
+  config.admit = [&principals](const process::PeerCredentials& peer) -> Result<void> {
     if (auto principal = principals.of(peer); !principal) return std::unexpected(principal.error());
     return {};
   };
-  config.instructions_for = [&principals](const PeerCredentials& peer) {
+  config.instructions_for = [&principals](const process::PeerCredentials& peer) {
     auto principal = principals.of(peer);
-    return principal ? sandbox_instructions(principal->sandbox) : std::string();
+    return principal ? sandbox::sandbox_instructions(principal->sandbox) : std::string();
   };
 
-  Server server(io, registry, config);
+  session::Server server(io, registry, config);
   ServingSummary summary{.version = BRIG_VERSION,
                          .workspace = workspace->path,
                          .policy = o.policy,
@@ -372,7 +372,7 @@ int run_serve(const ServeOptions& o, const ToolInstaller& extra_tools) {
                          .socket_access = {},
                          .brig_command = brig_command()};
   if (socket_path) {
-    auto listener = UnixListener::open(io.get_executor(), *socket_path, *mode);
+    auto listener = transport::UnixListener::open(io.get_executor(), *socket_path, *mode);
     if (!listener) return fail(listener.error());
     summary.socket_access =
         fmt::format("mode {:04o}; allowed peers: {}", *mode, config.allow.to_string());
@@ -381,10 +381,10 @@ int run_serve(const ServeOptions& o, const ToolInstaller& extra_tools) {
     auto stdio = take_client_stdio();
     if (!stdio) return fail(stdio.error());
     // A client that hands brig a socket as stdin has credentials too.
-    auto peer = peer_credentials(stdio->in.get());
-    server.serve_stdio(StdioTransport::create(io.get_executor(), std::move(stdio->in),
-                                              std::move(stdio->out), config.stream, "stdio",
-                                              peer ? std::optional(*peer) : std::nullopt));
+    auto peer = process::peer_credentials(stdio->in.get());
+    server.serve_stdio(transport::StdioTransport::create(
+        io.get_executor(), std::move(stdio->in), std::move(stdio->out), config.stream, "stdio",
+        peer ? std::optional(*peer) : std::nullopt));
   }
   spdlog::info("{}", serving_log_line(summary));
   if (::isatty(STDERR_FILENO) && o.log_level != "off") {
@@ -403,4 +403,4 @@ int run_serve(const ServeOptions& o, const ToolInstaller& extra_tools) {
   return 0;
 }
 
-}  // namespace brig::server
+}  // namespace brig::commands

@@ -14,7 +14,7 @@
 #include "server/tools/registry.h"
 #include "server/transport/stream_transport.h"
 
-namespace brig::server {
+namespace brig::commands {
 
 // Everything `serve` takes from its command line; defaults are brig's.
 struct ServeOptions {
@@ -29,7 +29,7 @@ struct ServeOptions {
   std::size_t max_line_bytes = protocol::SessionOptions{}.max_line_bytes;
   std::size_t max_message_bytes = protocol::SessionOptions{}.max_outgoing_bytes;
   std::size_t page_size = protocol::SessionOptions{}.page_size;
-  std::size_t send_queue_bytes = StreamLimits{}.send_queue_bytes;
+  std::size_t send_queue_bytes = transport::StreamLimits{}.send_queue_bytes;
   double stall_timeout_seconds = 30;
   std::string log_level = "info";
   std::string audit_log;  // a file for one JSON line per tool call; empty: no audit log
@@ -44,7 +44,7 @@ struct ServeOptions {
 CLI::App* add_serve_command(CLI::App& app, ServeOptions& options);
 
 // Registers extra tools after the shipped ones (brig-test-server's); empty: none.
-using ToolInstaller = std::function<Result<void>(Registry&)>;
+using ToolInstaller = std::function<Result<void>(tools::Registry&)>;
 
 // Plans the policy's jail, starts the spawner and the file workers, registers
 // the shipped tools and then extra_tools, and serves until EOF on stdio or
@@ -52,4 +52,4 @@ using ToolInstaller = std::function<Result<void>(Registry&)>;
 // 1 when it could not start (the reason is on stderr).
 int run_serve(const ServeOptions& options, const ToolInstaller& extra_tools = {});
 
-}  // namespace brig::server
+}  // namespace brig::commands

@@ -13,9 +13,9 @@ namespace {
 // The stream offsets streamed so far and the sending of what lies past them.
 class Streamer {
  public:
-  Streamer(Job& job, server::ToolContext& ctx, ProgressPacer::Options pacing)
+  Streamer(Job& job, ProgressSink& sink, ProgressPacer::Options pacing)
       : job_(job),
-        ctx_(ctx),
+        sink_(sink),
         pacer_(Job::Clock::now(), pacing),
         at_{job.delivered(Stream::out), job.delivered(Stream::err)} {}
 
@@ -47,19 +47,19 @@ class Streamer {
       taken += n;
     }
     pacer_.sent(taken, now);
-    if (taken > 0) ctx_.progress(static_cast<double>(pacer_.streamed()), std::nullopt, text);
+    if (taken > 0) sink_.progress(static_cast<double>(pacer_.streamed()), std::nullopt, text);
     if (pacer_.exhausted() && !told_exhausted_ && pending() > 0) {
       told_exhausted_ = true;
-      ctx_.progress(static_cast<double>(pacer_.streamed() + 1), std::nullopt,
-                    fmt::format("\n[brig: streaming stopped after {} bytes; the result shows the "
-                                "head and tail of the output, job read has all of it]\n",
-                                pacer_.streamed()));
+      sink_.progress(static_cast<double>(pacer_.streamed() + 1), std::nullopt,
+                     fmt::format("\n[brig: streaming stopped after {} bytes; the result shows the "
+                                 "head and tail of the output, job read has all of it]\n",
+                                 pacer_.streamed()));
     }
   }
 
  private:
   Job& job_;
-  server::ToolContext& ctx_;
+  ProgressSink& sink_;
   ProgressPacer pacer_;
   std::array<std::uint64_t, 2> at_;
   bool told_exhausted_ = false;
@@ -67,9 +67,9 @@ class Streamer {
 
 }  // namespace
 
-asio::awaitable<void> follow(Job& job, server::ToolContext& ctx, Job::Clock::time_point until,
+asio::awaitable<void> follow(Job& job, ProgressSink& sink, Job::Clock::time_point until,
                              ProgressPacer::Options pacing) {
-  Streamer streamer(job, ctx, pacing);
+  Streamer streamer(job, sink, pacing);
   for (;;) {
     const Job::Clock::time_point now = Job::Clock::now();
     if (streamer.pacer().due(streamer.pending(), now)) streamer.send();

@@ -1,9 +1,10 @@
 // Job: one command running (or run) in its own jail, followed from the
 // server: its stdout and stderr pumped into Spools, its end recorded as a
-// jail::Outcome. Every exec is a Job from its start; the call that started
-// it follows it until it ends or `yield_after` passes, after which the Job
-// lives on in the JobTable for the `job` tool. All of it runs on the
-// server's single io_context thread.
+// jail::Outcome. The jail itself is a spawner::RunningJail (the server's
+// handle on what the jail side calls jail::RunningJail); the Job sees it only
+// as a Process, which launch.h's process_of() makes of it. Every exec is a Job from its start; the
+// call that started it follows it until it ends or `yield_after` passes, after which the Job lives
+// on in the JobTable for the `job` tool. All of it runs on the server's single io_context thread.
 #pragma once
 
 #include <sys/types.h>
@@ -32,8 +33,9 @@ namespace brig::exec {
 enum class Stream { out = 0, err = 1 };
 const char* stream_name(Stream s);  // "stdout", "stderr"
 
-// What a Job needs of the process it follows; a jail from the spawner in the
-// server, a plain child in the Job's own tests.
+// What a Job needs of the process it follows: the pid, signal and wait of a
+// spawner::RunningJail in the server (exec::process_of), of a plain child in
+// the Job's own tests, so that a Job can be tested without jails.
 struct Process {
   pid_t pid = -1;                      // the jail's init
   std::function<int(int sig)> signal;  // 0 or errno

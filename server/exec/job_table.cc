@@ -24,7 +24,7 @@ std::optional<std::uint64_t> id_number(std::string_view id) {
 
 }  // namespace
 
-uid_t owner_of(const std::optional<server::PeerCredentials>& peer) {
+uid_t owner_of(const std::optional<process::PeerCredentials>& peer) {
   return peer ? peer->uid : ::geteuid();
 }
 

@@ -20,7 +20,7 @@
 #include "jail/base/error.h"
 #include "server/exec/job.h"
 #include "server/exec/spool.h"
-#include "server/peer_credentials.h"
+#include "server/process/peer_credentials.h"
 
 namespace brig::exec {
 
@@ -71,7 +71,7 @@ class Slot {
 };
 
 // The uid jobs of this caller belong to: the peer's, or brig's own on stdio.
-uid_t owner_of(const std::optional<server::PeerCredentials>& peer);
+uid_t owner_of(const std::optional<process::PeerCredentials>& peer);
 
 class JobTable {
  public:

@@ -40,7 +40,7 @@ Result<UniqueFd> stdin_memfd(const std::string& text) {
   return fd;
 }
 
-asio::awaitable<jail::Outcome> wait_running(std::shared_ptr<server::Running> running) {
+asio::awaitable<jail::Outcome> wait_running(std::shared_ptr<spawner::RunningJail> running) {
   auto outcome = co_await running->wait();
   if (!outcome) {
     co_return jail::setup_failed_outcome(jail::SetupStep::wait, outcome.error().sys_errno,
@@ -51,8 +51,8 @@ asio::awaitable<jail::Outcome> wait_running(std::shared_ptr<server::Running> run
 
 }  // namespace
 
-Process process_of(server::Running running) {
-  auto shared = std::make_shared<server::Running>(std::move(running));
+Process process_of(spawner::RunningJail running) {
+  auto shared = std::make_shared<spawner::RunningJail>(std::move(running));
   Process p;
   p.pid = shared->pid();
   p.signal = [shared](int sig) { return shared->signal(sig); };
@@ -60,7 +60,7 @@ Process process_of(server::Running running) {
   return p;
 }
 
-asio::awaitable<Result<std::shared_ptr<Job>>> launch_job(const server::Sandbox& sandbox,
+asio::awaitable<Result<std::shared_ptr<Job>>> launch_job(const sandbox::Sandbox& sandbox,
                                                          JobTable& table, const ExecArgs& args,
                                                          uid_t owner) {
   if (!sandbox.spawner || !sandbox.spawner->alive()) {

@@ -14,17 +14,17 @@
 #include "server/exec/exec_args.h"
 #include "server/exec/job.h"
 #include "server/exec/job_table.h"
-#include "server/tools/sandbox.h"
+#include "server/sandbox/sandbox.h"
 
 namespace brig::exec {
 
 // Fails (with a message for the model) when args do not fit the policy, the
 // owner runs too many jobs, or the spawner refused the jail.
-asio::awaitable<Result<std::shared_ptr<Job>>> launch_job(const server::Sandbox& sandbox,
+asio::awaitable<Result<std::shared_ptr<Job>>> launch_job(const sandbox::Sandbox& sandbox,
                                                          JobTable& table, const ExecArgs& args,
                                                          uid_t owner);
 
 // A Process over a jail the spawner started.
-Process process_of(server::Running running);
+Process process_of(spawner::RunningJail running);
 
 }  // namespace brig::exec

@@ -3,8 +3,8 @@
 #pragma once
 
 #include "jail/base/error.h"
-#include "protocol/mcp_types.h"
-#include "server/worker/op.h"
+#include "protocol/json_rpc.h"
+#include "server/files/op.h"
 
 namespace brig::files {
 
@@ -17,13 +17,6 @@ inline constexpr std::size_t kMaxEditBytes = 32u << 20;
 // BOM and mode; the write is atomic and fails if the file changed since it
 // was read. The reply's bytes are the unified diff (cut to ctx.max_bytes at a
 // line boundary); the header says what was replaced and written.
-Result<worker::OpReply> edit_file_op(const protocol::Json& args, const worker::OpContext& ctx);
-
-// The tool's name, description, schemas and annotations.
-protocol::ToolDescriptor edit_file_descriptor();
-
-// The tool result for a reply of edit_file_op (server side): the diff as
-// text, and a summary.
-protocol::ToolResult format_edit_file(const protocol::Json& args, worker::OpReply reply);
+Result<OpReply> edit_file_op(const protocol::Json& args, const OpContext& ctx);
 
 }  // namespace brig::files

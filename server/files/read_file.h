@@ -3,8 +3,8 @@
 #pragma once
 
 #include "jail/base/error.h"
-#include "protocol/mcp_types.h"
-#include "server/worker/op.h"
+#include "protocol/json_rpc.h"
+#include "server/files/op.h"
 
 namespace brig::files {
 
@@ -18,15 +18,6 @@ inline constexpr std::int64_t kDefaultReadLines = 2000;
 // once encoded; the header says what they are. Fails for a missing path, a
 // directory or special file, an offset past the end, a binary file read as
 // text (naming its type and size), and a file too large for base64.
-Result<worker::OpReply> read_file_op(const protocol::Json& args, const worker::OpContext& ctx);
-
-// The tool's name, description, schemas and annotations.
-protocol::ToolDescriptor read_file_descriptor();
-
-// The tool result for a reply of read_file_op (server side): the text as a
-// text block (invalid UTF-8 becomes U+FFFD when encoded, and a note says
-// so), images as image content, base64 as a text block; structuredContent
-// matches the output schema.
-protocol::ToolResult format_read_file(const protocol::Json& args, worker::OpReply reply);
+Result<OpReply> read_file_op(const protocol::Json& args, const OpContext& ctx);
 
 }  // namespace brig::files

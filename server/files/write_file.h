@@ -2,8 +2,8 @@
 #pragma once
 
 #include "jail/base/error.h"
-#include "protocol/mcp_types.h"
-#include "server/worker/op.h"
+#include "protocol/json_rpc.h"
+#include "server/files/op.h"
 
 namespace brig::files {
 
@@ -12,12 +12,6 @@ namespace brig::files {
 // the file is replaced whole or not at all, keeps its mode, and a symlink as
 // the last component is refused. The reply's header says path, bytes,
 // created and mode; its bytes are empty.
-Result<worker::OpReply> write_file_op(const protocol::Json& args, const worker::OpContext& ctx);
-
-// The tool's name, description, schemas and annotations.
-protocol::ToolDescriptor write_file_descriptor();
-
-// The tool result for a reply of write_file_op (server side).
-protocol::ToolResult format_write_file(const protocol::Json& args, worker::OpReply reply);
+Result<OpReply> write_file_op(const protocol::Json& args, const OpContext& ctx);
 
 }  // namespace brig::files

@@ -11,8 +11,9 @@
 namespace brig::policy {
 
 struct Context {
-  std::string workspace;  // absolute, canonical; checked by the caller (server/workspace.h)
-  std::string cwd;        // the command's host directory; outside the workspace = the workspace
+  // Absolute, canonical; checked by the caller (server/commands/workspace.h).
+  std::string workspace;
+  std::string cwd;  // the command's host directory; outside the workspace = the workspace
   // The host ids the jail's command runs as: brig's own effective ids (0 =
   // brig runs as root, and the policy's `identity` decides), or those of the
   // other user a root brig serves (server/tools/principals.h).

@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "server/policy/policy.h"
+#include "server/policy/tool_names.h"
 
 namespace brig::policy::names {
 
@@ -19,10 +20,7 @@ inline constexpr std::array<std::string_view, 6> kSharedNamespaces = {"user", "m
 // jail::Layer, spelled as jail::layer_name() does.
 inline constexpr std::array<std::string_view, 5> kLayers = {"namespaces", "landlock", "seccomp",
                                                             "cgroups", "capabilities"};
-// The MCP tools a policy can switch off (DESIGN.md, Tools).
-inline constexpr std::array<std::string_view, 8> kTools = {
-    "exec",           "job",        "read_file", "write_file", "edit_file",
-    "list_directory", "find_files", "search"};
+// The MCP tools a policy can switch off: kTools, in server/policy/tool_names.h.
 
 // The name of enum value `e` in `table`.
 template <class E, size_t N>

@@ -4,8 +4,8 @@
 #include <cstdint>
 
 #include "jail/base/error.h"
-#include "protocol/mcp_types.h"
-#include "server/worker/op.h"
+#include "protocol/json_rpc.h"
+#include "server/files/op.h"
 
 namespace brig::search {
 
@@ -21,11 +21,6 @@ inline constexpr std::int64_t kMaxFindLimit = 10000;
 // are matched; directories are not listed themselves. The header holds the
 // page of paths (relative to the searched directory), how many matched in
 // all, what was skipped by reason, and next_offset when more follow.
-Result<worker::OpReply> find_files_op(const protocol::Json& args, const worker::OpContext& ctx);
-
-protocol::ToolDescriptor find_files_descriptor();
-
-// One path per line, then a summary of counts, skips and paging.
-protocol::ToolResult format_find_files(const protocol::Json& args, worker::OpReply reply);
+Result<files::OpReply> find_files_op(const protocol::Json& args, const files::OpContext& ctx);
 
 }  // namespace brig::search

@@ -3,8 +3,8 @@
 #pragma once
 
 #include "jail/base/error.h"
-#include "protocol/mcp_types.h"
-#include "server/worker/op.h"
+#include "protocol/json_rpc.h"
+#include "server/files/op.h"
 
 namespace brig::search {
 
@@ -20,13 +20,6 @@ inline constexpr std::int64_t kMaxListLimit = 10000;
 // A capped result holds the shallow entries; the header counts what was left
 // out. Symlinks are listed, never followed; ".git" is listed, never entered.
 // The header holds the entries sorted by path; the bytes are empty.
-Result<worker::OpReply> list_directory_op(const protocol::Json& args, const worker::OpContext& ctx);
-
-// The tool's name, description, schemas and annotations.
-protocol::ToolDescriptor list_directory_descriptor();
-
-// The tool result for a reply of list_directory_op (server side): one line
-// per entry, then what was left out.
-protocol::ToolResult format_list_directory(const protocol::Json& args, worker::OpReply reply);
+Result<files::OpReply> list_directory_op(const protocol::Json& args, const files::OpContext& ctx);
 
 }  // namespace brig::search

@@ -423,7 +423,7 @@ std::size_t budget_for(std::size_t max_bytes) {
 
 }  // namespace
 
-Result<worker::OpReply> search_op(const Json& args, const worker::OpContext& ctx) {
+Result<files::OpReply> search_op(const Json& args, const files::OpContext& ctx) {
   const Args a = parse_args(args);
   const std::string resolved =
       BRIG_TRY(files::resolve_path(ctx.workspace, args.value("path", std::string(".")), kWhat));
@@ -465,7 +465,7 @@ Result<worker::OpReply> search_op(const Json& args, const worker::OpContext& ctx
         Error{std::string(kWhat), resolved, "is neither a directory nor a regular file", EINVAL});
   }
   Json header = search.header(shown_root, walker);
-  return worker::OpReply{std::move(header), search.take_text()};
+  return files::OpReply{std::move(header), search.take_text()};
 }
 
 }  // namespace brig::search

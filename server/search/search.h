@@ -5,8 +5,8 @@
 #include <cstdint>
 
 #include "jail/base/error.h"
-#include "protocol/mcp_types.h"
-#include "server/worker/op.h"
+#include "protocol/json_rpc.h"
+#include "server/files/op.h"
 
 namespace brig::search {
 
@@ -36,15 +36,6 @@ inline constexpr std::size_t kMaxSearchFileBytes = 64u << 20;
 // results continue (next_offset) when max_results, the reply size
 // (ctx.max_bytes) or the deadline stopped them. The bytes are the reported
 // lines' text, in header order, each followed by '\n'.
-Result<worker::OpReply> search_op(const protocol::Json& args, const worker::OpContext& ctx);
-
-// The tool's name, description, schemas and annotations.
-protocol::ToolDescriptor search_descriptor();
-
-// The tool result for a reply of search_op (server side): ripgrep-like text
-// ("path" heading, "12:text" matches, "13-text" context, "--" between
-// groups) and a summary that always says what was skipped; structuredContent
-// as the output schema says, with each line's text.
-protocol::ToolResult format_search(const protocol::Json& args, worker::OpReply reply);
+Result<files::OpReply> search_op(const protocol::Json& args, const files::OpContext& ctx);
 
 }  // namespace brig::search

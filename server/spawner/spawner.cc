@@ -18,11 +18,11 @@
 #include <asio/use_awaitable.hpp>
 
 #include "jail/spec_codec.h"
-#include "server/self_exe.h"
+#include "server/process/self_exe.h"
 #include "server/spawner/messages.h"
 #include "server/spawner/spawner_state.h"
 
-namespace brig::server {
+namespace brig::spawner {
 namespace detail {
 
 int JailState::send_signal(int sig) const {
@@ -231,7 +231,7 @@ Result<std::shared_ptr<Spawner>> Spawner::start(asio::any_io_executor executor,
 }
 
 Result<std::string> Spawner::find_program() {
-  return find_sibling({"brig-spawner", "../libexec/brig/brig-spawner"});
+  return process::find_sibling({"brig-spawner", "../libexec/brig/brig-spawner"});
 }
 
 Spawner::Spawner(std::shared_ptr<SpawnerCore> core) : core_(std::move(core)) {}
@@ -253,7 +253,8 @@ bool Spawner::alive() const {
   return core_->alive;
 }
 
-asio::awaitable<Result<Running>> Spawner::spawn(jail::JailSpec spec, jail::ExecRequest request) {
+asio::awaitable<Result<RunningJail>> Spawner::spawn(jail::JailSpec spec,
+                                                    jail::ExecRequest request) {
   // The core, not `this`: the Spawner may be dropped while this waits.
   std::shared_ptr<SpawnerCore> core = core_;
   if (!core->alive)
@@ -302,7 +303,7 @@ asio::awaitable<Result<Running>> Spawner::spawn(jail::JailSpec spec, jail::ExecR
     }
   }
   if (!*state->started) co_return std::unexpected(state->started->error());
-  co_return Running(std::move(state));
+  co_return RunningJail(std::move(state));
 }
 
-}  // namespace brig::server
+}  // namespace brig::spawner

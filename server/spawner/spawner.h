@@ -5,7 +5,7 @@
 // server. Requests travel over a SOCK_SEQPACKET socketpair, the jail's stdio
 // fds and the init's pidfd ride along as SCM_RIGHTS (messages.h).
 //
-// Single-threaded use: a Spawner and its Runnings belong to one io_context
+// Single-threaded use: a Spawner and its RunningJails belong to one io_context
 // run by one thread, and go before it does (they hold its timers and
 // descriptors).
 #pragma once
@@ -23,16 +23,19 @@
 #include "jail/outcome.h"
 #include "jail/spec.h"
 
-namespace brig::server {
+namespace brig::spawner {
 
 namespace detail {
 struct SpawnerCore;  // the socket, the process, the jails in flight
 struct JailState;    // one jail: its pidfd, its outcome once known
 }  // namespace detail
 
-// One jail started through the spawner. Move-only. Dropping a Running whose
-// jail has not ended kills the whole jail (SIGKILL through the pidfd).
-class Running;
+// One jail started through the spawner: the server's side of what brig-spawner
+// holds as a jail::RunningJail, so the running jail has one name on both
+// sides. Move-only. Dropping a RunningJail whose jail has not ended kills the
+// whole jail (SIGKILL through the pidfd). An exec::Job follows one through
+// exec::Process (server/exec/launch.h).
+class RunningJail;
 
 class Spawner : public std::enable_shared_from_this<Spawner> {
  public:
@@ -61,7 +64,7 @@ class Spawner : public std::enable_shared_from_this<Spawner> {
   // the jail, if the spawner started it meanwhile, is killed. By value: a
   // coroutine starts later than the call (co_spawn), when a temporary
   // argument would be gone.
-  asio::awaitable<Result<Running>> spawn(jail::JailSpec spec, jail::ExecRequest request);
+  asio::awaitable<Result<RunningJail>> spawn(jail::JailSpec spec, jail::ExecRequest request);
 
   pid_t pid() const;   // the spawner process
   bool alive() const;  // false once its socket closed
@@ -71,14 +74,14 @@ class Spawner : public std::enable_shared_from_this<Spawner> {
   std::shared_ptr<detail::SpawnerCore> core_;
 };
 
-class Running {
+class RunningJail {
  public:
   // An empty handle (pid -1, signal ESRCH, wait fails); also what
   // asio::co_spawn needs to complete a spawn() with an exception.
-  Running() = default;
-  Running(Running&&) noexcept;
-  Running& operator=(Running&&) noexcept;
-  ~Running();
+  RunningJail() = default;
+  RunningJail(RunningJail&&) noexcept;
+  RunningJail& operator=(RunningJail&&) noexcept;
+  ~RunningJail();
 
   pid_t pid() const;  // the jail's init, in brig's pid namespace
   // Sends `sig` to the init (which forwards HUP INT QUIT TERM USR1 USR2
@@ -94,8 +97,8 @@ class Running {
 
  private:
   friend class Spawner;
-  explicit Running(std::shared_ptr<detail::JailState> state);
+  explicit RunningJail(std::shared_ptr<detail::JailState> state);
   std::shared_ptr<detail::JailState> state_;
 };
 
-}  // namespace brig::server
+}  // namespace brig::spawner

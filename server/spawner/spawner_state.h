@@ -1,7 +1,7 @@
-// What a Spawner and its Runnings share, out of the public header. The read
+// What a Spawner and its RunningJails share, out of the public header. The read
 // loop owns a SpawnerCore as long as the socket is open, so a Spawner can be
 // dropped while replies are still in flight; every JailState is shared by
-// the core (until EXITED came) and by the spawn() or Running waiting on it.
+// the core (until EXITED came) and by the spawn() or RunningJail waiting on it.
 #pragma once
 
 #include <sys/types.h>
@@ -21,7 +21,7 @@
 #include "jail/outcome.h"
 #include "server/spawner/messages.h"
 
-namespace brig::server::detail {
+namespace brig::spawner::detail {
 
 struct JailState {
   explicit JailState(asio::any_io_executor executor)
@@ -67,4 +67,4 @@ struct SpawnerCore {
   std::map<std::uint64_t, std::shared_ptr<JailState>> jails;  // by request id
 };
 
-}  // namespace brig::server::detail
+}  // namespace brig::spawner::detail

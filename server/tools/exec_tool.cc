@@ -8,10 +8,11 @@
 #include "server/exec/follow.h"
 #include "server/exec/job_result.h"
 #include "server/exec/launch.h"
+#include "server/policy/tool_names.h"
 #include "server/policy/units.h"
 #include "server/tools/exec_tools.h"
 
-namespace brig::server {
+namespace brig::tools {
 namespace {
 
 using protocol::Json;
@@ -78,7 +79,7 @@ Json input_schema(const policy::Policy& p) {
   };
 }
 
-std::string description(const Sandbox& sandbox) {
+std::string description(const sandbox::Sandbox& sandbox) {
   return fmt::format(
       "Run a command in a fresh sandbox (policy \"{}\": the workspace {} and what the policy "
       "allows; network: {}). Give `command` (a shell string) or `argv`. Non-interactive: stdin is "
@@ -131,9 +132,9 @@ asio::awaitable<ToolResult> run_exec(Principals* principals, exec::JobTable* job
 }  // namespace
 
 Tool exec_tool(Principals& principals, exec::JobTable& jobs) {
-  const Sandbox& sandbox = principals.own();
+  const sandbox::Sandbox& sandbox = principals.own();
   return Tool{protocol::ToolDescriptor{
-                  .name = "exec",
+                  .name = std::string(policy::names::kExec),
                   .title = "Run a command",
                   .description = description(sandbox),
                   .input_schema = input_schema(sandbox.policy),
@@ -147,4 +148,4 @@ Tool exec_tool(Principals& principals, exec::JobTable& jobs) {
               }};
 }
 
-}  // namespace brig::server
+}  // namespace brig::tools

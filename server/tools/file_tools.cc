@@ -5,39 +5,39 @@
 #include <string>
 #include <utility>
 
-#include "server/files/denial.h"
-#include "server/files/edit_file.h"
-#include "server/files/read_file.h"
-#include "server/files/write_file.h"
-#include "server/search/find_files.h"
-#include "server/search/list_directory.h"
-#include "server/search/search.h"
+#include "server/tools/denial.h"
+#include "server/tools/edit_file_tool.h"
+#include "server/tools/find_files_tool.h"
+#include "server/tools/list_directory_tool.h"
+#include "server/tools/read_file_tool.h"
+#include "server/tools/search_tool.h"
+#include "server/tools/write_file_tool.h"
 
-namespace brig::server {
+namespace brig::tools {
 namespace {
 
 using protocol::Json;
 using protocol::ToolResult;
 
-using Formatter = ToolResult (*)(const Json& args, worker::OpReply reply);
+using Formatter = ToolResult (*)(const Json& args, files::OpReply reply);
 
 struct FileTool {
   protocol::ToolDescriptor (*descriptor)();
   Formatter format;
-  files::Access access;
-  WorkerLane lane;
+  Access access;
+  pool::WorkerLane lane;
 };
 
 // The model reads this: what failed, then the policy's reason when it has one.
-std::string failure_text(const Sandbox& sandbox, const Json& args, files::Access access,
+std::string failure_text(const sandbox::Sandbox& sandbox, const Json& args, Access access,
                          const Error& e) {
   std::string text = e.to_string();
   // A worker that never started says nothing about the call's path.
-  if (!e.what.starts_with(kWorkerStartFailed)) {
-    const files::DenialContext ctx{sandbox.policy, sandbox.policy_name, sandbox.workspace(),
-                                   sandbox.context.home, sandbox.host_root()};
+  if (!e.what.starts_with(pool::kWorkerStartFailed)) {
+    const DenialContext ctx{sandbox.policy, sandbox.policy_name, sandbox.workspace(),
+                            sandbox.context.home, sandbox.host_root()};
     const std::string path = args.value("path", std::string("."));
-    if (auto why = files::explain_denial(ctx, path, access, e.sys_errno)) return text + "\n" + *why;
+    if (auto why = explain_denial(ctx, path, access, e.sys_errno)) return text + "\n" + *why;
   }
   if (e.sys_errno == EACCES) {
     if (std::string hint = identity_refusal(sandbox); !hint.empty()) text += "\n" + hint;
@@ -55,7 +55,7 @@ Tool make_tool(const FileTool& t, Principals& principals, FileToolLimits limits)
         if (!principal) co_return ToolResult::error(principal.error().to_string());
         if (principal->workers == nullptr)
           co_return ToolResult::error("run " + op + ": this server runs no file workers");
-        Result<worker::OpReply> reply =
+        Result<files::OpReply> reply =
             co_await principal->workers->call(t.lane, op, args, limits.timeout, limits.max_bytes);
         if (!reply) {
           co_return ToolResult::error(
@@ -70,17 +70,12 @@ Tool make_tool(const FileTool& t, Principals& principals, FileToolLimits limits)
 Result<void> register_file_tools(Registry& registry, Principals& principals,
                                  FileToolLimits limits) {
   const FileTool tools[] = {
-      {files::read_file_descriptor, files::format_read_file, files::Access::read,
-       WorkerLane::files},
-      {files::write_file_descriptor, files::format_write_file, files::Access::write,
-       WorkerLane::files},
-      {files::edit_file_descriptor, files::format_edit_file, files::Access::write,
-       WorkerLane::files},
-      {search::list_directory_descriptor, search::format_list_directory, files::Access::read,
-       WorkerLane::files},
-      {search::find_files_descriptor, search::format_find_files, files::Access::read,
-       WorkerLane::search},
-      {search::search_descriptor, search::format_search, files::Access::read, WorkerLane::search},
+      {read_file_descriptor, format_read_file, Access::read, pool::WorkerLane::files},
+      {write_file_descriptor, format_write_file, Access::write, pool::WorkerLane::files},
+      {edit_file_descriptor, format_edit_file, Access::write, pool::WorkerLane::files},
+      {list_directory_descriptor, format_list_directory, Access::read, pool::WorkerLane::files},
+      {find_files_descriptor, format_find_files, Access::read, pool::WorkerLane::search},
+      {search_descriptor, format_search, Access::read, pool::WorkerLane::search},
   };
   const auto& disabled = principals.own().policy.disabled_tools;
   for (const FileTool& t : tools) {
@@ -92,4 +87,4 @@ Result<void> register_file_tools(Registry& registry, Principals& principals,
   return {};
 }
 
-}  // namespace brig::server
+}  // namespace brig::tools

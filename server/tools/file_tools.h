@@ -1,6 +1,7 @@
-// The file tools (read_file, write_file, edit_file, list_directory): each a
-// descriptor from server/files/ plus a handler that runs the operation in
-// a jailed worker and formats its reply. A failure becomes an isError result
+// The file and search tools (read_file, write_file, edit_file,
+// list_directory, find_files, search): each a descriptor and a reply
+// (server/tools/*_tool.h) plus a handler that runs the operation
+// (server/files/, server/search/) in a jailed worker. A failure becomes an isError result
 // that says what failed and, when the policy refused the path, which rule
 // refused it and how a policy could allow it. Each call runs in the workers
 // of its principal (server/tools/principals.h), as that user.
@@ -13,7 +14,7 @@
 #include "server/tools/principals.h"
 #include "server/tools/registry.h"
 
-namespace brig::server {
+namespace brig::tools {
 
 struct FileToolLimits {
   std::chrono::milliseconds timeout{30000};  // per operation
@@ -26,4 +27,4 @@ struct FileToolLimits {
 Result<void> register_file_tools(Registry& registry, Principals& principals,
                                  FileToolLimits limits = {});
 
-}  // namespace brig::server
+}  // namespace brig::tools

@@ -12,10 +12,11 @@
 #include "server/exec/job_result.h"
 #include "server/exec/signal_names.h"
 #include "server/exec/utf8_repair.h"
+#include "server/policy/tool_names.h"
 #include "server/policy/units.h"
 #include "server/tools/exec_tools.h"
 
-namespace brig::server {
+namespace brig::tools {
 namespace {
 
 using protocol::Json;
@@ -252,7 +253,7 @@ asio::awaitable<ToolResult> run_job(exec::JobTable* jobs, Json args, ToolContext
 Tool job_tool(exec::JobTable& jobs) {
   return Tool{
       protocol::ToolDescriptor{
-          .name = "job",
+          .name = std::string(policy::names::kJob),
           .title = "Follow a running command",
           .description = fmt::format(
               "Work with commands exec left running as jobs (after yield_after) or whose output "
@@ -270,4 +271,4 @@ Tool job_tool(exec::JobTable& jobs) {
       [jobs = &jobs](Json args, ToolContext& ctx) { return run_job(jobs, std::move(args), ctx); }};
 }
 
-}  // namespace brig::server
+}  // namespace brig::tools

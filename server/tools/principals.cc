@@ -13,9 +13,9 @@
 
 #include "server/policy/expand.h"
 
-namespace brig::server {
+namespace brig::tools {
 
-Result<Account> account_of(uid_t uid, gid_t gid) {
+Result<sandbox::Account> account_of(uid_t uid, gid_t gid) {
   passwd pw{};
   passwd* found = nullptr;
   std::vector<char> buf(16384);
@@ -28,7 +28,7 @@ Result<Account> account_of(uid_t uid, gid_t gid) {
     return std::unexpected(
         Error{"look up the user", where, "no passwd entry: brig takes the user's home from it"});
   }
-  Account account{.uid = uid, .gid = gid, .name = found->pw_name, .home = {}};
+  sandbox::Account account{.uid = uid, .gid = gid, .name = found->pw_name, .home = {}};
   if (found->pw_dir != nullptr && found->pw_dir[0] == '/') {
     char real[PATH_MAX];
     if (::realpath(found->pw_dir, real) != nullptr) {
@@ -40,7 +40,7 @@ Result<Account> account_of(uid_t uid, gid_t gid) {
   return account;
 }
 
-std::string identity_refusal(const Sandbox& sandbox) {
+std::string identity_refusal(const sandbox::Sandbox& sandbox) {
   const policy::Context& who = sandbox.context;
   if (who.uid == ::geteuid()) return {};
   return fmt::format(
@@ -51,14 +51,15 @@ std::string identity_refusal(const Sandbox& sandbox) {
       who.uid, who.gid);
 }
 
-Principals::Principals(asio::any_io_executor executor, const Sandbox& own, WorkerPool* own_workers,
-                       AccountPlanner plan_other, std::string worker_path)
+Principals::Principals(asio::any_io_executor executor, const sandbox::Sandbox& own,
+                       pool::WorkerPool* own_workers, AccountPlanner plan_other,
+                       std::string worker_path)
     : executor_(std::move(executor)),
       own_{own, own_workers},
       plan_other_(std::move(plan_other)),
       worker_path_(std::move(worker_path)) {}
 
-Result<Principal> Principals::of(const std::optional<PeerCredentials>& who) {
+Result<Principal> Principals::of(const std::optional<process::PeerCredentials>& who) {
   const uid_t self = ::geteuid();
   if (!who || who->uid == self) return own_;
   const std::string where = fmt::format("uid {} gid {}", who->uid, who->gid);
@@ -78,9 +79,9 @@ Result<Principal> Principals::of(const std::optional<PeerCredentials>& who) {
     return std::unexpected(
         Error{"run as the client's user", where, "this server serves no other users"});
   }
-  Result<Account> account = account_of(who->uid, who->gid);
+  Result<sandbox::Account> account = account_of(who->uid, who->gid);
   if (!account) return std::unexpected(account.error());
-  Result<Sandbox> planned = plan_other_(*account);
+  Result<sandbox::Sandbox> planned = plan_other_(*account);
   if (!planned) {
     Error e = planned.error();
     e.what = fmt::format("plan the sandbox of {} ({}): {}", account->name, where, e.what);
@@ -90,7 +91,7 @@ Result<Principal> Principals::of(const std::optional<PeerCredentials>& who) {
   other->sandbox = std::move(*planned);
   other->sandbox.spawner = own_.sandbox.spawner;
   if (own_.workers != nullptr && !worker_path_.empty())
-    other->workers = std::make_unique<WorkerPool>(executor_, other->sandbox, worker_path_);
+    other->workers = std::make_unique<pool::WorkerPool>(executor_, other->sandbox, worker_path_);
   spdlog::info("serving {} ({}) as itself: its jails and file workers take its ids, home {}",
                account->name, where, account->home.empty() ? "none" : account->home);
   Principal principal{other->sandbox, other->workers.get()};
@@ -105,4 +106,4 @@ void Principals::stop() {
   }
 }
 
-}  // namespace brig::server
+}  // namespace brig::tools

@@ -20,57 +20,58 @@
 #include <asio/any_io_executor.hpp>
 
 #include "jail/base/error.h"
-#include "server/peer_credentials.h"
-#include "server/tools/sandbox.h"
-#include "server/worker/worker_pool.h"
+#include "server/pool/worker_pool.h"
+#include "server/process/peer_credentials.h"
+#include "server/sandbox/sandbox.h"
 
-namespace brig::server {
+namespace brig::tools {
 
 // The sandbox a call runs in and the file workers that serve it (null when
 // the server runs no file tools).
 struct Principal {
-  const Sandbox& sandbox;
-  WorkerPool* workers;
+  const sandbox::Sandbox& sandbox;
+  pool::WorkerPool* workers;
 };
 
 // Plans the sandbox of another user (plan_sandbox_for with the server's
 // policy, workspace and directory); the spawner is filled in by Principals.
-using AccountPlanner = std::function<Result<Sandbox>(const Account& account)>;
+using AccountPlanner = std::function<Result<sandbox::Sandbox>(const sandbox::Account& account)>;
 
 // `account`'s passwd entry's name and home (symlinks resolved when it
 // exists), with uid and gid as given; an error naming the uid when it has
 // no entry.
-Result<Account> account_of(uid_t uid, gid_t gid);
+Result<sandbox::Account> account_of(uid_t uid, gid_t gid);
 
 // For a refusal by the host's permissions (EACCES) in `sandbox`: when it
 // is another user's than brig's, a sentence saying the call ran as that
 // user and who could change it; else empty.
-std::string identity_refusal(const Sandbox& sandbox);
+std::string identity_refusal(const sandbox::Sandbox& sandbox);
 
 class Principals {
  public:
   // own and own_workers (may be null) must outlive this. plan_other empty:
   // no other user is served. worker_path: brig-worker, for other users'
   // workers (empty: none, as own_workers).
-  Principals(asio::any_io_executor executor, const Sandbox& own, WorkerPool* own_workers,
-             AccountPlanner plan_other = {}, std::string worker_path = {});
+  Principals(asio::any_io_executor executor, const sandbox::Sandbox& own,
+             pool::WorkerPool* own_workers, AccountPlanner plan_other = {},
+             std::string worker_path = {});
 
   // The sandbox brig planned at start-up: tool descriptions come from it.
-  const Sandbox& own() const { return own_.sandbox; }
+  const sandbox::Sandbox& own() const { return own_.sandbox; }
 
   // The principal for calls of `who` (ToolContext::principal()): brig's own
   // when empty or of brig's uid; else that user's, planned on first use.
   // Fails when brig is not root (it cannot take another uid), or the user's
   // sandbox cannot be planned (no passwd entry, a policy error for its home).
-  Result<Principal> of(const std::optional<PeerCredentials>& who);
+  Result<Principal> of(const std::optional<process::PeerCredentials>& who);
 
   // Kills every worker; later calls start new ones.
   void stop();
 
  private:
   struct Other {
-    Sandbox sandbox;
-    std::unique_ptr<WorkerPool> workers;
+    sandbox::Sandbox sandbox;
+    std::unique_ptr<pool::WorkerPool> workers;
   };
 
   asio::any_io_executor executor_;
@@ -80,4 +81,4 @@ class Principals {
   std::map<std::pair<uid_t, gid_t>, std::unique_ptr<Other>> others_;
 };
 
-}  // namespace brig::server
+}  // namespace brig::tools

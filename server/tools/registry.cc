@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <utility>
 
-namespace brig::server {
+namespace brig::tools {
 namespace {
 
 bool valid_tool_name(std::string_view name) {
@@ -60,4 +60,4 @@ void Registry::wrap_all(const std::function<Tool(Tool)>& wrap) {
   for (Tool& tool : tools_) tool = wrap(std::move(tool));
 }
 
-}  // namespace brig::server
+}  // namespace brig::tools

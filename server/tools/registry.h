@@ -9,7 +9,7 @@
 #include "jail/base/error.h"
 #include "server/tools/tool.h"
 
-namespace brig::server {
+namespace brig::tools {
 
 class Registry {
  public:
@@ -33,4 +33,4 @@ class Registry {
   std::vector<Tool> tools_;
 };
 
-}  // namespace brig::server
+}  // namespace brig::tools

@@ -10,9 +10,10 @@
 #include <asio/awaitable.hpp>
 
 #include "protocol/mcp_types.h"
-#include "server/peer_credentials.h"
+#include "server/exec/progress_sink.h"
+#include "server/process/peer_credentials.h"
 
-namespace brig::server {
+namespace brig::tools {
 
 // The services one running tool call gets. Cancellation (the client's
 // notifications/cancelled, its disconnect, or server shutdown) reaches the
@@ -20,25 +21,21 @@ namespace brig::server {
 // asio::error::operation_aborted, so timers stop and child processes can be
 // killed in the handler's catch or scope guards. Valid until the handler's
 // coroutine returns.
-class ToolContext {
+// Its progress() (exec::ProgressSink) is how exec streams a job's output.
+class ToolContext : public exec::ProgressSink {
  public:
-  virtual ~ToolContext() = default;
-
-  // Reports progress; sent only when the client asked for progress on this
-  // call (a progressToken) and progress exceeds the last value sent.
-  virtual void progress(double progress, std::optional<double> total, std::string message) = 0;
   // Sends a log notification (logger = the tool's name) if the client asked
   // for this level; dropped otherwise.
   virtual void log(protocol::LogLevel level, protocol::Json data) = 0;
   // True once the call was cancelled; for work that does not co_await.
   virtual bool cancelled() const = 0;
   // The client's credentials when known (Unix socket peers); empty on stdio.
-  virtual const std::optional<PeerCredentials>& peer() const = 0;
+  virtual const std::optional<process::PeerCredentials>& peer() const = 0;
   // Whose identity the call's jails take (server/tools/principals.h): a
   // socket peer, admitted by its SO_PEERCRED uid; empty = brig's own, as on
   // stdio, where the client chose brig's user by starting it.
-  virtual const std::optional<PeerCredentials>& principal() const {
-    static const std::optional<PeerCredentials> own;
+  virtual const std::optional<process::PeerCredentials>& principal() const {
+    static const std::optional<process::PeerCredentials> own;
     return own;
   }
 };
@@ -55,4 +52,4 @@ struct Tool {
   ToolHandler handler;
 };
 
-}  // namespace brig::server
+}  // namespace brig::tools

@@ -3,7 +3,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-namespace brig::server {
+namespace brig::transport {
 
 std::string PeerAllowList::to_string() const {
   std::string s = uids.empty() ? "no uids" : fmt::format("uids {}", fmt::join(uids, ", "));
@@ -11,4 +11,4 @@ std::string PeerAllowList::to_string() const {
   return s;
 }
 
-}  // namespace brig::server
+}  // namespace brig::transport

@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
-#include "server/peer_credentials.h"
+#include "server/process/peer_credentials.h"
 
-namespace brig::server {
+namespace brig::transport {
 
 // A peer is allowed when its uid is in uids or its primary gid is in gids.
 // Empty lists allow nobody; `brig serve` always puts its own euid in uids.
@@ -17,7 +17,7 @@ struct PeerAllowList {
   std::vector<uid_t> uids;
   std::vector<gid_t> gids;
 
-  bool allows(const PeerCredentials& peer) const {
+  bool allows(const process::PeerCredentials& peer) const {
     return std::find(uids.begin(), uids.end(), peer.uid) != uids.end() ||
            std::find(gids.begin(), gids.end(), peer.gid) != gids.end();
   }
@@ -25,4 +25,4 @@ struct PeerAllowList {
   std::string to_string() const;
 };
 
-}  // namespace brig::server
+}  // namespace brig::transport

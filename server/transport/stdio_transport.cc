@@ -6,7 +6,7 @@
 #include <asio/use_awaitable.hpp>
 #include <asio/write.hpp>
 
-namespace brig::server {
+namespace brig::transport {
 namespace {
 
 void restore_flags(asio::posix::stream_descriptor& d, int flags) {
@@ -18,17 +18,16 @@ void restore_flags(asio::posix::stream_descriptor& d, int flags) {
 
 }  // namespace
 
-std::shared_ptr<StdioTransport> StdioTransport::create(const asio::any_io_executor& executor,
-                                                       UniqueFd in, UniqueFd out,
-                                                       StreamLimits limits, std::string name,
-                                                       std::optional<PeerCredentials> peer) {
+std::shared_ptr<StdioTransport> StdioTransport::create(
+    const asio::any_io_executor& executor, UniqueFd in, UniqueFd out, StreamLimits limits,
+    std::string name, std::optional<process::PeerCredentials> peer) {
   return std::make_shared<StdioTransport>(executor, std::move(in), std::move(out), limits,
                                           std::move(name), std::move(peer));
 }
 
 StdioTransport::StdioTransport(const asio::any_io_executor& executor, UniqueFd in, UniqueFd out,
                                StreamLimits limits, std::string name,
-                               std::optional<PeerCredentials> peer)
+                               std::optional<process::PeerCredentials> peer)
     : StreamTransport(executor, limits, std::move(name), std::move(peer)),
       in_(executor),
       out_(executor),
@@ -70,4 +69,4 @@ void StdioTransport::close_descriptors() {
   restore_flags(out_, out_flags_);
 }
 
-}  // namespace brig::server
+}  // namespace brig::transport

@@ -9,7 +9,7 @@
 #include "jail/base/unique_fd.h"
 #include "server/transport/stream_transport.h"
 
-namespace brig::server {
+namespace brig::transport {
 
 class StdioTransport final : public StreamTransport {
  public:
@@ -19,10 +19,11 @@ class StdioTransport final : public StreamTransport {
   // credentials if known (e.g. stdin is a socket), else empty.
   static std::shared_ptr<StdioTransport> create(const asio::any_io_executor& executor, UniqueFd in,
                                                 UniqueFd out, StreamLimits limits, std::string name,
-                                                std::optional<PeerCredentials> peer = {});
+                                                std::optional<process::PeerCredentials> peer = {});
 
   StdioTransport(const asio::any_io_executor& executor, UniqueFd in, UniqueFd out,
-                 StreamLimits limits, std::string name, std::optional<PeerCredentials> peer);
+                 StreamLimits limits, std::string name,
+                 std::optional<process::PeerCredentials> peer);
 
  private:
   asio::awaitable<std::size_t> read_some(asio::mutable_buffer buffer, std::error_code& ec) override;
@@ -39,4 +40,4 @@ class StdioTransport final : public StreamTransport {
   int out_flags_;
 };
 
-}  // namespace brig::server
+}  // namespace brig::transport

@@ -12,10 +12,10 @@
 #include <asio/redirect_error.hpp>
 #include <asio/use_awaitable.hpp>
 
-namespace brig::server {
+namespace brig::transport {
 
 StreamTransport::StreamTransport(const asio::any_io_executor& executor, StreamLimits limits,
-                                 std::string name, std::optional<PeerCredentials> peer)
+                                 std::string name, std::optional<process::PeerCredentials> peer)
     : executor_(executor),
       limits_(limits),
       name_(std::move(name)),
@@ -269,4 +269,4 @@ void StreamTransport::finish() {
   }
 }
 
-}  // namespace brig::server
+}  // namespace brig::transport

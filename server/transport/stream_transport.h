@@ -31,7 +31,7 @@
 
 #include "server/transport/transport.h"
 
-namespace brig::server {
+namespace brig::transport {
 
 // Per-connection output limits; the defaults are brig's.
 struct StreamLimits {
@@ -52,7 +52,7 @@ class StreamTransport : public Transport, public std::enable_shared_from_this<St
   void send(std::string message) override;
   void close() override;
   void abort() override;
-  const std::optional<PeerCredentials>& peer() const override { return peer_; }
+  const std::optional<process::PeerCredentials>& peer() const override { return peer_; }
   const std::string& name() const override { return name_; }
 
   // Bytes queued for writing and not yet written (0 once closed).
@@ -62,7 +62,7 @@ class StreamTransport : public Transport, public std::enable_shared_from_this<St
 
  protected:
   StreamTransport(const asio::any_io_executor& executor, StreamLimits limits, std::string name,
-                  std::optional<PeerCredentials> peer);
+                  std::optional<process::PeerCredentials> peer);
 
   // One read request; sets ec (asio::error::eof at end of input).
   virtual asio::awaitable<std::size_t> read_some(asio::mutable_buffer buffer,
@@ -108,7 +108,7 @@ class StreamTransport : public Transport, public std::enable_shared_from_this<St
   asio::any_io_executor executor_;
   StreamLimits limits_;
   std::string name_;
-  std::optional<PeerCredentials> peer_;
+  std::optional<process::PeerCredentials> peer_;
   TransportHandlers handlers_;
   State state_ = State::created;
   bool input_reported_ = false;
@@ -129,4 +129,4 @@ class StreamTransport : public Transport, public std::enable_shared_from_this<St
   asio::steady_timer flush_timer_;  // bounds close()'s flush
 };
 
-}  // namespace brig::server
+}  // namespace brig::transport

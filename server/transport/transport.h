@@ -10,9 +10,9 @@
 #include <string_view>
 
 #include "jail/base/error.h"
-#include "server/peer_credentials.h"
+#include "server/process/peer_credentials.h"
 
-namespace brig::server {
+namespace brig::transport {
 
 // What a transport reports to its owner. Every callback runs on the
 // transport's io_context; any of them may be empty.
@@ -47,9 +47,9 @@ class Transport {
 
   // The peer's credentials when the kernel knows them (Unix sockets); empty
   // for pipes and terminals.
-  virtual const std::optional<PeerCredentials>& peer() const = 0;
+  virtual const std::optional<process::PeerCredentials>& peer() const = 0;
   // A short name for logs: "stdio", "unix connection 3 (pid 12 uid 1000 gid 1000)".
   virtual const std::string& name() const = 0;
 };
 
-}  // namespace brig::server
+}  // namespace brig::transport

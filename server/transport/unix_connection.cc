@@ -4,16 +4,16 @@
 #include <asio/use_awaitable.hpp>
 #include <asio/write.hpp>
 
-namespace brig::server {
+namespace brig::transport {
 
 std::shared_ptr<UnixConnection> UnixConnection::create(asio::local::stream_protocol::socket socket,
                                                        StreamLimits limits, std::string name,
-                                                       PeerCredentials peer) {
+                                                       process::PeerCredentials peer) {
   return std::make_shared<UnixConnection>(std::move(socket), limits, std::move(name), peer);
 }
 
 UnixConnection::UnixConnection(asio::local::stream_protocol::socket socket, StreamLimits limits,
-                               std::string name, PeerCredentials peer)
+                               std::string name, process::PeerCredentials peer)
     : StreamTransport(socket.get_executor(), limits, std::move(name), peer),
       socket_(std::move(socket)) {
   // For write_now(); asio's own writes cope with either mode.
@@ -49,4 +49,4 @@ void UnixConnection::close_descriptors() {
   socket_.close(ignored);
 }
 
-}  // namespace brig::server
+}  // namespace brig::transport

@@ -7,17 +7,17 @@
 
 #include "server/transport/stream_transport.h"
 
-namespace brig::server {
+namespace brig::transport {
 
 class UnixConnection final : public StreamTransport {
  public:
   // Takes the connected socket; peer is its SO_PEERCRED credentials.
   static std::shared_ptr<UnixConnection> create(asio::local::stream_protocol::socket socket,
                                                 StreamLimits limits, std::string name,
-                                                PeerCredentials peer);
+                                                process::PeerCredentials peer);
 
   UnixConnection(asio::local::stream_protocol::socket socket, StreamLimits limits, std::string name,
-                 PeerCredentials peer);
+                 process::PeerCredentials peer);
 
  private:
   asio::awaitable<std::size_t> read_some(asio::mutable_buffer buffer, std::error_code& ec) override;
@@ -31,4 +31,4 @@ class UnixConnection final : public StreamTransport {
   asio::local::stream_protocol::socket socket_;
 };
 
-}  // namespace brig::server
+}  // namespace brig::transport

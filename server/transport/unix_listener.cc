@@ -12,7 +12,7 @@
 
 #include "jail/base/unique_fd.h"
 
-namespace brig::server {
+namespace brig::transport {
 namespace {
 
 constexpr std::string_view kScheme = "unix://";
@@ -139,4 +139,4 @@ void UnixListener::close() {
   }
 }
 
-}  // namespace brig::server
+}  // namespace brig::transport

@@ -15,7 +15,7 @@
 
 #include "jail/base/error.h"
 
-namespace brig::server {
+namespace brig::transport {
 
 // The socket path of a --listen URI: "unix:///abs/path.sock" → "/abs/path.sock".
 // Fails on another scheme, a relative or empty path, or a path too long for
@@ -51,4 +51,4 @@ class UnixListener {
   ino_t ino_;
 };
 
-}  // namespace brig::server
+}  // namespace brig::transport

@@ -5,11 +5,12 @@
 
 #include "jail/base/error.h"
 #include "protocol/json_rpc.h"
-#include "server/worker/op.h"
+#include "server/files/op.h"
 
 namespace brig::worker {
 
-using OpFunction = Result<OpReply> (*)(const protocol::Json& args, const OpContext& ctx);
+using OpFunction = Result<files::OpReply> (*)(const protocol::Json& args,
+                                              const files::OpContext& ctx);
 
 // The operation named `op` ("read_file", "write_file", "edit_file",
 // "list_directory", "find_files", "search"); nullptr for any other name.

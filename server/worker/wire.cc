@@ -42,7 +42,7 @@ Result<Request> decode_request(std::string_view line) {
                  max_bytes->get<std::size_t>()};
 }
 
-std::string encode_reply_header(std::uint64_t id, const Result<OpReply>& reply) {
+std::string encode_reply_header(std::uint64_t id, const Result<files::OpReply>& reply) {
   Json head = {{"id", id}, {"ok", reply.has_value()}};
   std::string_view bytes;
   if (reply) {
@@ -94,7 +94,7 @@ Result<std::optional<ReplyReader::Reply>> ReplyReader::next() {
       return std::unexpected(malformed("a reply header needs id, ok and bytes"));
     }
     buffer_.erase(0, newline + 1);
-    Reply reply{id->get<std::uint64_t>(), OpReply{}};
+    Reply reply{id->get<std::uint64_t>(), files::OpReply{}};
     if (!head["ok"].get<bool>()) {
       Json e = head.value("error", Json::object());
       if (!e.is_object()) e = Json::object();

@@ -18,7 +18,7 @@
 
 #include "jail/base/error.h"
 #include "protocol/json_rpc.h"
-#include "server/worker/op.h"
+#include "server/files/op.h"
 
 namespace brig::worker {
 
@@ -26,8 +26,8 @@ struct Request {
   std::uint64_t id = 0;
   std::string op;  // "read_file", "search", …
   protocol::Json args = protocol::Json::object();
-  std::chrono::milliseconds timeout{30000};  // becomes OpContext::deadline
-  std::size_t max_bytes = 4u << 20;          // becomes OpContext::max_bytes
+  std::chrono::milliseconds timeout{30000};  // becomes files::OpContext::deadline
+  std::size_t max_bytes = 4u << 20;          // becomes files::OpContext::max_bytes
 };
 
 // The request as one line, '\n' included.
@@ -38,7 +38,7 @@ Result<Request> decode_request(std::string_view line);
 // The header line of the reply to request `id` ('\n' included), or the error
 // line. A successful reply's raw bytes follow it on the stream: they are
 // written from where they are (they can be megabytes), not copied after it.
-std::string encode_reply_header(std::uint64_t id, const Result<OpReply>& reply);
+std::string encode_reply_header(std::uint64_t id, const Result<files::OpReply>& reply);
 
 // Reads replies from a byte stream: feed() what arrives, then take next()
 // until it says it needs more.
@@ -46,7 +46,7 @@ class ReplyReader {
  public:
   struct Reply {
     std::uint64_t id = 0;
-    Result<OpReply> result;
+    Result<files::OpReply> result;
   };
 
   explicit ReplyReader(std::size_t max_header_bytes = 1u << 20) : max_header_(max_header_bytes) {}

@@ -23,7 +23,7 @@
 
 namespace {
 
-using brig::worker::OpContext;
+using brig::files::OpContext;
 
 // Writes all of head, then all of body, to fd 1 (one writev while the socket
 // takes everything); false when the server is gone.
@@ -58,11 +58,11 @@ bool read_line(std::string& buffer, std::string& line) {
   }
 }
 
-brig::Result<brig::worker::OpReply> serve(const brig::worker::Request& request,
-                                          const std::string& workspace) {
+brig::Result<brig::files::OpReply> serve(const brig::worker::Request& request,
+                                         const std::string& workspace) {
   const brig::worker::OpFunction op = brig::worker::find_op(request.op);
   if (op == nullptr) return std::unexpected(brig::Error{"run operation", request.op, "unknown"});
-  OpContext ctx;
+  brig::files::OpContext ctx;
   ctx.workspace = workspace;
   ctx.deadline = std::chrono::steady_clock::now() + request.timeout;
   ctx.max_bytes = request.max_bytes;

@@ -74,7 +74,7 @@ std::pair<double, std::size_t> run_rg(const std::string& tree, std::vector<std::
 }
 
 std::pair<double, std::size_t> run_brig(const std::string& tree, Json args) {
-  brig::worker::OpContext ctx;
+  brig::files::OpContext ctx;
   ctx.workspace = tree;
   ctx.max_bytes = std::size_t{1} << 30;
   args["max_results"] = brig::search::kMaxSearchResults;
@@ -92,7 +92,7 @@ std::pair<double, std::size_t> run_brig(const std::string& tree, Json args) {
 }
 
 std::pair<double, std::size_t> run_find(const std::string& tree, const char* glob) {
-  brig::worker::OpContext ctx;
+  brig::files::OpContext ctx;
   ctx.workspace = tree;
   ctx.max_bytes = std::size_t{1} << 30;
   const auto start = Clock::now();

@@ -103,12 +103,12 @@ TEST(BrigDoctor, WithoutCgroupsTheReportSaysTheMemoryLimitIsPerProcess) {
   jail::JailSpec spec;
   spec.limits.memory_bytes = std::uint64_t{4} << 30;
   spec.limits.pids = 512;
-  const std::vector<PlannedPolicy> policies = {{"default", spec}};
-  const std::string text = doctor_report(kernel, policies, /*json=*/false);
+  const std::vector<commands::PlannedPolicy> policies = {{"default", spec}};
+  const std::string text = commands::doctor_report(kernel, policies, /*json=*/false);
   EXPECT_NE(text.find("cgroups       degraded"), std::string::npos) << text;
   EXPECT_NE(text.find("per process, not enforced as a whole"), std::string::npos) << text;
   EXPECT_NE(text.find("systemd-run --user --scope -p Delegate=yes"), std::string::npos) << text;
-  const Json doc = Json::parse(doctor_report(kernel, policies, /*json=*/true));
+  const Json doc = Json::parse(commands::doctor_report(kernel, policies, /*json=*/true));
   EXPECT_EQ(doc.at("policies").at(0).at("limits_tier"), "rlimits");
 }
 
@@ -133,20 +133,20 @@ TEST(BrigDoctor, HiddenPathsUnderAWritableBindAreNamedAsWeak) {
   jail::Mount secret = env;
   secret.target = "/usr/secret";
   spec.mounts = {ws, env, usr, secret};
-  std::vector<PlannedPolicy> policies = {{"mine", spec}};
-  const std::string text = doctor_report(kernel, policies, /*json=*/false);
+  std::vector<commands::PlannedPolicy> policies = {{"mine", spec}};
+  const std::string text = commands::doctor_report(kernel, policies, /*json=*/false);
   EXPECT_NE(text.find("/home/ada/proj/.env (under the writable /home/ada/proj): not enforced"),
             std::string::npos)
       << text;
   EXPECT_EQ(text.find("/usr/secret"), std::string::npos) << text;
-  const Json doc = Json::parse(doctor_report(kernel, policies, /*json=*/true));
+  const Json doc = Json::parse(commands::doctor_report(kernel, policies, /*json=*/true));
   EXPECT_EQ(doc.at("policies").at(0).at("weak_hidden").size(), 1u) << doc.dump();
 
   // A read-only workspace that keeps its owner (as root) is attached whole:
   // no snapshot holds its hidden paths either.
   spec.mounts[0].writable = false;
   spec.mounts[0].keep_owner = true;
-  const std::string kept = doctor_report(kernel, policies = {{"mine", spec}}, false);
+  const std::string kept = commands::doctor_report(kernel, policies = {{"mine", spec}}, false);
   EXPECT_NE(kept.find("/home/ada/proj/.env (in /home/ada/proj, which keeps its owner"),
             std::string::npos)
       << kept;
@@ -169,14 +169,14 @@ TEST(BrigDoctor, RefusedIdmappedMountRefusesThePoliciesThatNeedIt) {
   mapped.mounts = {ws};
   jail::JailSpec user = mapped;
   user.mounts[0].keep_owner = false;
-  const std::vector<PlannedPolicy> policies = {{"mapped", mapped}, {"user", user}};
-  const std::string text = doctor_report(kernel, policies, /*json=*/false);
+  const std::vector<commands::PlannedPolicy> policies = {{"mapped", mapped}, {"user", user}};
+  const std::string text = commands::doctor_report(kernel, policies, /*json=*/false);
   EXPECT_NE(text.find("Policy mapped: REFUSED here: the workspace's idmapped mount is refused"),
             std::string::npos)
       << text;
   EXPECT_NE(text.find("Policy user: runs here"), std::string::npos) << text;
   EXPECT_NE(text.find("remedy: identity.as_root"), std::string::npos) << text;
-  const Json doc = Json::parse(doctor_report(kernel, policies, /*json=*/true));
+  const Json doc = Json::parse(commands::doctor_report(kernel, policies, /*json=*/true));
   EXPECT_FALSE(doc.at("policies").at(0).at("runs").get<bool>());
   EXPECT_TRUE(doc.at("policies").at(0).at("idmapped_workspace_refused").get<bool>());
   EXPECT_TRUE(doc.at("policies").at(1).at("runs").get<bool>());
@@ -199,16 +199,16 @@ TEST(BrigDoctor, ABindTheJailsHostUidCannotReachIsRefused) {
   tools.source = tools.target = closed.path() + "/tools";
   tools.optional = true;
   spec.mounts = {tools};
-  const std::vector<PlannedPolicy> policies = {{"mine", spec}};
-  const std::string text = doctor_report(kernel, policies, /*json=*/false);
+  const std::vector<commands::PlannedPolicy> policies = {{"mine", spec}};
+  const std::string text = commands::doctor_report(kernel, policies, /*json=*/false);
   EXPECT_NE(text.find("REFUSED here: " + closed.path() + "/tools cannot be reached: " +
                       closed.path() + " is not searchable by the jail's host uid 65534"),
             std::string::npos)
       << text;
-  const Json doc = Json::parse(doctor_report(kernel, policies, /*json=*/true));
+  const Json doc = Json::parse(commands::doctor_report(kernel, policies, /*json=*/true));
   EXPECT_EQ(doc.at("policies").at(0).at("runs"), false) << doc.dump();
   ASSERT_EQ(::chmod(closed.path().c_str(), 0711), 0);
-  EXPECT_EQ(doctor_report(kernel, policies, false).find("REFUSED"), std::string::npos);
+  EXPECT_EQ(commands::doctor_report(kernel, policies, false).find("REFUSED"), std::string::npos);
 }
 
 }  // namespace

@@ -27,58 +27,59 @@ std::string number_text(double v) {
   return fmt::format("{}", v);
 }
 
-Tool echo_tool() {
-  return Tool{ToolDescriptor{
-                  .name = "echo",
-                  .title = "Echo",
-                  .description = "Returns its text unchanged.",
-                  .input_schema = {{"type", "object"},
-                                   {"properties", {{"text", {{"type", "string"}}}}},
-                                   {"required", {"text"}}},
-                  .output_schema = Json{{"type", "object"},
-                                        {"properties", {{"text", {{"type", "string"}}}}},
-                                        {"required", {"text"}}},
-                  .annotations = {{"readOnlyHint", true}},
-              },
-              [](Json args, ToolContext&) -> asio::awaitable<ToolResult> {
-                // Built member by member, as brig's own tools build what
-                // they send on every call: an initializer list makes (and
-                // frees) a temporary array per pair.
-                std::string& text = args.at("text").get_ref<std::string&>();
-                ToolResult r = ToolResult::text(text);
-                r.structured = Json::object();
-                r.structured->get_ref<Json::object_t&>().emplace("text", std::move(text));
-                co_return r;
-              }};
+tools::Tool echo_tool() {
+  return tools::Tool{ToolDescriptor{
+                         .name = "echo",
+                         .title = "Echo",
+                         .description = "Returns its text unchanged.",
+                         .input_schema = {{"type", "object"},
+                                          {"properties", {{"text", {{"type", "string"}}}}},
+                                          {"required", {"text"}}},
+                         .output_schema = Json{{"type", "object"},
+                                               {"properties", {{"text", {{"type", "string"}}}}},
+                                               {"required", {"text"}}},
+                         .annotations = {{"readOnlyHint", true}},
+                     },
+                     [](Json args, tools::ToolContext&) -> asio::awaitable<ToolResult> {
+                       // Built member by member, as brig's own tools build what
+                       // they send on every call: an initializer list makes (and
+                       // frees) a temporary array per pair.
+                       std::string& text = args.at("text").get_ref<std::string&>();
+                       ToolResult r = ToolResult::text(text);
+                       r.structured = Json::object();
+                       r.structured->get_ref<Json::object_t&>().emplace("text", std::move(text));
+                       co_return r;
+                     }};
 }
 
-Tool add_tool() {
-  return Tool{ToolDescriptor{
-                  .name = "add",
-                  .title = "Add",
-                  .description = "Adds two numbers.",
-                  .input_schema = {{"type", "object"},
-                                   {"properties",
-                                    {{"a", {{"type", "number"}}}, {"b", {{"type", "number"}}}}},
-                                   {"required", {"a", "b"}},
-                                   {"additionalProperties", false}},
-                  .output_schema = Json{{"type", "object"},
-                                        {"properties", {{"sum", {{"type", "number"}}}}},
-                                        {"required", {"sum"}}},
-                  .annotations = {{"readOnlyHint", true}},
-              },
-              [](Json args, ToolContext&) -> asio::awaitable<ToolResult> {
-                const double sum = args.at("a").get<double>() + args.at("b").get<double>();
-                ToolResult r = ToolResult::text(number_text(sum));
-                r.structured = Json{{"sum", sum}};
-                co_return r;
-              }};
+tools::Tool add_tool() {
+  return tools::Tool{
+      ToolDescriptor{
+          .name = "add",
+          .title = "Add",
+          .description = "Adds two numbers.",
+          .input_schema = {{"type", "object"},
+                           {"properties",
+                            {{"a", {{"type", "number"}}}, {"b", {{"type", "number"}}}}},
+                           {"required", {"a", "b"}},
+                           {"additionalProperties", false}},
+          .output_schema = Json{{"type", "object"},
+                                {"properties", {{"sum", {{"type", "number"}}}}},
+                                {"required", {"sum"}}},
+          .annotations = {{"readOnlyHint", true}},
+      },
+      [](Json args, tools::ToolContext&) -> asio::awaitable<ToolResult> {
+        const double sum = args.at("a").get<double>() + args.at("b").get<double>();
+        ToolResult r = ToolResult::text(number_text(sum));
+        r.structured = Json{{"sum", sum}};
+        co_return r;
+      }};
 }
 
 // Waits on an asio timer, so cancellation stops it; the marker file proves
 // whether the work ran to completion.
-Tool slow_tool() {
-  return Tool{
+tools::Tool slow_tool() {
+  return tools::Tool{
       ToolDescriptor{
           .name = "slow",
           .title = "Slow",
@@ -91,7 +92,7 @@ Tool slow_tool() {
           .output_schema = std::nullopt,
           .annotations = Json::object(),
       },
-      [](Json args, ToolContext&) -> asio::awaitable<ToolResult> {
+      [](Json args, tools::ToolContext&) -> asio::awaitable<ToolResult> {
         const double seconds = args.at("seconds").get<double>();
         asio::steady_timer timer(co_await asio::this_coro::executor);
         timer.expires_after(std::chrono::duration_cast<std::chrono::steady_clock::duration>(
@@ -104,8 +105,8 @@ Tool slow_tool() {
       }};
 }
 
-Tool progress_tool() {
-  return Tool{
+tools::Tool progress_tool() {
+  return tools::Tool{
       ToolDescriptor{
           .name = "progress",
           .title = "Progress",
@@ -120,7 +121,7 @@ Tool progress_tool() {
                                 {"properties", {{"steps", {{"type", "integer"}}}}},
                                 {"required", {"steps"}}},
       },
-      [](Json args, ToolContext& ctx) -> asio::awaitable<ToolResult> {
+      [](Json args, tools::ToolContext& ctx) -> asio::awaitable<ToolResult> {
         const auto steps = args.at("steps").get<std::int64_t>();
         const auto interval = args.value("interval_ms", std::int64_t{10});
         asio::steady_timer timer(co_await asio::this_coro::executor);
@@ -139,8 +140,8 @@ Tool progress_tool() {
       }};
 }
 
-Tool fail_tool() {
-  return Tool{
+tools::Tool fail_tool() {
+  return tools::Tool{
       ToolDescriptor{
           .name = "fail",
           .title = "Fail",
@@ -149,15 +150,15 @@ Tool fail_tool() {
           .output_schema = std::nullopt,
           .annotations = Json::object(),
       },
-      [](Json args, ToolContext&) -> asio::awaitable<ToolResult> {
+      [](Json args, tools::ToolContext&) -> asio::awaitable<ToolResult> {
         co_return ToolResult::error(args.value("message", std::string("failed")));
       }};
 }
 
 }  // namespace
 
-Result<void> add_test_tools(Registry& registry) {
-  for (Tool (*make)() : {echo_tool, add_tool, slow_tool, progress_tool, fail_tool}) {
+Result<void> add_test_tools(tools::Registry& registry) {
+  for (tools::Tool (*make)() : {echo_tool, add_tool, slow_tool, progress_tool, fail_tool}) {
     BRIG_TRY_VOID(registry.add(make()));
   }
   return {};

@@ -14,6 +14,6 @@
 namespace brig::server::testing {
 
 // Adds the five test tools to registry; fails if any name is taken.
-Result<void> add_test_tools(Registry& registry);
+Result<void> add_test_tools(tools::Registry& registry);
 
 }  // namespace brig::server::testing

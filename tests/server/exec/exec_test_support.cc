@@ -11,8 +11,8 @@
 
 namespace brig::exec::testing {
 
-void start_call(asio::io_context& io, const server::Tool& tool, protocol::Json args,
-                server::ToolContext& ctx, Call& call) {
+void start_call(asio::io_context& io, const tools::Tool& tool, protocol::Json args,
+                tools::ToolContext& ctx, Call& call) {
   asio::co_spawn(io, tool.handler(std::move(args), ctx),
                  asio::bind_cancellation_slot(
                      call.cancel.slot(), [&call](std::exception_ptr e, protocol::ToolResult r) {

@@ -24,27 +24,27 @@ using namespace std::chrono_literals;
 // Generous: a loaded 2-core machine running sanitized builds.
 inline constexpr std::chrono::milliseconds kDeadline = 60s;
 
-class FakeContext final : public server::ToolContext {
+class FakeContext final : public tools::ToolContext {
  public:
   struct Progress {
     double progress = 0;
     std::string message;
   };
   FakeContext() = default;
-  explicit FakeContext(std::optional<server::PeerCredentials> peer) : peer_(std::move(peer)) {}
+  explicit FakeContext(std::optional<process::PeerCredentials> peer) : peer_(std::move(peer)) {}
 
   void progress(double progress, std::optional<double>, std::string message) override {
     progress_.push_back({progress, std::move(message)});
   }
   void log(protocol::LogLevel, protocol::Json) override {}
   bool cancelled() const override { return cancelled_; }
-  const std::optional<server::PeerCredentials>& peer() const override { return peer_; }
+  const std::optional<process::PeerCredentials>& peer() const override { return peer_; }
 
   std::vector<Progress> progress_;
   bool cancelled_ = false;
 
  private:
-  std::optional<server::PeerCredentials> peer_;
+  std::optional<process::PeerCredentials> peer_;
 };
 
 // One tool call in flight.
@@ -56,8 +56,8 @@ struct Call {
 };
 
 // Starts tool's handler on io with args; the Call records its end.
-void start_call(asio::io_context& io, const server::Tool& tool, protocol::Json args,
-                server::ToolContext& ctx, Call& call);
+void start_call(asio::io_context& io, const tools::Tool& tool, protocol::Json args,
+                tools::ToolContext& ctx, Call& call);
 // Cancels a call the way the session does (notifications/cancelled).
 void cancel_call(FakeContext& ctx, Call& call);
 // Runs io until cond holds (true) or timeout passes (false).

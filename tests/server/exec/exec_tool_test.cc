@@ -57,12 +57,12 @@ class ExecToolTest : public ::testing::Test {
     ASSERT_TRUE(spec) << spec.error().to_string();
     sandbox_.spec = *spec;
     sandbox_.env = policy::jail_environment(sandbox_.policy, sandbox_.context);
-    auto spawner =
-        server::Spawner::start(io_.get_executor(), server::testing::sibling_binary("brig-spawner"));
+    auto spawner = spawner::Spawner::start(io_.get_executor(),
+                                           server::testing::sibling_binary("brig-spawner"));
     ASSERT_TRUE(spawner) << spawner.error().to_string();
     sandbox_.spawner = *spawner;
     principals_.emplace(io_.get_executor(), sandbox_, /*own_workers=*/nullptr);
-    ASSERT_TRUE(server::register_exec_tools(registry_, *principals_, jobs_));
+    ASSERT_TRUE(tools::register_exec_tools(registry_, *principals_, jobs_));
   }
 
   void TearDown() override {
@@ -78,7 +78,7 @@ class ExecToolTest : public ::testing::Test {
     EXPECT_TRUE(run_until(io_, [&] { return stopped; }));
   }
 
-  const server::Tool& tool(std::string_view name) { return *registry_.find(name); }
+  const tools::Tool& tool(std::string_view name) { return *registry_.find(name); }
 
   // Runs one call to its end.
   ToolResult call(std::string_view name, Json args, FakeContext& ctx) {
@@ -108,10 +108,10 @@ class ExecToolTest : public ::testing::Test {
 
   asio::io_context io_;
   server::testing::TempDir ws_;
-  server::Sandbox sandbox_;
-  std::optional<server::Principals> principals_;
+  sandbox::Sandbox sandbox_;
+  std::optional<tools::Principals> principals_;
   JobTable jobs_;
-  server::Registry registry_;
+  tools::Registry registry_;
 };
 
 std::string text_of(const ToolResult& r) {
@@ -129,20 +129,20 @@ TEST_F(ExecToolTest, RegistersExecThenJob) {
 }
 
 TEST_F(ExecToolTest, APolicyCanSwitchThemOff) {
-  server::Registry none;
+  tools::Registry none;
   sandbox_.policy.disabled_tools = {"exec"};
-  ASSERT_TRUE(server::register_exec_tools(none, *principals_, jobs_));
+  ASSERT_TRUE(tools::register_exec_tools(none, *principals_, jobs_));
   EXPECT_EQ(none.size(), 0u);  // job goes with exec
-  server::Registry no_job;
+  tools::Registry no_job;
   sandbox_.policy.disabled_tools = {"job"};
-  ASSERT_TRUE(server::register_exec_tools(no_job, *principals_, jobs_));
+  ASSERT_TRUE(tools::register_exec_tools(no_job, *principals_, jobs_));
   ASSERT_EQ(no_job.size(), 1u);
   EXPECT_EQ(no_job.list()[0].name, "exec");
 }
 
 TEST_F(ExecToolTest, ShutdownKillsEveryJob) {
   exec({{"command", "exec sleep 300"}, {"yield_after", 0}});
-  FakeContext other(server::PeerCredentials{.pid = 1, .uid = ::geteuid() + 4242, .gid = 0});
+  FakeContext other(process::PeerCredentials{.pid = 1, .uid = ::geteuid() + 4242, .gid = 0});
   call("exec", {{"command", "exec sleep 300"}, {"yield_after", 0}}, other);
   std::vector<pid_t> inits;
   for (const auto& job : jobs_.list(::geteuid())) inits.push_back(job->pid());
@@ -429,7 +429,7 @@ TEST_F(ExecToolTest, JobSignalReachesTheCommand) {
 TEST_F(ExecToolTest, AnotherUsersJobsAreInvisible) {
   ToolResult r = exec({{"command", "exec sleep 300"}, {"yield_after", 0}});
   const std::string id = (*r.structured)["job"];
-  FakeContext stranger(server::PeerCredentials{.pid = 1, .uid = ::geteuid() + 4242, .gid = 0});
+  FakeContext stranger(process::PeerCredentials{.pid = 1, .uid = ::geteuid() + 4242, .gid = 0});
   ToolResult listed = call("job", {{"action", "list"}}, stranger);
   EXPECT_TRUE((*listed.structured)["jobs"].empty());
   for (const char* action : {"read", "wait", "kill", "signal", "write"}) {
@@ -438,7 +438,7 @@ TEST_F(ExecToolTest, AnotherUsersJobsAreInvisible) {
     EXPECT_THAT(text_of(denied), HasSubstr("no job")) << action;
   }
   EXPECT_FALSE(only_job()->finished());
-  FakeContext owner(server::PeerCredentials{.pid = 1, .uid = ::geteuid(), .gid = 0});
+  FakeContext owner(process::PeerCredentials{.pid = 1, .uid = ::geteuid(), .gid = 0});
   EXPECT_EQ((*call("job", {{"action", "list"}}, owner).structured)["jobs"].size(), 1u);
 }
 
@@ -563,7 +563,7 @@ TEST_F(ExecCapacityTest, AnOwnerRunsABoundedNumberOfJobs) {
   EXPECT_TRUE(second.is_error);
   EXPECT_THAT(text_of(second), HasSubstr("already running"));
   // Another uid has its own allowance.
-  FakeContext other(server::PeerCredentials{.pid = 1, .uid = ::geteuid() + 4242, .gid = 0});
+  FakeContext other(process::PeerCredentials{.pid = 1, .uid = ::geteuid() + 4242, .gid = 0});
   EXPECT_FALSE(call("exec", {{"command", "true"}}, other).is_error);
   call("job", {{"action", "kill"}, {"id", (*first.structured)["job"]}});
   EXPECT_FALSE(exec({{"command", "true"}}).is_error);

@@ -1,4 +1,5 @@
 #include "server/files/read_file.h"
+#include "server/tools/read_file_tool.h"
 
 #include <sys/stat.h>
 
@@ -162,7 +163,7 @@ TEST(ReadFile, ByteCapKeepsWholeLinesAndSaysWhereToContinue) {
   EXPECT_EQ(r->header["truncated"], true);
   EXPECT_EQ(r->header["total_lines"], 1000);
 
-  const auto result = format_read_file(Json::object(), std::move(*r));
+  const auto result = tools::format_read_file(Json::object(), std::move(*r));
   ASSERT_EQ(result.content.size(), 2u);
   const std::string note = result.content[1].to_json()["text"];
   EXPECT_NE(note.find("continue with offset=" + std::to_string(end + 1)), std::string::npos)
@@ -189,7 +190,7 @@ TEST(ReadFile, InvalidUtf8IsCountedAndReplacedWhenEncoded) {
   auto r = read_file_op(Json{{"path", "latin1.txt"}}, context_for(dir));
   ASSERT_TRUE(r);
   EXPECT_EQ(r->header["invalid_utf8"], 1);
-  const auto result = format_read_file(Json::object(), std::move(*r));
+  const auto result = tools::format_read_file(Json::object(), std::move(*r));
   const std::string wire = result.to_json().dump(-1, ' ', false, Json::error_handler_t::replace);
   EXPECT_NE(wire.find("caf\xef\xbf\xbd ok"), std::string::npos) << wire;
   EXPECT_NE(wire.find("U+FFFD"), std::string::npos);
@@ -223,7 +224,7 @@ TEST(ReadFile, PngComesBackAsImage) {
   EXPECT_EQ(r->header["kind"], "image");
   EXPECT_EQ(r->header["mime_type"], "image/png");
   EXPECT_EQ(r->bytes, png);
-  const auto result = format_read_file(Json::object(), std::move(*r));
+  const auto result = tools::format_read_file(Json::object(), std::move(*r));
   ASSERT_FALSE(result.content.empty());
   EXPECT_EQ(result.content[0].to_json()["type"], "image");
   EXPECT_EQ(result.content[0].to_json()["mimeType"], "image/png");
@@ -271,7 +272,7 @@ TEST(ReadFile, Base64OnRequest) {
   ASSERT_TRUE(r);
   EXPECT_EQ(r->header["kind"], "base64");
   EXPECT_EQ(r->bytes, std::string("abc\0def", 7));
-  const auto result = format_read_file(Json::object(), std::move(*r));
+  const auto result = tools::format_read_file(Json::object(), std::move(*r));
   ASSERT_TRUE(result.structured);
   EXPECT_EQ((*result.structured)["content"], "YWJjAGRlZg==");
 }

@@ -71,8 +71,8 @@ std::vector<std::string> TempDir::names(std::string_view rel) const {
   return out;
 }
 
-worker::OpContext context_for(const TempDir& dir, std::size_t max_bytes) {
-  worker::OpContext ctx;
+files::OpContext context_for(const TempDir& dir, std::size_t max_bytes) {
+  files::OpContext ctx;
   ctx.workspace = dir.path();
   ctx.deadline = std::chrono::steady_clock::now() + std::chrono::minutes(1);
   ctx.max_bytes = max_bytes;

@@ -8,7 +8,7 @@
 #include <string_view>
 #include <vector>
 
-#include "server/worker/op.h"
+#include "server/files/op.h"
 
 namespace brig::files::testing {
 
@@ -34,7 +34,7 @@ class TempDir {
 };
 
 // An OpContext for the directory: a minute's deadline and max_bytes.
-worker::OpContext context_for(const TempDir& dir, std::size_t max_bytes = 1 << 20);
+files::OpContext context_for(const TempDir& dir, std::size_t max_bytes = 1 << 20);
 
 // True when the test runs with root's power over file permissions.
 bool running_as_root();

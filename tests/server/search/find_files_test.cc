@@ -1,4 +1,5 @@
 #include "server/search/find_files.h"
+#include "server/tools/find_files_tool.h"
 
 #include <sys/stat.h>
 #include <sys/time.h>
@@ -38,9 +39,9 @@ class FindFiles : public ::testing::Test {
     auto r = find_files_op(args, context_for(dir_, max_bytes));
     EXPECT_TRUE(r) << (r ? "" : r.error().to_string());
     if (!r) return Json();
-    const protocol::ToolResult t = format_find_files(args, std::move(*r));
+    const protocol::ToolResult t = tools::format_find_files(args, std::move(*r));
     const auto problem =
-        protocol::check_schema(*t.structured, *find_files_descriptor().output_schema, "s");
+        protocol::check_schema(*t.structured, *tools::find_files_descriptor().output_schema, "s");
     EXPECT_FALSE(problem) << problem.value_or("");
     text_ = t.content[0].to_json()["text"].get<std::string>();
     return *t.structured;
@@ -133,7 +134,7 @@ TEST_F(FindFiles, Errors) {
 }
 
 TEST_F(FindFiles, DeadlineStopsTheWalk) {
-  worker::OpContext ctx = context_for(dir_);
+  files::OpContext ctx = context_for(dir_);
   ctx.deadline = std::chrono::steady_clock::now() - std::chrono::seconds(1);
   for (int i = 0; i < 40; ++i) dir_.write("f" + std::to_string(i) + ".cpp", "");
   auto r = find_files_op({{"pattern", "*.cpp"}}, ctx);

@@ -1,4 +1,5 @@
 #include "server/search/list_directory.h"
+#include "server/tools/list_directory_tool.h"
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -83,7 +84,7 @@ TEST_F(ListDirectory, LimitKeepsShallowEntriesAndCountsTheRest) {
             (std::vector<std::string>{".env", ".git", "b.txt", "link", "src", "src/dangling"}));
   EXPECT_EQ(r->header["omitted"], 3);  // src/deep, src/main.cc, src/deep/x.h
   EXPECT_EQ(r->header["truncated"], true);
-  const auto result = format_list_directory(Json::object(), std::move(*r));
+  const auto result = tools::format_list_directory(Json::object(), std::move(*r));
   const std::string text = result.content[0].to_json()["text"];
   EXPECT_NE(text.find("3 more left out by the limit of 6"), std::string::npos) << text;
 }
@@ -151,8 +152,8 @@ TEST_F(ListDirectory, TheResultMatchesTheOutputSchema) {
   const Json args = {{"depth", 2}};
   auto r = list_directory_op(args, context_for(dir_));
   ASSERT_TRUE(r);
-  const protocol::ToolDescriptor d = list_directory_descriptor();
-  const protocol::ToolResult result = format_list_directory(args, std::move(*r));
+  const protocol::ToolDescriptor d = tools::list_directory_descriptor();
+  const protocol::ToolResult result = tools::format_list_directory(args, std::move(*r));
   ASSERT_TRUE(result.structured && d.output_schema);
   const auto problem = protocol::check_schema(*result.structured, *d.output_schema, "structured");
   EXPECT_FALSE(problem) << problem.value_or("");

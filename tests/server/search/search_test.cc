@@ -7,6 +7,8 @@
 
 #include "protocol/schema_check.h"
 #include "server/search/find_files.h"
+#include "server/tools/find_files_tool.h"
+#include "server/tools/search_tool.h"
 #include "tests/server/files/temp_dir.h"
 
 namespace brig::search {
@@ -39,9 +41,9 @@ class Search : public ::testing::Test {
     auto r = search_op(args, context_for(dir_, max_bytes));
     EXPECT_TRUE(r) << (r ? "" : r.error().to_string());
     if (!r) return Json();
-    const protocol::ToolResult t = format_search(args, std::move(*r));
-    const auto problem =
-        protocol::check_schema(*t.structured, *search_descriptor().output_schema, "structured");
+    const protocol::ToolResult t = tools::format_search(args, std::move(*r));
+    const auto problem = protocol::check_schema(
+        *t.structured, *tools::search_descriptor().output_schema, "structured");
     EXPECT_FALSE(problem) << problem.value_or("");
     text_ = t.content[0].to_json()["text"].get<std::string>();
     return *t.structured;
@@ -178,7 +180,7 @@ TEST_F(Search, RepliesStayUnderMaxBytesAndPageBySize) {
         {{"pattern", "match"}, {"path", "big.txt"}, {"max_results", 10000}, {"offset", offset}},
         context_for(dir_, max_bytes));
     ASSERT_TRUE(r);
-    const protocol::ToolResult t = format_search({}, std::move(*r));
+    const protocol::ToolResult t = tools::format_search({}, std::move(*r));
     EXPECT_LT(t.to_json().dump().size(), max_bytes);
     const Json& h = *t.structured;
     total += h["results"].get<std::size_t>();
@@ -228,7 +230,7 @@ TEST_F(Search, InvalidUtf8StaysValidJson) {
   dir_.write("latin1.txt", "caf\xe9 needle\n");
   auto r = search_op({{"pattern", "needle"}, {"path", "latin1.txt"}}, context_for(dir_));
   ASSERT_TRUE(r);
-  const protocol::ToolResult t = format_search({}, std::move(*r));
+  const protocol::ToolResult t = tools::format_search({}, std::move(*r));
   EXPECT_EQ((*t.structured)["invalid_utf8"], 1);
   const std::string wire = t.to_json().dump(-1, ' ', false, Json::error_handler_t::replace);
   EXPECT_NE(wire.find("caf\xef\xbf\xbd needle"), std::string::npos);
@@ -257,12 +259,12 @@ TEST_F(Search, BadRegexIsAClearError) {
 }
 
 TEST_F(Search, DeadlineCutsShortAndSaysSo) {
-  worker::OpContext ctx = context_for(dir_);
+  files::OpContext ctx = context_for(dir_);
   ctx.deadline = std::chrono::steady_clock::now() - std::chrono::seconds(1);
   for (int i = 0; i < 40; ++i) dir_.write("f" + std::to_string(i) + ".txt", "needle\n");
   auto r = search_op({{"pattern", "needle"}}, ctx);
   ASSERT_TRUE(r);
-  const protocol::ToolResult t = format_search({}, std::move(*r));
+  const protocol::ToolResult t = tools::format_search({}, std::move(*r));
   const Json& h = *t.structured;
   EXPECT_EQ(h["timed_out"], true);
   EXPECT_EQ(h["truncated"], true);
@@ -275,12 +277,12 @@ TEST_F(Search, DeadlineCutsShortAndSaysSo) {
 // Calling again from the same offset would redo the same walk: no
 // next_offset, so a client paging on it stops.
 TEST_F(Search, DeadlineBeforeAnyMatchOffersNoNextPage) {
-  worker::OpContext ctx = context_for(dir_);
+  files::OpContext ctx = context_for(dir_);
   ctx.deadline = std::chrono::steady_clock::now() - std::chrono::seconds(1);
   for (int i = 0; i < 40; ++i) dir_.write("f" + std::to_string(i) + ".txt", "hay\n");
   auto r = search_op({{"pattern", "needle"}, {"offset", 0}}, ctx);
   ASSERT_TRUE(r);
-  const protocol::ToolResult t = format_search({}, std::move(*r));
+  const protocol::ToolResult t = tools::format_search({}, std::move(*r));
   const Json& h = *t.structured;
   EXPECT_EQ(h["timed_out"], true);
   EXPECT_EQ(h["stopped_by"], "deadline");
@@ -368,7 +370,8 @@ void expect_plain(const Json& schema, const std::string& where) {
 }
 
 TEST(SearchDescriptor, BothToolsHavePlainSchemas) {
-  for (const protocol::ToolDescriptor& d : {search_descriptor(), find_files_descriptor()}) {
+  for (const protocol::ToolDescriptor& d :
+       {tools::search_descriptor(), tools::find_files_descriptor()}) {
     EXPECT_FALSE(d.description.empty());
     EXPECT_EQ(d.input_schema["type"], "object");
     EXPECT_EQ(d.input_schema["additionalProperties"], false) << d.name;
@@ -382,7 +385,7 @@ TEST(SearchDescriptor, BothToolsHavePlainSchemas) {
 }
 
 TEST(SearchDescriptor, PlainSchemas) {
-  const protocol::ToolDescriptor d = search_descriptor();
+  const protocol::ToolDescriptor d = tools::search_descriptor();
   EXPECT_EQ(d.name, "search");
   EXPECT_EQ(d.input_schema["additionalProperties"], false);
   EXPECT_EQ(d.input_schema["properties"]["include"]["items"]["type"], "string");

@@ -26,7 +26,7 @@
 #include "jail/base/unique_fd.h"
 #include "tests/jail/jail_test_support.h"
 
-namespace brig::server {
+namespace brig::spawner {
 namespace {
 
 using jail::Outcome;
@@ -185,21 +185,21 @@ class SpawnerTest : public jail::test::JailTest {
     JailTest::TearDown();
   }
 
-  Result<Running> spawn(const jail::ExecRequest& r) { return spawn(spec_, r); }
-  Result<Running> spawn(const jail::JailSpec& s, const jail::ExecRequest& r) {
+  Result<RunningJail> spawn(const jail::ExecRequest& r) { return spawn(spec_, r); }
+  Result<RunningJail> spawn(const jail::JailSpec& s, const jail::ExecRequest& r) {
     return run(io_, spawner_->spawn(s, r));
   }
-  Result<Outcome> wait(Running& r) { return run(io_, r.wait()); }
+  Result<Outcome> wait(RunningJail& r) { return run(io_, r.wait()); }
 
   // Spawns `script` (which must print "ready") and returns once it has.
-  Running spawn_ready(const std::string& script, std::vector<std::string> args = {}) {
+  RunningJail spawn_ready(const std::string& script, std::vector<std::string> args = {}) {
     Pipe out;
     auto r = sh(script, std::move(args));
     r.stdout_fd = out.write.get();
     auto running = spawn(r);
     if (!running) {
       ADD_FAILURE() << running.error().to_string();
-      return Running();
+      return RunningJail();
     }
     out.write.reset();
     EXPECT_THAT(read_until(out.read.get(), "ready"), HasSubstr("ready"));
@@ -331,7 +331,7 @@ TEST_F(SpawnerTest, InvalidSpecIsASpawnError) {
 }
 
 TEST_F(SpawnerTest, SignalEndsTheJail) {
-  Running running = spawn_ready("echo ready; exec sleep 1000");
+  RunningJail running = spawn_ready("echo ready; exec sleep 1000");
   EXPECT_EQ(running.signal(SIGTERM), 0);
   auto outcome = wait(running);
   ASSERT_TRUE(outcome) << outcome.error().to_string();
@@ -340,7 +340,7 @@ TEST_F(SpawnerTest, SignalEndsTheJail) {
 }
 
 TEST_F(SpawnerTest, CancellingWaitKillsTheJail) {
-  Running running = spawn_ready("echo ready; sleep 1000; exit 0", {marker()});
+  RunningJail running = spawn_ready("echo ready; sleep 1000; exit 0", {marker()});
   const pid_t init = running.pid();
   ASSERT_FALSE(processes_with(marker()).empty());
   asio::cancellation_signal cancel;
@@ -370,7 +370,7 @@ TEST_F(SpawnerTest, CancellingWaitKillsTheJail) {
 TEST_F(SpawnerTest, DroppingARunningKillsTheJail) {
   pid_t init;
   {
-    Running running = spawn_ready("echo ready; sleep 1000; exit 0", {marker()});
+    RunningJail running = spawn_ready("echo ready; sleep 1000; exit 0", {marker()});
     init = running.pid();
   }
   EXPECT_TRUE(eventually([&] {
@@ -392,11 +392,11 @@ TEST_F(SpawnerTest, WallTimeLimitTimesOut) {
 
 TEST_F(SpawnerTest, TwentyJailsInFlight) {
   constexpr int kJails = 20;
-  std::vector<Completion<Result<Running>>> spawned(kJails);
+  std::vector<Completion<Result<RunningJail>>> spawned(kJails);
   for (int i = 0; i < kJails; ++i)
     start_op(io_, spawner_->spawn(spec_, sh("sleep 0.2; exit " + std::to_string(i))), spawned[i]);
   for (auto& s : spawned) ASSERT_TRUE(run_until(io_, s));
-  std::vector<Running> running;
+  std::vector<RunningJail> running;
   for (auto& s : spawned) {
     ASSERT_FALSE(s.error);
     ASSERT_TRUE(*s.value) << s.value->error().to_string();
@@ -464,7 +464,7 @@ TEST_F(SpawnerTest, OnlyTheJailsProcessesHoldItsStdio) {
 }
 
 TEST_F(SpawnerTest, DestroyingTheSpawnerKillsItsJails) {
-  Running running = spawn_ready("echo ready; sleep 1000; exit 0", {marker()});
+  RunningJail running = spawn_ready("echo ready; sleep 1000; exit 0", {marker()});
   const pid_t init = running.pid();
   Completion<Result<Outcome>> waited;
   start_op(io_, running.wait(), waited);
@@ -480,7 +480,7 @@ TEST_F(SpawnerTest, DestroyingTheSpawnerKillsItsJails) {
 
 TEST_F(SpawnerTest, KilledSpawnerLeavesNoJailAndFailsWhatIsPending) {
   ASSERT_GT(jail_built_ahead(), 0);
-  Running running = spawn_ready("echo ready; sleep 1000; exit 0", {marker()});
+  RunningJail running = spawn_ready("echo ready; sleep 1000; exit 0", {marker()});
   const pid_t init = running.pid();
   // With a jail running, the next one is built ahead once the spawner idles.
   pid_t ahead = -1;
@@ -530,7 +530,7 @@ TEST_F(SpawnerTest, KilledSpawnerLeavesNoJailAndFailsWhatIsPending) {
 
 TEST_F(SpawnerTest, CancellingSpawnKillsTheJailOnceStarted) {
   asio::cancellation_signal cancel;
-  Completion<Result<Running>> spawned;
+  Completion<Result<RunningJail>> spawned;
   start_op(io_, spawner_->spawn(spec_, sh("sleep 1000; exit 0", {marker()})), spawned,
            cancel.slot());
   // The request is sent on the first step; cancel before the reply is read.
@@ -580,7 +580,7 @@ TEST_F(SpawnerTest, NoFdLeaksIntoTheJailOrStaysInTheServer) {
     ASSERT_TRUE(running);
     ASSERT_TRUE(wait(*running));
   }
-  // Every pidfd that came with a STARTED was closed with its Running.
+  // Every pidfd that came with a STARTED was closed with its RunningJail.
   EXPECT_EQ(open_fds(), before);
 }
 
@@ -747,4 +747,4 @@ TEST_F(SpawnerTest, WithoutThePoolNoJailWaits) {
 }
 
 }  // namespace
-}  // namespace brig::server
+}  // namespace brig::spawner

@@ -35,7 +35,7 @@ TEST(WorkerWire, RawBytesWithNewlinesAndNulsReassembleFromAnySplit) {
   const std::string bytes = std::string("line\n\0\xff\xfe binary\n", 17);
   // As the worker writes them: each header line, then a success's bytes.
   const std::string stream =
-      encode_reply_header(7, OpReply{Json{{"kind", "text"}}, bytes}) + bytes +
+      encode_reply_header(7, files::OpReply{Json{{"kind", "text"}}, bytes}) + bytes +
       encode_reply_header(8, std::unexpected(sys_error("read file", "/x", 2)));
   for (std::size_t split = 0; split <= stream.size(); ++split) {
     ReplyReader reader;

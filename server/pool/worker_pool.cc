@@ -1,0 +1,226 @@
+#include "server/pool/worker_pool.h"
+
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <utility>
+#include <variant>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+#include <asio/experimental/awaitable_operators.hpp>
+#include <asio/read.hpp>
+#include <asio/redirect_error.hpp>
+#include <asio/steady_timer.hpp>
+#include <asio/use_awaitable.hpp>
+#include <asio/write.hpp>
+
+#include "jail/base/unique_fd.h"
+#include "jail/steps/mounts.h"
+
+namespace brig::pool {
+
+using files::OpReply;
+
+struct WorkerPool::Worker {
+  spawner::RunningJail jail;
+  asio::local::stream_protocol::socket socket;
+  worker::ReplyReader reader;
+  // The mounts as the host looked when the worker was started. A long-lived
+  // worker must not keep showing what the host has changed since: a .git
+  // made later (read-only for every jail planned after it) or a hidden file
+  // written later (masked only where it exists when the jail is planned).
+  std::optional<jail::mounts::Plan> plan;
+};
+
+jail::JailSpec worker_jail_spec(const jail::JailSpec& sandbox_spec,
+                                const std::string& worker_path) {
+  jail::JailSpec spec = sandbox_spec;
+  spec.limits.wall_time.reset();
+  // The file tools have no use for git's private layer, and a worker lives
+  // on: what write_file put there would reach .git only when it ends. The
+  // worker's .git is read-only as a whole.
+  for (jail::Mount& m : spec.mounts)
+    if (m.kind == jail::Mount::Kind::git) {
+      m.kind = jail::Mount::Kind::bind;
+      m.source = m.target;
+      m.writable = false;
+      m.size_bytes = 0;
+    }
+  // Appended last: every tree it may sit in is mounted before it, and a
+  // read-only bind keeps a jailed command from swapping the executable the
+  // next worker starts from, even inside a writable workspace.
+  jail::Mount bind;
+  bind.kind = jail::Mount::Kind::bind;
+  bind.source = bind.target = worker_path;
+  bind.writable = false;
+  spec.mounts.push_back(std::move(bind));
+  if (spec.landlock.enabled) spec.landlock.read_only.push_back(worker_path);
+  return spec;
+}
+
+WorkerPool::Lane::Lane(asio::any_io_executor executor) : token(executor, 1) {
+  token.try_send(std::error_code{}, 0);
+}
+
+WorkerPool::WorkerPool(asio::any_io_executor executor, const sandbox::Sandbox& sandbox,
+                       std::string worker_path)
+    : executor_(executor),
+      sandbox_(sandbox),
+      worker_path_(std::move(worker_path)),
+      spec_(worker_jail_spec(sandbox.spec, worker_path_)),
+      files_(executor),
+      search_(executor) {}
+
+WorkerPool::~WorkerPool() = default;
+
+void WorkerPool::stop() {
+  files_.worker.reset();
+  search_.worker.reset();
+}
+
+asio::awaitable<Result<WorkerPool::Worker*>> WorkerPool::ensure_worker(Lane& lane) {
+  if (lane.worker) {
+    // A worker that died while idle (killed, out of memory) shows as end of
+    // stream: replace it now rather than fail the call on a dead socket.
+    char byte;
+    const ssize_t n =
+        ::recv(lane.worker->socket.native_handle(), &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+    const bool alive = !(n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK));
+    if (alive) {
+      auto now = jail::mounts::plan(spec_, jail::mounts::real_host());
+      if (now && lane.worker->plan && *now == *lane.worker->plan) co_return lane.worker.get();
+    }
+    if (alive)
+      spdlog::info("the host changed what the file worker's jail shows (pid {}); starting another",
+                   lane.worker->jail.pid());
+    else
+      spdlog::warn("file worker (pid {}) is gone; starting another", lane.worker->jail.pid());
+    lane.worker.reset();
+  }
+  int pair[2];
+  if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) != 0)
+    co_return std::unexpected(sys_error("start the file worker", "socketpair", errno));
+  UniqueFd ours(pair[0]);
+  UniqueFd theirs(pair[1]);
+  auto plan = jail::mounts::plan(spec_, jail::mounts::real_host());
+  jail::ExecRequest request{.argv = {worker_path_, "--workspace", sandbox_.workspace()},
+                            .env = {},
+                            .cwd = sandbox_.workspace(),
+                            .stdin_fd = theirs.get(),
+                            .stdout_fd = theirs.get(),
+                            .stderr_fd = STDERR_FILENO};
+  Result<spawner::RunningJail> running = co_await sandbox_.spawner->spawn(spec_, request);
+  if (!running) {
+    Error e = running.error();
+    e.what = std::string(kWorkerStartFailed) + " (" + e.what + ")";
+    co_return std::unexpected(std::move(e));
+  }
+  theirs.reset();
+  spdlog::debug("file worker started as pid {}", running->pid());
+  lane.worker.reset(new Worker{std::move(*running),
+                               asio::local::stream_protocol::socket(
+                                   executor_, asio::local::stream_protocol(), ours.release()),
+                               worker::ReplyReader(),
+                               plan ? std::optional(std::move(*plan)) : std::nullopt});
+  co_return lane.worker.get();
+}
+
+asio::awaitable<std::optional<Error>> WorkerPool::setup_failure(Worker& w) {
+  using namespace asio::experimental::awaitable_operators;
+  // The jail reports a setup failure as soon as its stream closes; a worker
+  // that died later ends with a status that says nothing more.
+  asio::steady_timer limit(executor_, std::chrono::seconds(2));
+  auto ended = co_await (w.jail.wait() || limit.async_wait(asio::use_awaitable));
+  if (ended.index() != 0) co_return std::nullopt;
+  const Result<jail::Outcome>& outcome = std::get<0>(ended);
+  if (!outcome || outcome->kind != jail::Outcome::Kind::setup_failed) co_return std::nullopt;
+  co_return Error{std::string(kWorkerStartFailed),
+                  std::string("step ") + jail::step_name(outcome->setup.step),
+                  outcome->setup.message, outcome->setup.sys_errno};
+}
+
+asio::awaitable<Result<Result<files::OpReply>>> WorkerPool::exchange(
+    Worker& w, const worker::Request& request) {
+  const auto died = [&](const std::string& why) {
+    return Error{"run " + request.op + " in the file worker", "", why};
+  };
+  std::error_code ec;
+  co_await asio::async_write(w.socket, asio::buffer(worker::encode_request(request)),
+                             asio::redirect_error(asio::use_awaitable, ec));
+  if (ec) co_return std::unexpected(died("the worker is gone (" + ec.message() + ")"));
+  char chunk[65536];
+  for (;;) {
+    auto next = w.reader.next();
+    if (!next) co_return std::unexpected(died(next.error().to_string()));
+    if (*next) {
+      // Replies come in request order and one call runs at a time, so any
+      // other id is a broken worker.
+      if ((*next)->id != request.id) co_return std::unexpected(died("a reply to another request"));
+      co_return Result<Result<files::OpReply>>(std::in_place, std::move((*next)->result));
+    }
+    const std::size_t n = co_await w.socket.async_read_some(
+        asio::buffer(chunk), asio::redirect_error(asio::use_awaitable, ec));
+    if (ec) {
+      co_return std::unexpected(died(ec == asio::error::eof
+                                         ? "the worker exited"
+                                         : "the worker is gone (" + ec.message() + ")"));
+    }
+    w.reader.feed(std::string_view(chunk, n));
+  }
+}
+
+asio::awaitable<Result<files::OpReply>> WorkerPool::call(WorkerLane which, std::string op,
+                                                         protocol::Json args,
+                                                         std::chrono::milliseconds timeout,
+                                                         std::size_t max_bytes) {
+  using namespace asio::experimental::awaitable_operators;
+  Lane& lane = which == WorkerLane::files ? files_ : search_;
+  co_await lane.token.async_receive(asio::use_awaitable);
+  struct PutBack {
+    Lane& lane;
+    ~PutBack() { lane.token.try_send(std::error_code{}, 0); }
+  } put_back{lane};
+
+  Result<Worker*> w = co_await ensure_worker(lane);
+  if (!w) co_return std::unexpected(w.error());
+  const worker::Request request{next_id_++, std::move(op), std::move(args), timeout, max_bytes};
+
+  asio::steady_timer overrun(executor_, timeout + kKillGrace);
+  std::variant<Result<Result<files::OpReply>>, std::monostate> done;
+  try {
+    done = co_await (exchange(**w, request) || overrun.async_wait(asio::use_awaitable));
+  } catch (...) {
+    // Cancelled mid-operation: the worker may be deep in a search, and its
+    // reply would arrive for a call nobody waits for. Kill it.
+    lane.worker.reset();
+    throw;
+  }
+  if (done.index() == 1) {
+    lane.worker.reset();
+    co_return std::unexpected(
+        Error{"run " + request.op + " in the file worker", "",
+              fmt::format(
+                  "no answer within {} s; the worker was killed and will be replaced",
+                  std::chrono::duration_cast<std::chrono::seconds>(timeout + kKillGrace).count())});
+  }
+  Result<Result<files::OpReply>> exchanged = std::move(std::get<0>(done));
+  if (!exchanged) {
+    // The stream broke (the worker died or spoke nonsense): no usable worker.
+    // Out of the lane first: if the call is cancelled while the jail's end
+    // is awaited, the worker still goes (with its jail) as it unwinds.
+    std::unique_ptr<Worker> broken = std::move(lane.worker);
+    Error e = std::move(exchanged.error());
+    if (auto failed = co_await setup_failure(*broken)) e = std::move(*failed);
+    co_return std::unexpected(std::move(e));
+  }
+  co_return std::move(*exchanged);  // the operation's own result, failure or not
+}
+
+pid_t WorkerPool::worker_pid(WorkerLane which) const {
+  const Lane& lane = which == WorkerLane::files ? files_ : search_;
+  return lane.worker ? lane.worker->jail.pid() : 0;
+}
+
+}  // namespace brig::pool

@@ -1,0 +1,102 @@
+// WorkerPool (server side): the warm brig-worker processes that run file
+// operations for one `brig serve`, each inside a jail built from the
+// server's policy and started through the spawner. Two lanes, each with its
+// own worker, so a long search never blocks a read; calls within a lane
+// queue. A worker that dies, overruns its deadline or whose call is
+// cancelled mid-operation is killed (with its jail) and replaced on the next
+// call.
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include <asio/any_io_executor.hpp>
+#include <asio/awaitable.hpp>
+#include <asio/experimental/channel.hpp>
+#include <asio/local/stream_protocol.hpp>
+
+#include "jail/base/error.h"
+#include "protocol/json_rpc.h"
+#include "server/files/op.h"
+#include "server/sandbox/sandbox.h"
+#include "server/spawner/spawner.h"
+#include "server/worker/wire.h"
+
+namespace brig::pool {
+
+// How a call's error begins when its worker could not be started (and so
+// says nothing about the path the call named).
+inline constexpr std::string_view kWorkerStartFailed = "start the file worker in its jail";
+
+enum class WorkerLane {
+  files,   // read, write, edit, list: short operations
+  search,  // find_files and search: may run long; cancelling one kills this lane's worker
+};
+
+// The jail a worker runs in: the sandbox's, plus the worker executable bound
+// read-only at its own path (it may live outside everything the policy
+// shows), without the wall-time limit (the worker is long-lived; each call
+// has its own deadline). Pure.
+jail::JailSpec worker_jail_spec(const jail::JailSpec& sandbox_spec, const std::string& worker_path);
+
+class WorkerPool {
+ public:
+  // sandbox and its spawner must outlive the pool. worker_path: brig-worker.
+  WorkerPool(asio::any_io_executor executor, const sandbox::Sandbox& sandbox,
+             std::string worker_path);
+  ~WorkerPool();
+
+  // Runs `op` with `args` in the lane's worker (starting one if needed).
+  // The operation itself stops at `timeout` and says how far it got; a
+  // worker still silent `kKillGrace` later is killed and the call fails.
+  // Fails when no worker could be started or the worker died mid-call.
+  // Cancelling the co_await kills the lane's worker, then rethrows.
+  asio::awaitable<Result<files::OpReply>> call(WorkerLane lane, std::string op, protocol::Json args,
+                                               std::chrono::milliseconds timeout,
+                                               std::size_t max_bytes);
+
+  // Kills every worker; later calls start new ones.
+  void stop();
+
+  // The jail init of the lane's worker; 0 when none runs (for logs and tests).
+  pid_t worker_pid(WorkerLane lane) const;
+
+  // How long past its own deadline an operation may take to answer.
+  static constexpr std::chrono::seconds kKillGrace{5};
+
+ private:
+  struct Worker;
+  struct Lane {
+    explicit Lane(asio::any_io_executor executor);
+    // Holds one token while no call runs: a call takes it, and puts it back.
+    asio::experimental::channel<void(std::error_code, int)> token;
+    std::unique_ptr<Worker> worker;
+  };
+
+  asio::awaitable<Result<Worker*>> ensure_worker(Lane& lane);
+  // Why the worker's jail ended, when its setup failed (its command never
+  // ran: a workspace its user cannot enter, say); empty otherwise, or when
+  // the jail has not ended within a moment.
+  asio::awaitable<std::optional<Error>> setup_failure(Worker& worker);
+  // Sends request and reads its reply. Fails when the stream broke; the
+  // inner Result is the operation's own outcome.
+  asio::awaitable<Result<Result<files::OpReply>>> exchange(Worker& worker,
+                                                           const worker::Request& request);
+
+  asio::any_io_executor executor_;
+  const sandbox::Sandbox& sandbox_;
+  std::string worker_path_;
+  jail::JailSpec spec_;
+  std::uint64_t next_id_ = 1;
+  Lane files_;
+  Lane search_;
+};
+
+}  // namespace brig::pool

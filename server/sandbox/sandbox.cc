@@ -1,0 +1,165 @@
+#include "server/sandbox/sandbox.h"
+
+#include <optional>
+#include <utility>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "server/policy/caller.h"
+#include "server/policy/loader.h"
+#include "server/policy/to_jail_spec.h"
+#include "server/policy/units.h"
+#include "server/policy/writable.h"
+
+namespace brig::sandbox {
+
+namespace {
+
+// account: whose ids the jail's command takes on the host; brig's own when empty.
+Result<Sandbox> plan(const std::string& policy_ref, const std::string& workspace,
+                     const std::string& cwd, policy::EnvMap env, const std::string& home,
+                     const std::optional<Account>& account) {
+  auto loaded = policy::load_policy(policy_ref, policy::Expansion{home, env});
+  if (!loaded) {
+    std::string why;
+    for (const Error& e : loaded.error()) {
+      if (!why.empty()) why += '\n';
+      why += e.what == "invalid policy" ? e.where + ": " + e.why : e.to_string();
+    }
+    return std::unexpected(Error{"load policy", policy_ref, std::move(why)});
+  }
+  Sandbox sandbox;
+  sandbox.policy = std::move(loaded->policy);
+  sandbox.policy_name = policy_ref;
+  sandbox.context = policy::caller_context(workspace, cwd, std::move(env), home);
+  if (account) {
+    sandbox.context.uid = account->uid;
+    sandbox.context.gid = account->gid;
+  }
+  sandbox.spec = BRIG_TRY(policy::to_jail_spec(sandbox.policy, sandbox.context));
+  BRIG_TRY_VOID(policy::refuse_writable_policy_files(loaded->files, sandbox.spec));
+  sandbox.env = policy::jail_environment(sandbox.policy, sandbox.context);
+  return sandbox;
+}
+
+}  // namespace
+
+Result<Sandbox> plan_sandbox(const std::string& policy_ref, const std::string& workspace,
+                             const std::string& cwd) {
+  policy::EnvMap env = policy::current_environment();
+  const std::string home = policy::caller_home(env);
+  return plan(policy_ref, workspace, cwd, std::move(env), home, std::nullopt);
+}
+
+Result<Sandbox> plan_sandbox_for(const Account& account, const std::string& policy_ref,
+                                 const std::string& workspace, const std::string& cwd) {
+  // brig's other variables stay: the operator's configuration, of which the
+  // policy passes only what it names. Those that say whose they are must not
+  // be brig's own user's.
+  policy::EnvMap env = policy::current_environment();
+  env["HOME"] = account.home;
+  env["USER"] = account.name;
+  env["LOGNAME"] = account.name;
+  return plan(policy_ref, workspace, cwd, std::move(env), account.home, account);
+}
+
+LimitTexts limit_texts(const Sandbox& sandbox) {
+  const policy::Policy& p = sandbox.policy;
+  const jail::LimitsEnforcement& e = sandbox.limits_enforcement;
+  LimitTexts t;
+  if (p.limits.memory_bytes) {
+    t.memory = policy::format_size(*p.limits.memory_bytes) + " memory";
+    if (!e.memory_whole) t.memory += std::string(" ") + jail::kMemoryPerProcess;
+  }
+  if (p.limits.pids) {
+    t.pids = fmt::format("{} processes", *p.limits.pids);
+    if (!e.pids_whole) t.pids += std::string(" ") + jail::kPidsPerUser;
+  }
+  if (p.limits.wall_time)
+    t.wall_time = policy::format_duration(*p.limits.wall_time) + " per command";
+  return t;
+}
+
+protocol::Json sandbox_facts(const Sandbox& sandbox) {
+  const LimitTexts t = limit_texts(sandbox);
+  protocol::Json limits = protocol::Json::object();
+  if (!t.memory.empty()) limits["memory"] = t.memory;
+  if (!t.pids.empty()) limits["pids"] = t.pids;
+  if (!t.wall_time.empty()) limits["wall_time"] = t.wall_time;
+  limits["tier"] = jail::limits_tier_name(sandbox.limits_enforcement.tier);
+  if (!sandbox.limits_enforcement.detail.empty())
+    limits["why_no_cgroup"] = sandbox.limits_enforcement.detail;
+  return protocol::Json{{"policy", sandbox.policy_name},
+                        {"workspace", sandbox.workspace()},
+                        {"limits", std::move(limits)}};
+}
+
+std::string sandbox_instructions(const Sandbox& sandbox) {
+  const policy::Policy& p = sandbox.policy;
+  std::string text = fmt::format(
+      "brig runs every tool call inside a Linux jail built from the policy \"{}\". The "
+      "workspace is {} ({}); relative paths start there. ",
+      sandbox.policy_name, sandbox.workspace(),
+      p.filesystem.workspace == policy::WorkspaceAccess::read_write ? "read-write" : "read-only");
+  std::vector<std::string> writable;
+  for (const policy::PathRule& r : p.filesystem.read_write) writable.push_back(r.path);
+  if (!writable.empty()) text += fmt::format("Also writable: {}. ", fmt::join(writable, ", "));
+  text += "System directories are read-only";
+  if (p.filesystem.private_home && !sandbox.context.home.empty())
+    text += fmt::format("; {} is a private, empty home", sandbox.context.home);
+  text += "; /tmp is private and emptied after each command. ";
+  if (p.filesystem.workspace == policy::WorkspaceAccess::read_write &&
+      !p.filesystem.dangerously_writable_git)
+    text +=
+        "git works in exec: add, commit, checkout, merge and fetch; what git writes in .git "
+        "(objects, refs, logs, index, HEAD, …) is checked and merged back when each command "
+        "ends, and the result names anything refused. What git reads as configuration (config, "
+        "hooks/, info/, modules/) is read-only, new names at the top of .git stay in the "
+        "command's jail, and a rebase or cherry-pick must finish within one command. A kernel "
+        "without overlayfs keeps .git "
+        "read-only, and the exec result says so. The file tools do not write in .git. ";
+  if (const auto weak = policy::weak_hidden_paths(sandbox.spec); !weak.empty())
+    text += fmt::format(
+        "These hidden paths lie under a writable path, where hiding is not enforced as a whole: "
+        "{}. ",
+        fmt::join(weak, ", "));
+  if (sandbox.context.uid == 0) {
+    switch (p.identity.as_root) {
+      case policy::RootIdentity::mapped:
+        text += fmt::format(
+            "Commands run as root (uid 0) in the jail, which is the unprivileged uid {} on the "
+            "host: the workspace's files are root's to you, but files only the host's root may "
+            "read (like /etc/shadow) stay unreadable. ",
+            p.identity.uid);
+        break;
+      case policy::RootIdentity::user:
+        text += fmt::format(
+            "Commands run as uid {} (gid {}), in the jail and on the host: files of the host's "
+            "root, a root-owned workspace's included, are read-only or unreadable. ",
+            p.identity.uid, p.identity.gid);
+        break;
+      case policy::RootIdentity::dangerously_host_root:
+        text += fmt::format(
+            "Commands run as root, which is the host's root (without capabilities){}. ",
+            p.identity.dangerously_unmask_root_secrets ? "" : "; root's secret files are masked");
+        break;
+    }
+  }
+  text += p.network.mode == jail::NetworkMode::none
+              ? "There is no network: only the jail's own loopback. "
+              : "Commands use the host's network. ";
+  const LimitTexts texts = limit_texts(sandbox);
+  std::vector<std::string> limits;
+  for (const std::string* t : {&texts.memory, &texts.pids, &texts.wall_time})
+    if (!t->empty()) limits.push_back(*t);
+  if (!limits.empty()) text += fmt::format("Limits: {}. ", fmt::join(limits, ", "));
+  if (!p.disabled_tools.empty())
+    text += fmt::format("Switched off by the policy: {}. ", fmt::join(p.disabled_tools, ", "));
+  text +=
+      "Commands run non-interactively (no terminal, stdin empty unless given). A refusal comes "
+      "back as a tool error that names the policy rule; use exec's job handle for long commands.";
+  return text;
+}
+
+}  // namespace brig::sandbox

@@ -1,0 +1,136 @@
+#include "server/tools/find_files_tool.h"
+
+#include <string>
+
+#include <fmt/format.h>
+
+#include "server/policy/tool_names.h"
+#include "server/search/find_files.h"
+#include "server/tools/skip_summary.h"
+
+namespace brig::tools {
+
+using protocol::Json;
+
+protocol::ToolDescriptor find_files_descriptor() {
+  Json input = {
+      {"type", "object"},
+      {"properties",
+       {{"pattern",
+         {{"type", "string"},
+          {"minLength", 1},
+          {"description",
+           "Glob: * and ? stay within a name, ** spans directories, [abc] and {a,b} "
+           "alternatives. Without '/' it matches file names at any depth (\"*.py\"); with '/' "
+           "the path relative to `path` (\"src/**/*.ts\", \"src/{a,b}/*\")."}}},
+        {"path",
+         {{"type", "string"},
+          {"description",
+           "Directory to search: absolute, or relative to the workspace. Default: the "
+           "workspace."}}},
+        {"hidden",
+         {{"type", "boolean"},
+          {"description",
+           "Include hidden files and directories (names starting with '.'). Default false, or "
+           "true when the pattern itself names one (\".github/**\", \".env\")."}}},
+        {"gitignore",
+         {{"type", "boolean"},
+          {"description",
+           "Skip what .gitignore, .ignore and .git/info/exclude ignore. Default true."}}},
+        {"sort",
+         {{"type", "string"},
+          {"enum", {"path", "modified"}},
+          {"description", "\"path\" (default) or \"modified\" (newest first)."}}},
+        {"limit",
+         {{"type", "integer"},
+          {"minimum", 1},
+          {"maximum", search::kMaxFindLimit},
+          {"description",
+           fmt::format("Most paths to return. Default {}.", search::kDefaultFindLimit)}}},
+        {"offset",
+         {{"type", "integer"},
+          {"minimum", 0},
+          {"description", "Paths to skip: pass next_offset from the previous call."}}}}},
+      {"required", {"pattern"}},
+      {"additionalProperties", false}};
+  Json file = {
+      {"type", "object"},
+      {"properties",
+       {{"path", {{"type", "string"}, {"description", "Relative to the searched path."}}},
+        {"symlink", {{"type", "boolean"}}},
+        {"modified", {{"type", "string"}, {"description", "UTC time, when sorted by modified."}}}}},
+      {"required", {"path"}}};
+  Json output = {{"type", "object"},
+                 {"properties",
+                  {{"path", {{"type", "string"}}},
+                   {"pattern", {{"type", "string"}}},
+                   {"sort", {{"type", "string"}, {"enum", {"path", "modified"}}}},
+                   {"files", {{"type", "array"}, {"items", std::move(file)}}},
+                   {"shown", {{"type", "integer"}}},
+                   {"total", {{"type", "integer"}, {"description", "Paths that matched in all."}}},
+                   {"offset", {{"type", "integer"}}},
+                   {"omitted", {{"type", "integer"}, {"description", "Matches after this page."}}},
+                   {"next_offset", {{"type", "integer"}}},
+                   {"stopped_by", {{"type", "string"}, {"enum", {"limit", "size"}}}},
+                   {"limit", {{"type", "integer"}}},
+                   {"skipped", skipped_schema()},
+                   {"timed_out", {{"type", "boolean"}}},
+                   {"truncated", {{"type", "boolean"}}}}},
+                 {"required", {"path", "files", "total", "omitted", "truncated", "skipped"}}};
+  return protocol::ToolDescriptor{
+      .name = std::string(policy::names::kFindFiles),
+      .title = "Find files",
+      .description =
+          "Find files by glob pattern (\"**/*.cpp\", \"src/{a,b}/*.h\") under a directory; "
+          "paths come back relative to it, sorted by path or by modification time. Respects "
+          ".gitignore/.ignore and skips hidden files unless told otherwise, and says what it "
+          "skipped; symlinks are listed, not followed. Capped by limit; a capped result gives "
+          "next_offset. To search file contents use search; to list one directory use "
+          "list_directory.",
+      .input_schema = std::move(input),
+      .output_schema = std::move(output),
+      .annotations =
+          protocol::tool_annotations(/*read_only=*/true, /*destructive=*/false, /*idempotent=*/true,
+                                     /*open_world=*/false),
+  };
+}
+
+protocol::ToolResult format_find_files(const Json& /*args*/, files::OpReply reply) {
+  const Json& h = reply.header;
+  std::string text;
+  for (const Json& f : h.value("files", Json::array())) {
+    text += f.value("path", std::string());
+    if (f.value("symlink", false)) text += " (symlink)";
+    if (f.contains("modified")) text += "  " + f.value("modified", std::string());
+    text += '\n';
+  }
+  const auto total = h.value("total", std::size_t{0});
+  const auto shown = h.value("shown", std::size_t{0});
+  const auto offset = h.value("offset", std::size_t{0});
+  const std::string pattern = h.value("pattern", std::string());
+  const std::string root = h.value("path", std::string());
+  std::string s;
+  if (total == 0) {
+    s = fmt::format("No files match {} under {}.", pattern, root);
+  } else if (shown == total) {
+    s = fmt::format("{} file{} match {} under {}.", total, total == 1 ? "" : "s", pattern, root);
+  } else {
+    s = fmt::format("Files {}-{} of {} matching {} under {}.", offset + (shown ? 1 : 0),
+                    offset + shown, total, pattern, root);
+  }
+  s += ' ';
+  s += describe_skipped(h.value("skipped", Json::object()));
+  if (h.contains("next_offset")) {
+    s += fmt::format(" {} more: call again with offset={}{}.", h.value("omitted", std::size_t{0}),
+                     h.value("next_offset", std::size_t{0}),
+                     h.value("stopped_by", std::string()) == "limit" ? " (or raise limit)" : "");
+  }
+  if (h.value("timed_out", false))
+    s += " The time limit stopped the walk: the list is partial; narrow path or pattern.";
+  text += s;
+  protocol::ToolResult r = protocol::ToolResult::text(std::move(text));
+  r.structured = h;
+  return r;
+}
+
+}  // namespace brig::tools

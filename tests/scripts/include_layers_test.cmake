@@ -1,0 +1,65 @@
+# include_layers_test.cmake: every `#include "server/..."` in server/ must run
+# down the layers server/README.md lists (its "Layers" table): to the
+# including file's own folder or to a folder of a lower layer. A folder the
+# table does not name fails too, so a new folder has to be given a layer.
+#   cmake -DREADME=server/README.md -DSERVER_DIR=server -P include_layers_test.cmake
+
+get_filename_component(SERVER_DIR "${SERVER_DIR}" ABSOLUTE)
+file(STRINGS "${README}" rows REGEX "^\\| *[0-9]+ *\\|")
+set(folders "")
+foreach(row IN LISTS rows)
+  string(REGEX MATCH "^\\| *([0-9]+) *\\|([^|]*)\\|" _ "${row}")
+  set(layer "${CMAKE_MATCH_1}")
+  string(REGEX MATCHALL "`[a-z_]+/`" names "${CMAKE_MATCH_2}")
+  foreach(name IN LISTS names)
+    string(REGEX REPLACE "^`([a-z_]+)/`$" "\\1" name "${name}")
+    if(name STREQUAL "server")
+      set(name ".")  # the top level
+    endif()
+    set(layer_of_${name} ${layer})
+    list(APPEND folders ${name})
+  endforeach()
+endforeach()
+if(NOT folders)
+  message(FATAL_ERROR "no Layers table in ${README}")
+endif()
+
+# The folder of a path relative to server/: "." for the top level.
+function(folder_of path out)
+  if(path MATCHES "^([a-z_]+)/")
+    set(${out} "${CMAKE_MATCH_1}" PARENT_SCOPE)
+  else()
+    set(${out} "." PARENT_SCOPE)
+  endif()
+endfunction()
+
+file(GLOB_RECURSE sources RELATIVE "${SERVER_DIR}" "${SERVER_DIR}/*.h" "${SERVER_DIR}/*.cc")
+set(failures "")
+foreach(source IN LISTS sources)
+  folder_of("${source}" from)
+  if(NOT DEFINED layer_of_${from})
+    list(APPEND failures "server/${source}: folder ${from}/ has no layer in the table")
+    continue()
+  endif()
+  file(STRINGS "${SERVER_DIR}/${source}" includes REGEX "^#include \"server/")
+  foreach(line IN LISTS includes)
+    string(REGEX REPLACE "^#include \"server/([^\"]+)\".*$" "\\1" target "${line}")
+    folder_of("${target}" to)
+    if(to STREQUAL from)
+      continue()
+    endif()
+    if(NOT DEFINED layer_of_${to})
+      list(APPEND failures "server/${source}: includes server/${target}, whose folder has no layer")
+    elseif(NOT layer_of_${to} LESS layer_of_${from})
+      list(APPEND failures
+           "server/${source} (layer ${layer_of_${from}}) includes server/${target} (layer ${layer_of_${to}})")
+    endif()
+  endforeach()
+endforeach()
+
+if(failures)
+  list(JOIN failures "\n  " text)
+  message(FATAL_ERROR "includes against the layers of server/README.md:\n  ${text}")
+endif()
+list(LENGTH sources n)
+message(STATUS "${n} files of server/ include down the layers")

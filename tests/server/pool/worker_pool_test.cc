@@ -1,0 +1,117 @@
+// WorkerPool with real brig-worker processes in jails planned from the
+// shipped default policy: operations run in the jail, a dead worker is
+// replaced, and stopping the pool leaves no process behind.
+#include "server/pool/worker_pool.h"
+
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <fstream>
+
+#include <gtest/gtest.h>
+#include <asio/co_spawn.hpp>
+#include <asio/io_context.hpp>
+#include <asio/use_future.hpp>
+
+#include "tests/server/test_support.h"
+
+namespace brig::pool {
+namespace {
+
+using protocol::Json;
+using server::testing::sibling_binary;
+using server::testing::TempDir;
+
+bool process_exists(pid_t pid) {
+  return ::kill(pid, 0) == 0 || errno != ESRCH;
+}
+
+class WorkerPoolTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::ofstream(ws_.file("hello.txt")) << "hello\n";
+    std::ofstream(outside_.file("secret.txt")) << "secret\n";
+    auto sandbox = sandbox::plan_sandbox("default", ws_.path(), ws_.path());
+    ASSERT_TRUE(sandbox) << sandbox.error().to_string();
+    sandbox_ = std::move(*sandbox);
+    auto spawner = spawner::Spawner::start(io_.get_executor(), sibling_binary("brig-spawner"));
+    ASSERT_TRUE(spawner) << spawner.error().to_string();
+    sandbox_.spawner = std::move(*spawner);
+    pool_.emplace(io_.get_executor(), sandbox_, sibling_binary("brig-worker"));
+  }
+
+  Result<files::OpReply> call(WorkerLane lane, std::string op, Json args) {
+    auto future = asio::co_spawn(
+        io_, pool_->call(lane, op, std::move(args), std::chrono::seconds(30), 1 << 20),
+        asio::use_future);
+    // The spawner's reader keeps the context busy: run until the call is done.
+    const auto deadline = std::chrono::steady_clock::now() + server::testing::kDeadline;
+    io_.restart();
+    while (future.wait_for(std::chrono::seconds(0)) != std::future_status::ready &&
+           std::chrono::steady_clock::now() < deadline)
+      io_.run_one_for(std::chrono::milliseconds(10));
+    if (future.wait_for(std::chrono::seconds(0)) != std::future_status::ready) {
+      ADD_FAILURE() << op << " did not finish";
+      return std::unexpected(Error{"test call", op, "no answer"});
+    }
+    return future.get();
+  }
+
+  asio::io_context io_;
+  TempDir ws_;
+  TempDir outside_;
+  sandbox::Sandbox sandbox_;
+  std::optional<WorkerPool> pool_;
+};
+
+TEST_F(WorkerPoolTest, OperationsRunInTheJailAndSeeOnlyWhatThePolicyShows) {
+  auto read = call(WorkerLane::files, "read_file", {{"path", "hello.txt"}});
+  ASSERT_TRUE(read) << read.error().to_string();
+  EXPECT_EQ(read->bytes, "hello\n");
+  const pid_t worker = pool_->worker_pid(WorkerLane::files);
+  EXPECT_GT(worker, 0);
+  EXPECT_EQ(pool_->worker_pid(WorkerLane::search), 0) << "lanes start on first use";
+
+  // The control: the host can read it, the worker cannot even see it.
+  ASSERT_EQ(::access(outside_.file("secret.txt").c_str(), R_OK), 0);
+  auto secret = call(WorkerLane::files, "read_file", {{"path", outside_.file("secret.txt")}});
+  ASSERT_FALSE(secret);
+  EXPECT_EQ(secret.error().sys_errno, ENOENT) << secret.error().to_string();
+  EXPECT_EQ(pool_->worker_pid(WorkerLane::files), worker) << "a failed operation keeps its worker";
+}
+
+TEST_F(WorkerPoolTest, AWorkerThatDiedIsReplacedOnTheNextCall) {
+  ASSERT_TRUE(call(WorkerLane::files, "read_file", {{"path", "hello.txt"}}));
+  const pid_t first = pool_->worker_pid(WorkerLane::files);
+  ASSERT_GT(first, 0);
+  ASSERT_EQ(::kill(first, SIGKILL), 0);
+  // Let the spawner reap it and the socket report its end.
+  ASSERT_TRUE(server::testing::wait_until([&] {
+    io_.restart();
+    io_.poll();
+    return !process_exists(first);
+  }));
+  auto again = call(WorkerLane::files, "read_file", {{"path", "hello.txt"}});
+  ASSERT_TRUE(again) << again.error().to_string();
+  EXPECT_EQ(again->bytes, "hello\n");
+  EXPECT_NE(pool_->worker_pid(WorkerLane::files), first);
+}
+
+TEST_F(WorkerPoolTest, UnknownOperationIsAnErrorAndStopLeavesNoWorker) {
+  auto bad = call(WorkerLane::files, "format_disk", Json::object());
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.error().to_string().find("format_disk"), std::string::npos);
+  const pid_t worker = pool_->worker_pid(WorkerLane::files);
+  ASSERT_GT(worker, 0);
+  pool_->stop();
+  EXPECT_TRUE(server::testing::wait_until([&] {
+    io_.restart();
+    io_.poll();
+    return !process_exists(worker);
+  })) << "worker jail "
+      << worker << " still runs after stop()";
+}
+
+}  // namespace
+}  // namespace brig::pool

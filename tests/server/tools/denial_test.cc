@@ -1,0 +1,97 @@
+#include "server/tools/denial.h"
+
+#include <cerrno>
+
+#include <gtest/gtest.h>
+
+namespace brig::tools {
+namespace {
+
+using policy::PathRule;
+using policy::Policy;
+using policy::WorkspaceAccess;
+
+Policy default_like() {
+  Policy p;
+  p.filesystem.read_only = {PathRule{"/usr"}, PathRule{"/etc"}};
+  p.filesystem.hidden = {"/home/u/.ssh", "/home/u/.aws"};
+  return p;
+}
+
+std::string explain(const Policy& p, std::string_view name, std::string_view path, Access access,
+                    int err, bool host_root = false) {
+  const DenialContext ctx{p, std::string(name), "/work/proj", "/home/u", host_root};
+  return explain_denial(ctx, path, access, err).value_or("");
+}
+
+TEST(Denial, HiddenPathNamesTheRuleAsWritten) {
+  const Policy p = default_like();
+  const std::string s = explain(p, "default", "/home/u/.ssh/id_ed25519", Access::read, ENOENT);
+  EXPECT_NE(s.find("filesystem.hidden contains \"~/.ssh\""), std::string::npos) << s;
+  EXPECT_NE(s.find("policy default"), std::string::npos) << s;
+  // Through "..", from the workspace.
+  const std::string rel =
+      explain(p, "default", "../../home/u/.aws/credentials", Access::read, ENOENT);
+  EXPECT_NE(rel.find("\"~/.aws\""), std::string::npos) << rel;
+}
+
+TEST(Denial, ReadOnlyWorkspaceInStrict) {
+  Policy p = default_like();
+  p.filesystem.workspace = WorkspaceAccess::read_only;
+  const std::string s = explain(p, "strict", "src/main.cc", Access::write, EROFS);
+  EXPECT_NE(s.find("/work/proj/src/main.cc"), std::string::npos) << s;
+  EXPECT_NE(s.find("filesystem.workspace = \"read_only\""), std::string::npos) << s;
+  EXPECT_NE(s.find("\"read_write\""), std::string::npos) << s;
+
+  const std::string outside = explain(p, "strict", "/srv/data", Access::write, EROFS);
+  EXPECT_NE(outside.find("not under any read_write path"), std::string::npos) << outside;
+  EXPECT_NE(outside.find("the workspace is read-only in policy strict"), std::string::npos)
+      << outside;
+}
+
+TEST(Denial, ReadOnlyPolicyPath) {
+  const Policy p = default_like();
+  const std::string s = explain(p, "default", "/usr/local/bin/x", Access::write, EROFS);
+  EXPECT_NE(s.find("lists \"/usr\" in filesystem.read_only"), std::string::npos) << s;
+  EXPECT_NE(s.find("filesystem.read_write"), std::string::npos) << s;
+}
+
+TEST(Denial, GitHooksStayReadOnly) {
+  const Policy p = default_like();
+  const std::string s = explain(p, "default", ".git/hooks/pre-commit", Access::write, EROFS);
+  EXPECT_NE(s.find("dangerously_writable_git = false"), std::string::npos) << s;
+  Policy open = p;
+  open.filesystem.dangerously_writable_git = true;
+  EXPECT_EQ(explain(open, "mine", ".git/hooks/pre-commit", Access::write, EACCES), "");
+}
+
+TEST(Denial, PathsOutsideTheJailAndThePrivateHome) {
+  const Policy p = default_like();
+  const std::string outside = explain(p, "default", "/srv/data/x", Access::read, ENOENT);
+  EXPECT_NE(outside.find("outside the jail of policy default"), std::string::npos) << outside;
+  const std::string home = explain(p, "default", "/home/u/notes.txt", Access::read, ENOENT);
+  EXPECT_NE(home.find("filesystem.private_home = true"), std::string::npos) << home;
+}
+
+TEST(Denial, RootSecretsWhenBrigRunsAsRoot) {
+  const Policy p = default_like();
+  const std::string s = explain(p, "default", "/etc/shadow", Access::read, ENOENT, true);
+  EXPECT_NE(s.find("dangerously_unmask_root_secrets = false"), std::string::npos) << s;
+  EXPECT_EQ(explain(p, "default", "/etc/shadow", Access::read, EACCES, false), "");
+}
+
+TEST(Denial, NothingToSayForOrdinaryErrors) {
+  const Policy p = default_like();
+  // Missing in a visible tree, host permissions in the workspace, other errnos.
+  EXPECT_EQ(explain(p, "default", "missing.txt", Access::read, ENOENT), "");
+  EXPECT_EQ(explain(p, "default", "/usr/share/nope", Access::read, ENOENT), "");
+  EXPECT_EQ(explain(p, "default", "secret.txt", Access::read, EACCES), "");
+  EXPECT_EQ(explain(p, "default", "a.txt", Access::write, EACCES), "");
+  EXPECT_EQ(explain(p, "default", "/tmp/x", Access::write, EACCES), "");
+  EXPECT_EQ(explain(p, "default", "a.txt", Access::write, ENOSPC), "");
+  // Ancestors of bound paths exist in the jail as directories.
+  EXPECT_EQ(explain(p, "default", "/work", Access::read, ENOENT), "");
+}
+
+}  // namespace
+}  // namespace brig::tools
