@@ -31,6 +31,8 @@ constexpr Key kKeys[] = {
            }
          },
      .show = [](const Policy& p) { return toml_string(p.description, true); }},
+    // Followed by the loader (loader.cc) before any file is applied; not shown,
+    // since `brig policy show` writes the chain resolved.
     {.section = "", .name = "extends", .type = "string", .doc = "the policy this one starts from"},
 
     // --- [filesystem] ---
