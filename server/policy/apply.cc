@@ -1,6 +1,8 @@
 #include "server/policy/apply.h"
 
 #include <algorithm>
+#include <span>
+#include <string>
 #include <string_view>
 
 #include <fmt/format.h>
@@ -40,7 +42,7 @@ std::string unknown_key(std::string_view key, std::string_view section) {
   }
   if (const std::string_view home = home_section_of(key, section); !home.empty())
     return fmt::format("\"{}\" does not belong {}; it goes in [{}]", key, where, home);
-  if (section.empty() && !contains(section_names(), key)) {
+  if (section.empty()) {  // not a section either: run() looks those up first
     std::string top;
     for (std::string_view k : allowed) {
       if (!contains(section_names(), k)) top += fmt::format("{}\"{}\"", top.empty() ? "" : ", ", k);
