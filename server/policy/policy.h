@@ -1,6 +1,7 @@
 // Policy: one resolved TOML policy (after `extends`, `~` and `$VAR`
-// expansion) as a plain value. policies/README.md documents every key; the
-// field comments here say what the default and the empty value mean. A policy
+// expansion) as a plain value. The key table (keys.h) maps each key to its
+// field here, and policies/README.md documents every key; the field comments
+// here say what the default and the empty value mean. A policy
 // says WHAT a jail may touch; to_jail_spec() turns it, for one workspace and
 // one caller, into the jail::JailSpec the kernel enforces.
 #pragma once
