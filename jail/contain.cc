@@ -3,7 +3,7 @@
 // starts. Each step is a function of its own below; the lists give the
 // reason for each one's place. Everything here runs in a child of a raw
 // clone, so only async-signal-safe calls are made: the plan was computed
-// before clone. Each step stamps its own StepMark (step_times.h).
+// before clone. Each step stamps the SetupStep it ends (step_times.h).
 #include "jail/contain.h"
 
 #include <errno.h>
@@ -43,12 +43,13 @@ BRIG_ON_VFORK_STACK void take_command_ids(const ChildPlan& p) {
     if (int e = process::drop_groups_in_child()) fail(SetupStep::identity, e);
   if (p.switch_ids)
     if (int e = process::switch_ids_in_child(p.uid, p.gid)) fail(SetupStep::identity, e);
-  p.stamps.mark(StepMark::command_ids);
+  p.stamps.mark(Side::command, SetupStep::identity);
 }
 
-BRIG_ON_VFORK_STACK void join_cgroups(const cgroups::Received& cgroups) {
+BRIG_ON_VFORK_STACK void join_cgroups(const ChildPlan& p, const cgroups::Received& cgroups) {
   int failed = -1;
   if (int e = cgroups::join_in_child(cgroups, &failed)) fail(SetupStep::cgroup, e, failed);
+  p.stamps.mark(Side::command, SetupStep::cgroup);
 }
 
 BRIG_ON_VFORK_STACK void apply_rlimits(const ChildPlan& p, const cgroups::Received& cgroups) {
@@ -56,25 +57,27 @@ BRIG_ON_VFORK_STACK void apply_rlimits(const ChildPlan& p, const cgroups::Receiv
   if (int e = process::apply_rlimits_in_child(p.rlimits, cgroups.limits_pids, cgroups.limits_memory,
                                               &failed))
     fail(SetupStep::rlimit, e, failed);
+  p.stamps.mark(Side::command, SetupStep::rlimit);
 }
 
 BRIG_ON_VFORK_STACK void enter_cwd(const ChildPlan& p, const command::Received& c) {
   if (::chdir(c.cwd) != 0) fail(SetupStep::chdir, errno);
-  p.stamps.mark(StepMark::command_limits);
+  p.stamps.mark(Side::command, SetupStep::chdir);
 }
 
 BRIG_ON_VFORK_STACK void drop_caps(const ChildPlan& p) {
   if (int e = caps::apply_in_child(p.caps)) fail(SetupStep::caps, e);
+  p.stamps.mark(Side::command, SetupStep::caps);
 }
 
 BRIG_ON_VFORK_STACK void set_no_new_privs(const ChildPlan& p) {
   if (int e = caps::set_no_new_privs_in_child()) fail(SetupStep::no_new_privs, e);
-  p.stamps.mark(StepMark::command_caps);
+  p.stamps.mark(Side::command, SetupStep::no_new_privs);
 }
 
 BRIG_ON_VFORK_STACK void apply_landlock(const ChildPlan& p) {
   if (int e = landlock::apply_in_child(p.landlock)) fail(SetupStep::landlock, e);
-  p.stamps.mark(StepMark::command_landlock);
+  p.stamps.mark(Side::command, SetupStep::landlock);
 }
 
 // Speed only (docs/jail.md, "Speed"): the command still runs in the init's
@@ -83,7 +86,7 @@ BRIG_ON_VFORK_STACK void apply_landlock(const ChildPlan& p) {
 // supervise loop and the few pages below), however late it is scheduled.
 BRIG_ON_VFORK_STACK void release_setup_code(const ChildPlan& p) {
   process::release_code_pages(p.code_pages);
-  p.stamps.mark(StepMark::command_seccomp_next);
+  p.stamps.mark(Side::command, SetupStep::seccomp, Stage::begun);
 }
 
 BRIG_ON_VFORK_STACK void apply_seccomp(const ChildPlan& p) {
@@ -104,7 +107,7 @@ BRIG_ON_VFORK_STACK [[noreturn]] void run_command(const ChildPlan& p,
   own_process_group(p);
   // Its ids first: what follows is checked against them.
   take_command_ids(p);
-  join_cgroups(cgroups);
+  join_cgroups(p, cgroups);
   apply_rlimits(p, cgroups);
   enter_cwd(p, c);
   // Caps are dropped while the process may still change them.
@@ -147,7 +150,7 @@ void wait_for_go(const ChildPlan& p) {
   while (::read(p.sync_fd, &go, 1) != 1) {
     if (errno != EINTR) ::_exit(125);
   }
-  p.stamps.mark(StepMark::child_released);
+  p.stamps.mark(Side::child, SetupStep::sync);
 }
 
 // Until the fds are in place, a failure goes to the status pipe's
@@ -157,7 +160,7 @@ void arrange_fds(const ChildPlan& p) {
     report_setup_failure(p.status_fd_before_fds, SetupStep::fds, e);
     ::_exit(125);
   }
-  p.stamps.mark(StepMark::child_fds);
+  p.stamps.mark(Side::child, SetupStep::fds);
 }
 
 // A jail whose uid map leaves the launcher's ids out (root mapping the
@@ -194,14 +197,14 @@ void leave_terminal() {
 void adopt_orphans(const ChildPlan& p) {
   if (!p.pid_namespace && ::prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0)
     fail(SetupStep::identity, errno);
-  p.stamps.mark(StepMark::child_identity);
+  p.stamps.mark(Side::child, SetupStep::identity);
 }
 
 // Needs the capabilities this process holds in its new user namespace.
 void build_root(const ChildPlan& p, git_state::Kept* git) {
   int failed = -1;
   if (int e = mounts::apply_in_child(p.mounts, &failed, git)) fail(SetupStep::mount, e, failed);
-  p.stamps.mark(StepMark::child_mounts);
+  p.stamps.mark(Side::child, SetupStep::mount);
 }
 
 void join_network(const ChildPlan& p) {
@@ -210,18 +213,19 @@ void join_network(const ChildPlan& p) {
   if (int e = net::join_in_child(ChildPlan::kNetnsFd, &in_loopback))
     fail(in_loopback ? SetupStep::loopback : SetupStep::netns, e);
   ::close(ChildPlan::kNetnsFd);
+  p.stamps.mark(Side::child, SetupStep::netns);
 }
 
 void set_hostname(const ChildPlan& p) {
   if (p.set_hostname && ::sethostname(p.hostname.data(), p.hostname.size()) != 0)
     fail(SetupStep::hostname, errno);
-  p.stamps.mark(StepMark::child_network);
+  p.stamps.mark(Side::child, SetupStep::hostname);
 }
 
 // An empty message when there are none; EOF means the launcher gave up.
 void receive_cgroups(const ChildPlan& p, cgroups::Received* cgroups) {
   if (int e = cgroups::receive_in_child(ChildPlan::kSyncFd, cgroups)) fail(SetupStep::cgroup, e);
-  p.stamps.mark(StepMark::child_cgroups_received);
+  p.stamps.mark(Side::child, SetupStep::cgroup);
 }
 
 // A launcher that closes the socket instead dropped the jail unused.
@@ -253,7 +257,9 @@ pid_t start_command(const ChildPlan& p, CommandArgs& args) {
   const pid_t command =
       clone::vfork_on_stack(command_main, &args, command_stack, sizeof command_stack);
   if (command < 0) fail(SetupStep::fork, errno);
-  p.stamps.mark(StepMark::command_execed);
+  // The command's own stamp would land in a page its execve has dropped:
+  // the init, resumed by that execve, stamps it.
+  p.stamps.mark(Side::command, SetupStep::exec);
   return command;
 }
 

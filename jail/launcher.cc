@@ -69,7 +69,7 @@ Result<Channels> open_channels(bool new_netns) {
 }  // namespace
 
 // One jail's launch: each method is one step of spawn_jail's list, and
-// stamps its own StepMark. On a failed step, dropping this kills the child
+// stamps the SetupStep it ends (step_times.h). On a failed step, dropping this kills the child
 // (~RunningJail) after reaping the helper and closing the channels.
 class Launch {
  public:
@@ -149,7 +149,7 @@ Result<void> Launch::open_channels() {
   plan_->sync_fd = ch_.sync_child.get();
   plan_->sync_parent_fd = ch_.sync_parent.get();
   plan_->status_fd_before_fds = ch_.status_w.get();
-  stamps_.mark(StepMark::planned);
+  stamps_.mark(Milestone::planned);
   return {};
 }
 
@@ -166,7 +166,7 @@ Result<void> Launch::clone() {
   if (pid < 0) return std::unexpected(clone_failed(spec_, errno));
   if (pid == 0) contain(*plan_);  // never returns
 
-  stamps_.mark(StepMark::cloned);
+  stamps_.mark(Side::launcher, SetupStep::clone3);
   j_.pid_ = pid;
   j_.pidfd_.reset(pidfd);
   j_.pid_namespace_ = plan_->pid_namespace;
@@ -185,7 +185,7 @@ Result<void> Launch::start_network_helper() {
       BRIG_TRY(net::start_helper(j_.pid_, flags_ & CLONE_NEWUSER, ch_.netns_helper.get())));
   cpus_.move_away(helper_->pid());
   ch_.netns_helper.reset();
-  stamps_.mark(StepMark::netns_helper_started);
+  stamps_.mark(Side::launcher, SetupStep::netns, Stage::begun);
   return {};
 }
 
@@ -195,7 +195,7 @@ Result<void> Launch::write_id_maps() {
                                                plan_->drop_groups || plan_->init_takes_ids);
       !ok)
     return std::unexpected(at_step(SetupStep::uid_map, std::move(ok.error())));
-  stamps_.mark(StepMark::maps_written);
+  stamps_.mark(Side::launcher, SetupStep::uid_map);
   return {};
 }
 
@@ -203,7 +203,7 @@ Result<void> Launch::release_child() {
   const char go = 1;
   if (::write(ch_.sync_parent.get(), &go, 1) != 1)
     return std::unexpected(step_sys_error(SetupStep::sync, "release the jail's child", errno));
-  stamps_.mark(StepMark::released);
+  stamps_.mark(Side::launcher, SetupStep::sync);
   return {};
 }
 
@@ -211,14 +211,14 @@ Result<void> Launch::make_cgroups() {
   j_.cgroup_ = cgroups::create(spec_.limits);
   report_cgroups(j_.layers_, spec_.limits, j_.cgroup_);
   BRIG_TRY_VOID(check_required(spec_, j_.layers_));
-  stamps_.mark(StepMark::cgroups_made);
+  stamps_.mark(Side::launcher, SetupStep::cgroup, Stage::begun);
   return {};
 }
 
 Result<void> Launch::send_cgroups() {
   if (helper_) {
     helper_.reset();
-    stamps_.mark(StepMark::netns_helper_reaped);
+    stamps_.mark(Side::launcher, SetupStep::netns);
   }
   // EPIPE: the child has already failed (and exited); wait() says why.
   if (int e = cgroups::send_to_child(ch_.sync_parent.get(), j_.cgroup_); e != 0 && e != EPIPE)
@@ -227,14 +227,14 @@ Result<void> Launch::send_cgroups() {
   // The child has its own copies of the fds; the launcher keeps the paths.
   j_.cgroup_.procs_fds.clear();
   j_.cgroup_.brig_dir_fds.clear();
-  stamps_.mark(StepMark::cgroups_sent);
+  stamps_.mark(Side::launcher, SetupStep::cgroup);
   return {};
 }
 
 void Launch::step_aside() {
   cpus_.leave_this_cpu();
   speed::sweep_once();
-  stamps_.mark(StepMark::spawn_returned);
+  stamps_.mark(Milestone::spawn_returned);
   if (awaiting_) j_.command_fd_ = std::move(ch_.sync_parent);
 }
 

@@ -12,51 +12,36 @@ namespace {
 constexpr std::size_t kPageBytes = 4096;
 static_assert(kStepMarks * sizeof(std::int64_t) <= kPageBytes);
 
-constexpr std::array<std::string_view, kStepMarks> kNames = {
-    "planned",
-    "cloned",
-    "netns_helper_started",
-    "maps_written",
-    "released",
-    "cgroups_made",
-    "netns_helper_reaped",
-    "cgroups_sent",
-    "spawn_returned",
-    "child_released",
-    "child_fds",
-    "child_identity",
-    "child_mounts",
-    "child_network",
-    "child_cgroups_received",
-    "command_ids",
-    "command_limits",
-    "command_caps",
-    "command_landlock",
-    "command_seccomp_next",
-    "command_execed",
-    "status_received",
-};
+constexpr std::array<const char*, kSides> kSideNames = {"launcher", "child", "command"};
+constexpr std::array<const char*, kMilestones> kMilestoneNames = {"planned", "spawn_returned",
+                                                                  "status_received"};
 
 }  // namespace
 
-std::string_view step_mark_name(StepMark m) {
-  const auto i = static_cast<std::size_t>(m);
-  return i < kNames.size() ? kNames[i] : "unknown";
+std::string StepMark::name() const {
+  if (slot_ < kMilestones) return std::string("launcher ") + kMilestoneNames[slot_];
+  if (slot_ >= kCount) return "none";
+  const std::size_t i = slot_ - kMilestones;
+  const std::size_t side = i / 2 / kStepsPerSide;
+  const auto step = static_cast<SetupStep>(i / 2 % kStepsPerSide + 1);
+  const auto stage = static_cast<Stage>(i % 2);
+  return std::string(kSideNames[side]) + " " + step_name(step) +
+         (stage == Stage::begun ? " begun" : "");
 }
 
 std::optional<std::chrono::nanoseconds> StepTimes::at(StepMark m) const {
-  const auto i = static_cast<std::size_t>(m);
+  const auto i = m.slot();
   if (i >= since_start.size() || since_start[i] < 0) return std::nullopt;
   return std::chrono::nanoseconds(since_start[i]);
 }
 
 void StepStamps::mark(StepMark m) const noexcept {
-  if (page_ == nullptr) return;
+  if (page_ == nullptr || m.slot() >= kStepMarks) return;
   timespec ts{};
   ::clock_gettime(CLOCK_MONOTONIC, &ts);
   // Each stamp has one writer; the launcher reads them only after the
   // status pipe or the child's exit has ordered the writes before it.
-  __atomic_store_n(&page_[static_cast<std::size_t>(m)],
+  __atomic_store_n(&page_[m.slot()],
                    static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec,
                    __ATOMIC_RELAXED);
 }

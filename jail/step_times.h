@@ -11,47 +11,68 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
-#include <string_view>
+#include <string>
 
 #include "jail/base/error.h"
+#include "jail/base/setup_step.h"
 
 namespace brig::jail {
 
-// In the order they happen on each side; the launcher's and the child's run
-// at the same time, on different CPUs.
-enum class StepMark : std::uint8_t {
-  // The launcher, in spawn().
-  planned,               // the ChildPlan: mount plan, exec paths, caps, Landlock, seccomp
-  cloned,                // clone3 with the namespaces returned
-  netns_helper_started,  // the network namespace's helper cloned
-  maps_written,          // uid/gid maps
-  released,              // the child told to go on
-  cgroups_made,
-  netns_helper_reaped,
-  cgroups_sent,
-  spawn_returned,
-  // The jail's child, which becomes its init (contain.cc's steps).
-  child_released,
-  child_fds,
-  child_identity,
-  child_mounts,  // new root built and pivoted into
-  child_network,
-  child_cgroups_received,
-  // The command, on the init's memory until its execve.
-  command_ids,
-  command_limits,  // cgroups joined, rlimits, chdir
-  command_caps,    // capabilities dropped, no_new_privs
-  command_landlock,
-  command_seccomp_next,  // the last stamp: nothing is stamped under seccomp
-  // The init, once the command's execve has let go of the shared memory.
-  command_execed,
-  // The launcher, when the init reported the command's status.
-  status_received,
-  count
-};
-inline constexpr std::size_t kStepMarks = static_cast<std::size_t>(StepMark::count);
+// Who a step belongs to: the launcher (spawn, wait), the jail's child that
+// becomes its init (contain.cc's steps), or the command it starts, on the
+// init's memory until its execve.
+enum class Side : std::uint8_t { launcher, child, command };
+inline constexpr std::size_t kSides = 3;
 
-std::string_view step_mark_name(StepMark m);
+// Most stamps end their step. A step the launcher leaves half-way while the
+// child works (netns: the helper started, then reaped; cgroup: made, then
+// sent) is stamped once begun as well; so is the command's seccomp, since
+// nothing can be stamped under its filter.
+enum class Stage : std::uint8_t { done, begun };
+
+// The launcher's points that end no setup step.
+enum class Milestone : std::uint8_t {
+  planned,          // the ChildPlan, the channels and the stdio fds, before clone3
+  spawn_returned,   // off this CPU, the sweep done
+  status_received,  // the init reported the command's status
+};
+inline constexpr std::size_t kMilestones = 3;
+
+// One stamp's slot in the shared page, named by the SetupStep vocabulary so
+// that a time, a failure and a message say the same step. Constexpr: the
+// child of a raw clone stamps with nothing computed beyond the clock.
+class StepMark {
+ public:
+  constexpr StepMark(Side side, SetupStep step, Stage stage = Stage::done)
+      : slot_(slot_of(side, step, stage)) {}
+  // Implicit: a milestone is a mark of its own, stamped and read alike.
+  constexpr StepMark(Milestone m) : slot_(static_cast<std::size_t>(m)) {}
+
+  // Every slot is one mark: for walking all of them.
+  static constexpr StepMark at_slot(std::size_t slot) { return StepMark(slot); }
+  constexpr std::size_t slot() const { return slot_; }
+  constexpr bool operator==(const StepMark&) const = default;
+
+  // "<side> <step>", with " begun" for Stage::begun: "child mount",
+  // "launcher netns begun"; a milestone is the launcher's: "launcher planned".
+  std::string name() const;
+
+  // The milestones, then per side every step but none, each done and begun.
+  static constexpr std::size_t kStepsPerSide = kSetupSteps - 1;
+  static constexpr std::size_t kCount = kMilestones + kSides * kStepsPerSide * 2;
+
+ private:
+  explicit constexpr StepMark(std::size_t slot) : slot_(slot) {}
+  // SetupStep::none is no step: its slot is past the last, never stamped.
+  static constexpr std::size_t slot_of(Side side, SetupStep step, Stage stage) {
+    if (step == SetupStep::none) return kCount;
+    const std::size_t in_side = static_cast<std::size_t>(step) - 1;
+    return kMilestones + (static_cast<std::size_t>(side) * kStepsPerSide + in_side) * 2 +
+           static_cast<std::size_t>(stage);
+  }
+  std::size_t slot_;
+};
+inline constexpr std::size_t kStepMarks = StepMark::kCount;
 
 struct StepTimes {
   // Nanoseconds from the start of spawn(); negative for a mark not reached.
@@ -71,6 +92,9 @@ class StepStamps {
   // Async-signal-safe (clock_gettime through the vDSO): callable in the
   // child of a raw clone.
   void mark(StepMark m) const noexcept;
+  void mark(Side side, SetupStep step, Stage stage = Stage::done) const noexcept {
+    mark(StepMark(side, step, stage));
+  }
 
  private:
   std::int64_t* page_ = nullptr;

@@ -204,7 +204,7 @@ Result<Outcome> Waiter::wait() {
     return std::unexpected(
         Error{"wait for a jail", std::to_string(j_.pid_), "already waited for", 0});
   BRIG_TRY_VOID(poll_until_done());
-  j_.steps_.stamps().mark(StepMark::status_received);
+  j_.steps_.stamps().mark(Milestone::status_received);
   BRIG_TRY_VOID(reap_init());
   const auto ended = RunningJail::Clock::now();
   if (init_exiting_ && seen_.status->cgroups_left == 0) j_.cgroup_.paths.clear();

@@ -147,89 +147,60 @@ void print_row(const char* name, const Stats& s, int n) {
               s.p10, s.p90, n);
 }
 
-// Each side's stamps in order. A step is timed from the stamp before it on
-// the same side: the launcher's first from the start of spawn, the child's
-// first from its release, and the init's report from the command's execve.
-constexpr jail::StepMark kLauncherSide[] = {jail::StepMark::planned,
-                                            jail::StepMark::cloned,
-                                            jail::StepMark::netns_helper_started,
-                                            jail::StepMark::maps_written,
-                                            jail::StepMark::released,
-                                            jail::StepMark::cgroups_made,
-                                            jail::StepMark::netns_helper_reaped,
-                                            jail::StepMark::cgroups_sent,
-                                            jail::StepMark::spawn_returned};
-constexpr jail::StepMark kChildSide[] = {
-    jail::StepMark::child_released,       jail::StepMark::child_fds,
-    jail::StepMark::child_identity,       jail::StepMark::child_mounts,
-    jail::StepMark::child_network,        jail::StepMark::child_cgroups_received,
-    jail::StepMark::command_ids,          jail::StepMark::command_limits,
-    jail::StepMark::command_caps,         jail::StepMark::command_landlock,
-    jail::StepMark::command_seccomp_next, jail::StepMark::command_execed,
-    jail::StepMark::status_received};
+// Each side's stamps in order, each with what happened since the stamp
+// before it. A step is timed from the stamp before it on the same side: the
+// launcher's first from the start of spawn, the child's first from its
+// release, and the init's report from the command's execve.
+struct Row {
+  jail::StepMark mark;
+  const char* what;
+};
+using jail::Milestone;
+using jail::SetupStep;
+using jail::Side;
+using jail::Stage;
+constexpr Row kLauncherSide[] = {
+    {Milestone::planned, "validate, plan the child, channels, fds"},
+    {{Side::launcher, SetupStep::clone3}, "clone3 with the namespaces"},
+    {{Side::launcher, SetupStep::netns, Stage::begun}, "open the userns, clone the netns helper"},
+    {{Side::launcher, SetupStep::uid_map}, "write uid/gid maps"},
+    {{Side::launcher, SetupStep::sync}, "release the child (the go byte)"},
+    {{Side::launcher, SetupStep::cgroup, Stage::begun}, "make the cgroups (or none)"},
+    {{Side::launcher, SetupStep::netns}, "wait for the netns helper"},
+    {{Side::launcher, SetupStep::cgroup}, "hand the cgroups to the child"},
+    {Milestone::spawn_returned, "move to the other CPU, sweep; spawn returns"},
+};
+constexpr Row kChildSide[] = {
+    {{Side::child, SetupStep::sync}, "wake up once released"},
+    {{Side::child, SetupStep::fds}, "arrange fds"},
+    {{Side::child, SetupStep::identity}, "ids, dumpable, signals, setsid"},
+    {{Side::child, SetupStep::mount}, "build the root, pivot_root"},
+    {{Side::child, SetupStep::netns}, "join the netns"},
+    {{Side::child, SetupStep::hostname}, "hostname"},
+    {{Side::child, SetupStep::cgroup}, "receive the cgroups"},
+    {{Side::command, SetupStep::identity}, "vfork, signals, ids"},
+    {{Side::command, SetupStep::cgroup}, "join the cgroups"},
+    {{Side::command, SetupStep::rlimit}, "rlimits"},
+    {{Side::command, SetupStep::chdir}, "chdir"},
+    {{Side::command, SetupStep::caps}, "drop caps"},
+    {{Side::command, SetupStep::no_new_privs}, "no_new_privs"},
+    {{Side::command, SetupStep::landlock}, "Landlock"},
+    {{Side::command, SetupStep::seccomp, Stage::begun}, "release the init's code pages"},
+    {{Side::command, SetupStep::exec}, "seccomp, execve"},
+    {Milestone::status_received, "/bin/true runs and exits; init reports"},
+};
 
-const char* describe(jail::StepMark m) {
-  switch (m) {
-    case jail::StepMark::planned:
-      return "validate, plan the child (mounts, exec, caps, Landlock)";
-    case jail::StepMark::cloned:
-      return "clone3 with the namespaces";
-    case jail::StepMark::netns_helper_started:
-      return "open the userns, clone the netns helper";
-    case jail::StepMark::maps_written:
-      return "write uid/gid maps";
-    case jail::StepMark::released:
-      return "release the child";
-    case jail::StepMark::cgroups_made:
-      return "make the cgroups (or none)";
-    case jail::StepMark::netns_helper_reaped:
-      return "wait for the netns helper";
-    case jail::StepMark::cgroups_sent:
-      return "hand the cgroups to the child";
-    case jail::StepMark::spawn_returned:
-      return "move to the other CPU, sweep; spawn returns";
-    case jail::StepMark::child_released:
-      return "child: wake up once released";
-    case jail::StepMark::child_fds:
-      return "child: arrange fds";
-    case jail::StepMark::child_identity:
-      return "child: dumpable, signals, setsid";
-    case jail::StepMark::child_mounts:
-      return "child: build the root, pivot_root";
-    case jail::StepMark::child_network:
-      return "child: join the netns, hostname";
-    case jail::StepMark::child_cgroups_received:
-      return "child: receive the cgroups";
-    case jail::StepMark::command_ids:
-      return "command: vfork, signals, ids";
-    case jail::StepMark::command_limits:
-      return "command: join cgroups, rlimits, chdir";
-    case jail::StepMark::command_caps:
-      return "command: drop caps, no_new_privs";
-    case jail::StepMark::command_landlock:
-      return "command: Landlock";
-    case jail::StepMark::command_seccomp_next:
-      return "command: release the init's code pages";
-    case jail::StepMark::command_execed:
-      return "command: seccomp, execve";
-    case jail::StepMark::status_received:
-      return "/bin/true runs and exits; init reports";
-    default:
-      return "?";
-  }
-}
-
-using PerMark = std::vector<std::vector<double>>;  // samples in ms, by StepMark
+using PerMark = std::vector<std::vector<double>>;  // samples in ms, by StepMark::slot()
 
 template <std::size_t N>
-void record_side(const jail::StepTimes& t, const jail::StepMark (&marks)[N],
+void record_side(const jail::StepTimes& t, const Row (&rows)[N],
                  std::optional<std::chrono::nanoseconds> previous, PerMark& at_ms,
                  PerMark& step_ms) {
   auto ms = [](std::chrono::nanoseconds d) { return static_cast<double>(d.count()) / 1e6; };
-  for (jail::StepMark m : marks) {
-    const auto at = t.at(m);
+  for (const Row& r : rows) {
+    const auto at = t.at(r.mark);
     if (!at) continue;  // not in this tier
-    const auto i = static_cast<std::size_t>(m);
+    const auto i = r.mark.slot();
     at_ms[i].push_back(ms(*at));
     if (previous) step_ms[i].push_back(ms(*at - *previous));
     previous = at;
@@ -238,21 +209,21 @@ void record_side(const jail::StepTimes& t, const jail::StepMark (&marks)[N],
 
 void record_steps(const jail::StepTimes& t, PerMark& at_ms, PerMark& step_ms) {
   record_side(t, kLauncherSide, std::chrono::nanoseconds(0), at_ms, step_ms);
-  record_side(t, kChildSide, t.at(jail::StepMark::released), at_ms, step_ms);
+  record_side(t, kChildSide, t.at({Side::launcher, SetupStep::sync}), at_ms, step_ms);
 }
 
 void print_steps(const PerMark& at_ms, const PerMark& step_ms) {
-  auto rows = [&](const char* title, const auto& marks) {
+  auto print = [&](const char* title, const auto& rows) {
     std::printf("  %s\n", title);
-    for (jail::StepMark m : marks) {
-      const auto i = static_cast<std::size_t>(m);
+    for (const Row& r : rows) {
+      const auto i = r.mark.slot();
       if (step_ms[i].empty()) continue;  // not in this tier
-      std::printf("    %-52s at %6.3f ms   step %6.3f ms\n", describe(m), stats(at_ms[i]).median,
-                  stats(step_ms[i]).median);
+      std::printf("    %-26s %-44s at %6.3f ms   step %6.3f ms\n", r.mark.name().c_str(), r.what,
+                  stats(at_ms[i]).median, stats(step_ms[i]).median);
     }
   };
-  rows("launcher (jail::spawn):", kLauncherSide);
-  rows("jail's child, then the command until execve:", kChildSide);
+  print("launcher (jail::spawn):", kLauncherSide);
+  print("jail's child, then the command until execve:", kChildSide);
 }
 
 Options parse(int argc, char** argv) {
