@@ -73,7 +73,8 @@ asio::awaitable<void> Job::run([[maybe_unused]] std::shared_ptr<Job> self, Uniqu
     spdlog::debug("job {}: stopped following: {}", id_, e.what());
   }
   if (!outcome_) {
-    outcome_ = jail::setup_failed_outcome(jail::SetupStep::wait, 0, "brig stopped following the job");
+    outcome_ =
+        jail::setup_failed_outcome(jail::SetupStep::wait, 0, "brig stopped following the job");
   }
   finished_ = true;
   finished_at_ = Clock::now();

@@ -10,8 +10,8 @@
 #include "server/files/content_type.h"
 #include "server/files/file_io.h"
 #include "server/files/line_diff.h"
-#include "server/files/tool_path.h"
 #include "server/files/text_edit.h"
+#include "server/files/tool_path.h"
 
 namespace brig::files {
 namespace {

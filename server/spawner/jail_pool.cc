@@ -18,7 +18,7 @@ bool JailPool::still_waiting(const jail::RunningJail& jailed) {
 }
 
 std::optional<jail::RunningJail> JailPool::take(const jail::JailSpec& spec,
-                                           const jail::ExecRequest& request) {
+                                                const jail::ExecRequest& request) {
   jail::JailSpec key = key_of(spec);
   std::optional<jail::RunningJail> out;
   if (ready_ && (ready_->key != key || !still_waiting(ready_->jailed) ||

@@ -37,7 +37,8 @@ class JailPool {
   // `spec`'s wall time from now), or nullopt: none ready for that spec (the
   // caller spawns a fresh one). Either way the pool is to be refilled for
   // `spec` afterwards.
-  std::optional<jail::RunningJail> take(const jail::JailSpec& spec, const jail::ExecRequest& request);
+  std::optional<jail::RunningJail> take(const jail::JailSpec& spec,
+                                        const jail::ExecRequest& request);
 
   // Whether a refill is due: a spec was asked for and no jail waits for it.
   bool wants_refill() const { return wanted_.has_value() && !ready_; }

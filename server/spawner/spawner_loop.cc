@@ -119,7 +119,8 @@ int SpawnerLoop::poll_timeout_ms() const {
     if (auto d = l.jailed.deadline(); d && (!nearest || *d < *nearest)) nearest = d;
   if (!nearest) return -1;
   const auto left =
-      std::chrono::ceil<std::chrono::milliseconds>(*nearest - jail::RunningJail::Clock::now()).count();
+      std::chrono::ceil<std::chrono::milliseconds>(*nearest - jail::RunningJail::Clock::now())
+          .count();
   return static_cast<int>(std::clamp<std::int64_t>(left, 0, 24 * 3600 * 1000));
 }
 
@@ -162,7 +163,7 @@ bool SpawnerLoop::on_spawn(const Packet& packet) {
 }
 
 Result<jail::RunningJail> SpawnerLoop::start_jail(const jail::JailSpec& spec,
-                                             const jail::ExecRequest& request) {
+                                                  const jail::ExecRequest& request) {
   if (use_pool_)
     if (auto pooled = pool_.take(spec, request)) return std::move(*pooled);
   return spawn_dumpable([&] { return jail::spawn(spec, request); });
@@ -171,10 +172,10 @@ Result<jail::RunningJail> SpawnerLoop::start_jail(const jail::JailSpec& spec,
 bool SpawnerLoop::report_exit(Live& live) {
   auto outcome = jail::wait_until_status(live.jailed);
   if (!outcome)
-    return send(
-        exited_message(live.id, jail::setup_failed_outcome(jail::SetupStep::wait, outcome.error().sys_errno,
-                                                           outcome.error().to_string())),
-        {});
+    return send(exited_message(live.id, jail::setup_failed_outcome(jail::SetupStep::wait,
+                                                                   outcome.error().sys_errno,
+                                                                   outcome.error().to_string())),
+                {});
   const bool ok = send(exited_message(live.id, *outcome), {});
   // An init that reported the command's status may still be exiting (the
   // namespaces' teardown): reaped once its pidfd polls readable. One that

@@ -42,7 +42,8 @@ class SpawnerLoop {
   bool on_socket();
   bool on_spawn(const Packet& packet);
   // The pooled jail for `spec` given `request`, else a fresh one.
-  Result<jail::RunningJail> start_jail(const jail::JailSpec& spec, const jail::ExecRequest& request);
+  Result<jail::RunningJail> start_jail(const jail::JailSpec& spec,
+                                       const jail::ExecRequest& request);
   // Reports how the jail ended; false when the socket is gone. Leaves an
   // init that is still exiting to reap.
   bool report_exit(Live& live);
