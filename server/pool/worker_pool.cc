@@ -136,9 +136,11 @@ asio::awaitable<std::optional<Error>> WorkerPool::setup_failure(Worker& w) {
   if (ended.index() != 0) co_return std::nullopt;
   const Result<jail::Outcome>& outcome = std::get<0>(ended);
   if (!outcome || outcome->kind != jail::Outcome::Kind::setup_failed) co_return std::nullopt;
-  co_return Error{std::string(kWorkerStartFailed),
-                  std::string("step ") + jail::step_name(outcome->setup.step),
-                  outcome->setup.message, outcome->setup.sys_errno};
+  co_return Error{.what = std::string(kWorkerStartFailed),
+                  .where = "",
+                  .why = outcome->setup.message,
+                  .sys_errno = outcome->setup.sys_errno,
+                  .step = outcome->setup.step};
 }
 
 asio::awaitable<Result<Result<files::OpReply>>> WorkerPool::exchange(

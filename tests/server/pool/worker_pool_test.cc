@@ -62,6 +62,7 @@ class WorkerPoolTest : public ::testing::Test {
   TempDir ws_;
   TempDir outside_;
   sandbox::Sandbox sandbox_;
+  sandbox::Sandbox broken_;  // declared before pool_: outlives a pool made on it
   std::optional<WorkerPool> pool_;
 };
 
@@ -111,6 +112,23 @@ TEST_F(WorkerPoolTest, UnknownOperationIsAnErrorAndStopLeavesNoWorker) {
     return !process_exists(worker);
   })) << "worker jail "
       << worker << " still runs after stop()";
+}
+
+// A worker whose jail cannot be set up says so, naming the jail's step in
+// Error::step (not in where, which names an input) and the missing source.
+TEST_F(WorkerPoolTest, AWorkerJailThatFailsSetupNamesTheStep) {
+  broken_ = sandbox_;
+  jail::Mount missing;
+  missing.source = missing.target = "/nonexistent/brig-worker-source";
+  broken_.spec.mounts.push_back(missing);
+  pool_->stop();
+  pool_.emplace(io_.get_executor(), broken_, sibling_binary("brig-worker"));
+  auto failed = call(WorkerLane::files, "read_file", Json{{"path", "hello.txt"}});
+  ASSERT_FALSE(failed);
+  EXPECT_TRUE(failed.error().what.starts_with(kWorkerStartFailed)) << failed.error().to_string();
+  EXPECT_EQ(failed.error().step, jail::SetupStep::mount) << failed.error().to_string();
+  EXPECT_NE(failed.error().to_string().find("/nonexistent/brig-worker-source"), std::string::npos)
+      << failed.error().to_string();
 }
 
 }  // namespace
