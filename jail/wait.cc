@@ -75,6 +75,13 @@ class Waiter {
   }
 
   Result<Outcome> wait();
+  // Speed only (docs/jail.md): `code` is released (process::release_code_pages)
+  // just before the first poll, so that what stays resident while the
+  // command runs is the poll loop's own pages and nothing run on the way.
+  Waiter& releasing_code_first(const std::vector<process::PageRange>& code) {
+    release_ = &code;
+    return *this;
+  }
 
  private:
   Result<void> poll_until_done();
@@ -92,6 +99,7 @@ class Waiter {
   bool timed_out_ = false;
   bool grace_ = false;  // no pid namespace: the init was told to shut down
   bool init_exiting_ = false;
+  const std::vector<process::PageRange>* release_ = nullptr;
   StatusSeen seen_;
   siginfo_t info_{};
   struct rusage ru_ {};
@@ -139,7 +147,12 @@ bool Waiter::on_status() {
 
 Result<void> Waiter::poll_until_done() {
   for (;;) {
-    const int n = ::poll(fds_, 3, timeout_ms());
+    const int timeout = timeout_ms();
+    if (release_) {
+      process::release_code_pages(*release_);
+      release_ = nullptr;
+    }
+    const int n = ::poll(fds_, 3, timeout);
     if (n < 0 && errno != EINTR)
       return std::unexpected(sys_error("poll the jail's pidfd", "", errno));
     if (n == 0 && (grace_ || (deadline_ && !timed_out_))) {
@@ -232,17 +245,19 @@ Outcome run(const JailSpec& spec, const ExecRequest& request) {
   ::sigprocmask(SIG_BLOCK, &forwarded, &old);
   UniqueFd sigfd(::signalfd(-1, &forwarded, SFD_CLOEXEC | SFD_NONBLOCK));
   Outcome o;
-  // Computed before, and freed after, the wait: nothing between the release
-  // and the poll should run code it did not need (each page it runs maps its
-  // neighbours back in too).
+  // Computed before the spawn, released by the Waiter just before it polls:
+  // brig run only waits from there, and what it ran to load the policy and
+  // plan the jail need not stay resident while the command runs. (Each page
+  // run after the release maps its neighbours back in, so the release is as
+  // late as it can be.)
   const std::vector<process::PageRange> code = process::code_pages();
   auto j = spawn(spec, request);
-  // From here brig run only waits: what it ran to load the policy and plan
-  // the jail need not stay resident while the command runs.
-  if (j) process::release_code_pages(code);
   if (!j) {
     o = setup_failed_outcome(j.error().step, j.error().sys_errno, j.error().to_string());
-  } else if (auto w = Waiter(*j, std::nullopt, sigfd.get(), /*until_status=*/true).wait(); !w) {
+  } else if (auto w = Waiter(*j, std::nullopt, sigfd.get(), /*until_status=*/true)
+                          .releasing_code_first(code)
+                          .wait();
+             !w) {
     o = setup_failed_outcome(SetupStep::wait, w.error().sys_errno, w.error().to_string());
   } else {
     o = std::move(*w);
