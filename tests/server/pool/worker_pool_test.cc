@@ -62,7 +62,7 @@ class WorkerPoolTest : public ::testing::Test {
   TempDir ws_;
   TempDir outside_;
   sandbox::Sandbox sandbox_;
-  sandbox::Sandbox broken_;  // declared before pool_: outlives a pool made on it
+  std::optional<sandbox::Sandbox> broken_;  // before pool_: outlives a pool made on it
   std::optional<WorkerPool> pool_;
 };
 
@@ -117,12 +117,15 @@ TEST_F(WorkerPoolTest, UnknownOperationIsAnErrorAndStopLeavesNoWorker) {
 // A worker whose jail cannot be set up says so, naming the jail's step in
 // Error::step (not in where, which names an input) and the missing source.
 TEST_F(WorkerPoolTest, AWorkerJailThatFailsSetupNamesTheStep) {
-  broken_ = sandbox_;
+  auto broken = sandbox::plan_sandbox("default", ws_.path(), ws_.path());
+  ASSERT_TRUE(broken) << broken.error().to_string();
+  broken_.emplace(std::move(*broken));
+  broken_->spawner = sandbox_.spawner;
   jail::Mount missing;
   missing.source = missing.target = "/nonexistent/brig-worker-source";
-  broken_.spec.mounts.push_back(missing);
+  broken_->spec.mounts.push_back(missing);
   pool_->stop();
-  pool_.emplace(io_.get_executor(), broken_, sibling_binary("brig-worker"));
+  pool_.emplace(io_.get_executor(), *broken_, sibling_binary("brig-worker"));
   auto failed = call(WorkerLane::files, "read_file", Json{{"path", "hello.txt"}});
   ASSERT_FALSE(failed);
   EXPECT_TRUE(failed.error().what.starts_with(kWorkerStartFailed)) << failed.error().to_string();
