@@ -7,6 +7,7 @@
 #include "server/policy/tool_names.h"
 #include "server/search/find_files.h"
 #include "server/tools/skip_summary.h"
+#include "server/tools/tool.h"
 
 namespace brig::tools {
 
@@ -89,9 +90,7 @@ protocol::ToolDescriptor find_files_descriptor() {
           "list_directory.",
       .input_schema = std::move(input),
       .output_schema = std::move(output),
-      .annotations =
-          protocol::tool_annotations(/*read_only=*/true, /*destructive=*/false, /*idempotent=*/true,
-                                     /*open_world=*/false),
+      .annotations = read_only_annotations(),
   };
 }
 

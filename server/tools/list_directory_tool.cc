@@ -6,6 +6,7 @@
 
 #include "server/policy/tool_names.h"
 #include "server/search/list_directory.h"
+#include "server/tools/tool.h"
 
 namespace brig::tools {
 
@@ -76,9 +77,7 @@ protocol::ToolDescriptor list_directory_descriptor() {
           "To find files by name pattern use find_files.",
       .input_schema = std::move(input),
       .output_schema = std::move(output),
-      .annotations =
-          protocol::tool_annotations(/*read_only=*/true, /*destructive=*/false, /*idempotent=*/true,
-                                     /*open_world=*/false),
+      .annotations = read_only_annotations(),
   };
 }
 

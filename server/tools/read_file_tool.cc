@@ -9,6 +9,7 @@
 #include "server/files/base64.h"
 #include "server/files/read_file.h"
 #include "server/policy/tool_names.h"
+#include "server/tools/tool.h"
 
 namespace brig::tools {
 
@@ -87,9 +88,7 @@ protocol::ToolDescriptor read_file_descriptor() {
           "paths; paths the sandbox policy hides do not exist here.",
       .input_schema = std::move(input),
       .output_schema = std::move(output),
-      .annotations =
-          protocol::tool_annotations(/*read_only=*/true, /*destructive=*/false, /*idempotent=*/true,
-                                     /*open_world=*/false),
+      .annotations = read_only_annotations(),
   };
 }
 

@@ -5,6 +5,7 @@
 #include "server/policy/tool_names.h"
 #include "server/search/search.h"
 #include "server/tools/skip_summary.h"
+#include "server/tools/tool.h"
 
 namespace brig::tools {
 namespace {
@@ -205,9 +206,7 @@ protocol::ToolDescriptor search_descriptor() {
           "result gives next_offset to continue. To find files by name use find_files.",
       .input_schema = std::move(input),
       .output_schema = std::move(output),
-      .annotations =
-          protocol::tool_annotations(/*read_only=*/true, /*destructive=*/false, /*idempotent=*/true,
-                                     /*open_world=*/false),
+      .annotations = read_only_annotations(),
   };
 }
 

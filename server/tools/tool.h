@@ -46,6 +46,14 @@ class ToolContext : public exec::ProgressSink {
 using ToolHandler = std::function<asio::awaitable<protocol::ToolResult>(protocol::Json arguments,
                                                                         ToolContext& ctx)>;
 
+// The MCP annotations of read_file, list_directory, find_files and search:
+// they only read, the same call gives the same answer, and they reach
+// nothing beyond the jail's files.
+inline protocol::Json read_only_annotations() {
+  return protocol::tool_annotations(/*read_only=*/true, /*destructive=*/false,
+                                    /*idempotent=*/true, /*open_world=*/false);
+}
+
 // A tool as registered: descriptor.name is its unique name.
 struct Tool {
   protocol::ToolDescriptor descriptor;

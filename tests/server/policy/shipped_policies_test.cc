@@ -272,6 +272,23 @@ std::vector<Mount> toolchain_mounts(const std::string& h) {
   };
 }
 
+// `base` with the targets of the toolchain binds under `h` that are
+// `writable` (or not), sorted as the planner writes Landlock's rules.
+std::vector<std::string> with_toolchain(std::vector<std::string> base, const std::string& h,
+                                        bool writable) {
+  for (const Mount& m : toolchain_mounts(h))
+    if (m.kind == Mount::Kind::bind && m.writable == writable) base.push_back(m.target);
+  std::sort(base.begin(), base.end());
+  return base;
+}
+
+// dev's read-only rules: the system's trees and the read-only toolchain binds.
+std::vector<std::string> dev_read_only(const std::string& h) {
+  return with_toolchain(
+      {"/bin", "/etc", "/lib", "/lib32", "/lib64", "/libx32", "/opt", "/proc", "/sbin", "/usr"}, h,
+      false);
+}
+
 TEST(ShippedPolicies, DevForAnUnprivilegedUser) {
   const std::string h = "/home/ada";
   jail::JailSpec want;
@@ -284,38 +301,8 @@ TEST(ShippedPolicies, DevForAnUnprivilegedUser) {
                proc(), ro("/sbin", true), tmpfs("/tmp", 2 * kGiB, 01777), ro("/usr")}),
           home_masks(h)));
   want.limits = dev_limits();
-  want.landlock.read_only = {"/bin",
-                             "/etc",
-                             h + "/.cargo/bin",
-                             h + "/.cargo/config",
-                             h + "/.cargo/config.toml",
-                             h + "/.cargo/env",
-                             h + "/.gradle/init.d",
-                             h + "/.gradle/init.gradle",
-                             h + "/.gradle/init.gradle.kts",
-                             h + "/.rustup",
-                             h + "/go/bin",
-                             "/lib",
-                             "/lib32",
-                             "/lib64",
-                             "/libx32",
-                             "/opt",
-                             "/proc",
-                             "/sbin",
-                             "/usr"};
-  want.landlock.read_write = {"/dev",
-                              h,
-                              h + "/.cache",
-                              h + "/.cargo/git",
-                              h + "/.cargo/registry",
-                              h + "/.gradle/caches",
-                              h + "/.gradle/wrapper",
-                              h + "/.m2/repository",
-                              h + "/.npm",
-                              h + "/.yarn",
-                              h + "/go/pkg/mod",
-                              h + "/proj",
-                              "/tmp"};
+  want.landlock.read_only = dev_read_only(h);
+  want.landlock.read_write = with_toolchain({"/dev", h, h + "/proj", "/tmp"}, h, true);
   want.landlock.list_only = {"/"};
   want.landlock.restrict_tcp = false;  // loopback servers
   EXPECT_EQ(plan("dev", ada()), want);
@@ -334,38 +321,8 @@ TEST(ShippedPolicies, DevForRoot) {
                              kept(rw("/work/app")), git_layer("/work/app/.git", 2 * kGiB)}),
                         home_masks(h)));
   want.limits = dev_limits();
-  want.landlock.read_only = {"/bin",
-                             "/etc",
-                             "/lib",
-                             "/lib32",
-                             "/lib64",
-                             "/libx32",
-                             "/opt",
-                             "/proc",
-                             h + "/.cargo/bin",
-                             h + "/.cargo/config",
-                             h + "/.cargo/config.toml",
-                             h + "/.cargo/env",
-                             h + "/.gradle/init.d",
-                             h + "/.gradle/init.gradle",
-                             h + "/.gradle/init.gradle.kts",
-                             h + "/.rustup",
-                             h + "/go/bin",
-                             "/sbin",
-                             "/usr"};
-  want.landlock.read_write = {"/dev",
-                              h,
-                              h + "/.cache",
-                              h + "/.cargo/git",
-                              h + "/.cargo/registry",
-                              h + "/.gradle/caches",
-                              h + "/.gradle/wrapper",
-                              h + "/.m2/repository",
-                              h + "/.npm",
-                              h + "/.yarn",
-                              h + "/go/pkg/mod",
-                              "/tmp",
-                              "/work/app"};
+  want.landlock.read_only = dev_read_only(h);
+  want.landlock.read_write = with_toolchain({"/dev", h, "/tmp", "/work/app"}, h, true);
   want.landlock.list_only = {"/"};
   EXPECT_EQ(plan("dev", root()), want);
 }
