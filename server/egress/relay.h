@@ -1,0 +1,90 @@
+// Relay: brig's egress proxy and DNS stub, outside every jail. A jail in
+// `proxy` mode has only loopback; its network helper made listeners on the
+// jail's 127.0.0.1 (an HTTP proxy port, DNS on 53 over UDP and TCP) and the
+// launcher handed them here. Connections the jail makes to them are
+// accepted in brig's own network namespace, decided against the policy's
+// NetRules, and relayed to the upstream: this is the only way out.
+//
+// One thread with its own epoll loop (no asio: `brig run` runs a Relay too,
+// and the front end stays small), so a flood of proxy traffic never stalls
+// the MCP sessions. Names are resolved on a small pool of resolver threads
+// (getaddrinfo, which honours the host's resolver configuration).
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "jail/base/error.h"
+#include "jail/base/unique_fd.h"
+#include "server/policy/net_rules.h"
+
+namespace brig::egress {
+
+// The port of the HTTP proxy on the jail's loopback (HTTP_PROXY and the
+// others point at it); DNS is on 53.
+inline constexpr std::uint16_t kProxyPort = 3128;
+inline constexpr std::uint16_t kDnsPort = 53;
+
+// A jail's listeners on its own 127.0.0.1, already bound and listening,
+// non-blocking; any may be empty (not served).
+struct JailListeners {
+  UniqueFd proxy;    // TCP kProxyPort
+  UniqueFd dns_udp;  // UDP kDnsPort
+  UniqueFd dns_tcp;  // TCP kDnsPort
+};
+
+// One decision, for the audit log. Connections are reported once, when they
+// end (with the bytes each way); a refusal when it is answered.
+struct EgressRecord {
+  enum class Kind { connect, http, dns };
+  std::string jail;  // the label add_jail was given
+  Kind kind = Kind::connect;
+  std::string host;  // as the jail named it
+  std::uint16_t port = 0;
+  bool allowed = false;
+  std::string rule;     // the deciding rule's text, or why nothing allowed it
+  std::string address;  // the upstream address used ("" if none)
+  int status = 0;       // http/connect: the status brig answered (200 for a tunnel); dns: rcode
+  std::uint64_t bytes_up = 0;    // jail -> upstream
+  std::uint64_t bytes_down = 0;  // upstream -> jail
+};
+
+struct RelayOptions {
+  std::size_t max_head = 16 * 1024;  // 431 past this
+  std::chrono::milliseconds head_timeout{10'000};     // 408 when the head is not complete by then
+  std::chrono::milliseconds connect_timeout{10'000};  // 504 when resolving + connecting take longer
+  std::chrono::milliseconds idle_timeout{0};          // 0: a tunnel may idle forever
+  std::size_t max_connections_per_jail = 512;         // then 503 (and DNS over TCP closed)
+  // Called on the relay's thread for every EgressRecord; keep it short.
+  std::function<void(const EgressRecord&)> audit;
+};
+
+class Relay {
+ public:
+  static Result<std::unique_ptr<Relay>> start(RelayOptions options);
+  // Stops the thread; every listener and connection is closed.
+  ~Relay();
+  Relay(const Relay&) = delete;
+  Relay& operator=(const Relay&) = delete;
+
+  // Thread-safe. Serves `listeners` for the jail labelled `jail` under
+  // `rules` until remove_jail(id).
+  std::uint64_t add_jail(std::string jail, policy::NetRules rules, JailListeners listeners);
+  // Thread-safe. Closes the jail's listeners and every connection it has
+  // open (upstream sides too) before it returns. Unknown ids are ignored.
+  void remove_jail(std::uint64_t id);
+
+  // Connections open now, all jails (for tests and the memory bench).
+  std::size_t connections() const;
+
+ private:
+  struct Impl;
+  explicit Relay(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace brig::egress
