@@ -209,9 +209,8 @@ void build_root(const ChildPlan& p, git_state::Kept* git) {
 
 void join_network(const ChildPlan& p) {
   if (!p.new_netns) return;
-  bool in_loopback = false;
-  if (int e = net::join_in_child(ChildPlan::kNetnsFd, &in_loopback))
-    fail(in_loopback ? SetupStep::loopback : SetupStep::netns, e);
+  SetupStep step = SetupStep::netns;
+  if (int e = net::join_in_child(ChildPlan::kNetnsFd, &step)) fail(step, e);
   ::close(ChildPlan::kNetnsFd);
   p.stamps.mark(Side::child, SetupStep::netns);
 }

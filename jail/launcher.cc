@@ -37,6 +37,7 @@ struct Channels {
   UniqueFd status_r, status_w;       // the child's reports
   UniqueFd watch_r, watch_w;         // the launcher's end closing = it is gone
   UniqueFd netns_helper, netns_child;
+  UniqueFd listen_launcher, listen_helper;  // the listeners the helper makes (spec.listeners)
 };
 
 Result<void> socket_pair(SetupStep step, UniqueFd& a, UniqueFd& b) {
@@ -57,12 +58,14 @@ Result<void> pipe_pair(const char* what, UniqueFd& r, UniqueFd& w) {
   return {};
 }
 
-Result<Channels> open_channels(bool new_netns) {
+Result<Channels> open_channels(bool new_netns, bool listeners) {
   Channels c;
   BRIG_TRY_VOID(socket_pair(SetupStep::sync, c.sync_parent, c.sync_child));
   BRIG_TRY_VOID(pipe_pair("status pipe", c.status_r, c.status_w));
   BRIG_TRY_VOID(pipe_pair("watch pipe", c.watch_r, c.watch_w));
   if (new_netns) BRIG_TRY_VOID(socket_pair(SetupStep::netns, c.netns_helper, c.netns_child));
+  if (new_netns && listeners)
+    BRIG_TRY_VOID(socket_pair(SetupStep::listen, c.listen_launcher, c.listen_helper));
   return c;
 }
 
@@ -89,6 +92,7 @@ class Launch {
   Result<void> release_child();
   Result<void> make_cgroups();
   Result<void> send_cgroups();
+  Result<void> take_listeners();
   void step_aside();
   RunningJail take() { return std::move(j_); }
 
@@ -136,7 +140,7 @@ Result<void> Launch::check_layers() {
 }
 
 Result<void> Launch::open_channels() {
-  ch_ = BRIG_TRY(jail::open_channels(plan_->new_netns));
+  ch_ = BRIG_TRY(jail::open_channels(plan_->new_netns, !spec_.listeners.empty()));
   j_.status_fd_ = std::move(ch_.status_r);
   j_.watch_fd_ = std::move(ch_.watch_w);
   // The workspace's idmapped tree (keep_owner binds), made here in the
@@ -181,10 +185,12 @@ Result<void> Launch::clone() {
 
 Result<void> Launch::start_network_helper() {
   if (!plan_->new_netns) return {};
-  helper_.emplace(
-      BRIG_TRY(net::start_helper(j_.pid_, flags_ & CLONE_NEWUSER, ch_.netns_helper.get())));
+  helper_.emplace(BRIG_TRY(net::start_helper(j_.pid_, flags_ & CLONE_NEWUSER,
+                                             ch_.netns_helper.get(), spec_.listeners,
+                                             ch_.listen_helper ? ch_.listen_helper.get() : -1)));
   cpus_.move_away(helper_->pid());
   ch_.netns_helper.reset();
+  ch_.listen_helper.reset();
   stamps_.mark(Side::launcher, SetupStep::netns, Stage::begun);
   return {};
 }
@@ -231,6 +237,13 @@ Result<void> Launch::send_cgroups() {
   return {};
 }
 
+Result<void> Launch::take_listeners() {
+  if (!ch_.listen_launcher) return {};
+  j_.listeners_ = BRIG_TRY(net::receive_listeners(ch_.listen_launcher.get(), spec_.listeners));
+  ch_.listen_launcher.reset();
+  return {};
+}
+
 void Launch::step_aside() {
   cpus_.leave_this_cpu();
   speed::sweep_once();
@@ -271,6 +284,9 @@ Result<RunningJail> spawn_jail(const JailSpec& spec, const ExecRequest& req, Spa
   // Sent once the helper is reaped: in the jail's user namespace, under the
   // jail's uid, it counts against the command's RLIMIT_NPROC until then.
   BRIG_TRY_VOID(l.send_cgroups());
+  // The listeners the helper made in the jail's network namespace (it is
+  // reaped by now, so they are all there), for the caller to serve.
+  BRIG_TRY_VOID(l.take_listeners());
   // Speed only (speed.h): off the child's CPU, then the sweep.
   l.step_aside();
   return l.take();

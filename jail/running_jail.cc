@@ -28,6 +28,7 @@ RunningJail& RunningJail::operator=(RunningJail&& o) noexcept {
     command_fd_ = std::move(o.command_fd_);
     bind_sources_ = std::move(o.bind_sources_);
     cgroup_ = std::move(o.cgroup_);
+    listeners_ = std::move(o.listeners_);
     layers_ = std::move(o.layers_);
     started_ = o.started_;
     deadline_ = o.deadline_;

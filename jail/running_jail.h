@@ -8,6 +8,7 @@
 #include <chrono>
 #include <memory>
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include "jail/base/error.h"
@@ -58,6 +59,11 @@ class RunningJail {
   // started() + the spec's wall_time; nullopt = no wall-time limit.
   std::optional<Clock::time_point> deadline() const { return deadline_; }
 
+  // The spec's listeners, made in the jail's network namespace, in its
+  // order (non-blocking, close-on-exec); empty after the first call. Whoever
+  // takes them serves the jail's connections to them from outside.
+  std::vector<UniqueFd> take_listeners() { return std::exchange(listeners_, {}); }
+
   // Built ahead by spawn_awaiting and not yet given its command.
   bool awaiting() const { return static_cast<bool>(command_fd_); }
 
@@ -83,6 +89,7 @@ class RunningJail {
   // built_from_current_host.
   std::vector<BindSourceId> bind_sources_;
   cgroups::Group cgroup_;
+  std::vector<UniqueFd> listeners_;
   LayerReport layers_;
   Clock::time_point started_;
   std::optional<Clock::time_point> deadline_;

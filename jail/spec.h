@@ -75,6 +75,10 @@ struct Mount {
             // everything else read-only, new top-level names never reaching the
             // host (jail/steps/git_state.h); a .git file is bound read-only; a
             // missing one or a symlink is skipped. Host path = jail path.
+    file,   // a read-only file holding `content` over the file `target` wherever a bind
+            // shows it (like mask: a host symlink there is followed unless a writable
+            // tree holds it): /etc/resolv.conf naming the jail's DNS stub. Planned
+            // after every bind; nothing there to cover fails (step "mount")
   };
   Kind kind = Kind::bind;
   std::string source;     // bind only: absolute host path
@@ -92,6 +96,7 @@ struct Mount {
                                 // private layer's; 0 = the kernel default (half of RAM)
   mode_t mode = 0755;           // tmpfs: mode of its root
   std::vector<Device> devices;  // dev: host devices beyond the minimal set; empty = none
+  std::string content;          // file: what the file holds (at most kMaxFileContent bytes)
   friend bool operator==(const Mount&, const Mount&) = default;
 };
 
@@ -137,9 +142,23 @@ struct Limits {
 };
 
 enum class NetworkMode {
-  none,              // own network namespace, loopback only
+  none,              // own network namespace, loopback only (and `listeners` on it)
   dangerously_host,  // the host's network (no net namespace)
 };
+
+// A listening socket on the jail's 127.0.0.1, made inside its network
+// namespace by the network helper and handed to the launcher's caller
+// (RunningJail::take_listeners), which accepts what the jail connects to it
+// from outside the jail: brig's egress proxy and DNS stub (the `proxy`
+// network mode), the LLM proxy.
+struct Listener {
+  enum class Protocol : std::uint8_t { tcp, udp };
+  Protocol protocol = Protocol::tcp;
+  std::uint16_t port = 0;
+  friend bool operator==(const Listener&, const Listener&) = default;
+};
+inline constexpr std::size_t kMaxListeners = 8;
+inline constexpr std::size_t kMaxFileContent = 64 * 1024;
 
 // The protection layers a policy can require. A required layer that the
 // kernel refuses fails the jail closed; others degrade and are reported.
@@ -151,6 +170,8 @@ struct JailSpec {
   std::vector<Mount> mounts;  // in order; empty = the host's root (no mount namespace use)
   std::string hostname = "brig";
   NetworkMode network = NetworkMode::none;
+  // network none only: made in the jail's namespace, in this order
+  std::vector<Listener> listeners;
   Limits limits;
   LandlockRules landlock;
   SeccompSpec seccomp;

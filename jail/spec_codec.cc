@@ -158,9 +158,15 @@ void put_spec(Writer& w, const JailSpec& s) {
       w.str(d.path);
       w.boolean(d.optional);
     }
+    w.str(m.content);
   }
   w.str(s.hostname);
   w.u8(static_cast<std::uint8_t>(s.network));
+  w.u32(static_cast<std::uint32_t>(s.listeners.size()));
+  for (const Listener& l : s.listeners) {
+    w.u8(static_cast<std::uint8_t>(l.protocol));
+    w.u32(l.port);
+  }
   const Limits& l = s.limits;
   put_optional(w, l.memory_bytes);
   put_optional(w, l.pids);
@@ -194,11 +200,11 @@ JailSpec get_spec(Reader& r) {
   s.identity.outside_uid = r.u32();
   s.identity.outside_gid = r.u32();
   s.identity.map_launcher = r.boolean();
-  // A mount takes at least 28 bytes: kind, two empty strings, flags, size,
+  // A mount takes at least 32 bytes: kind, three empty strings, flags, size,
   // mode, an empty device list.
-  s.mounts.resize(r.count(28));
+  s.mounts.resize(r.count(32));
   for (Mount& m : s.mounts) {
-    m.kind = r.enumeration(Mount::Kind::git);
+    m.kind = r.enumeration(Mount::Kind::file);
     m.source = r.str();
     m.target = r.str();
     m.writable = r.boolean();
@@ -212,9 +218,18 @@ JailSpec get_spec(Reader& r) {
       d.path = r.str();
       d.optional = r.boolean();
     }
+    m.content = r.str();
   }
   s.hostname = r.str();
   s.network = r.enumeration(NetworkMode::dangerously_host);
+  // A listener takes 5 bytes: its protocol and port.
+  s.listeners.resize(r.count(5));
+  for (Listener& l : s.listeners) {
+    l.protocol = r.enumeration(Listener::Protocol::udp);
+    const std::uint32_t port = r.u32();
+    if (port > 65535) r.fail("listener port out of range");
+    l.port = static_cast<std::uint16_t>(port);
+  }
   Limits& l = s.limits;
   l.memory_bytes = get_optional(r);
   l.pids = get_optional(r);

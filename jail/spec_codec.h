@@ -22,7 +22,7 @@ namespace brig::jail {
 
 // Bumped whenever the layout changes: brig-server and brig-spawner come from
 // one build, so a mismatch means a stale binary next to a new one.
-inline constexpr std::uint8_t kCodecVersion = 4;
+inline constexpr std::uint8_t kCodecVersion = 5;
 
 namespace codec {
 

@@ -83,6 +83,11 @@ Result<void> check_mounts(const JailSpec& spec) {
       have_git = true;
     }
     BRIG_TRY_VOID(check_devices(m, at));
+    if (m.kind == Mount::Kind::file && m.content.size() > kMaxFileContent)
+      return std::unexpected(
+          invalid(at + ".content", "more than " + std::to_string(kMaxFileContent) + " bytes"));
+    if (m.kind != Mount::Kind::file && !m.content.empty())
+      return std::unexpected(invalid(at + ".content", "only a file mount has content"));
     if (m.keep_owner && m.kind != Mount::Kind::bind)
       return std::unexpected(invalid(at + ".keep_owner", "only a bind keeps its owner"));
     if (m.keep_owner && !spec.namespaces.user)
@@ -95,11 +100,31 @@ Result<void> check_mounts(const JailSpec& spec) {
         return std::unexpected(invalid(
             at + ".target", "\"" + m.target + "\" is also mounts[" + std::to_string(j) + "]"));
       // A later mount over a parent would hide this earlier one entirely.
-      if (is_within(earlier.target, m.target) && m.kind != Mount::Kind::mask)
+      if (is_within(earlier.target, m.target) && m.kind != Mount::Kind::mask &&
+          m.kind != Mount::Kind::file)
         return std::unexpected(invalid(at + ".target", "\"" + m.target + "\" would cover mounts[" +
                                                            std::to_string(j) +
                                                            "]; parents come before children"));
     }
+  }
+  return {};
+}
+
+// The listeners live in the jail's own network namespace: without one they
+// would be the host's loopback, which other users share.
+Result<void> check_listeners(const JailSpec& spec) {
+  if (spec.listeners.empty()) return {};
+  if (spec.network != NetworkMode::none)
+    return std::unexpected(invalid("listeners", "need the jail's own network namespace"));
+  if (spec.listeners.size() > kMaxListeners)
+    return std::unexpected(invalid("listeners", "more than " + std::to_string(kMaxListeners)));
+  for (size_t i = 0; i < spec.listeners.size(); ++i) {
+    const Listener& l = spec.listeners[i];
+    const std::string at = "listeners[" + std::to_string(i) + "]";
+    if (l.port == 0) return std::unexpected(invalid(at + ".port", "must be 1-65535"));
+    for (size_t j = 0; j < i; ++j)
+      if (spec.listeners[j] == l)
+        return std::unexpected(invalid(at, "the same as listeners[" + std::to_string(j) + "]"));
   }
   return {};
 }
@@ -159,6 +184,7 @@ Result<void> validate(const JailSpec& spec) {
                 "without the launcher's ids mapped, the jail's ids are root's (0) in a user "
                 "namespace of its own"));
   BRIG_TRY_VOID(check_mounts(spec));
+  BRIG_TRY_VOID(check_listeners(spec));
   BRIG_TRY_VOID(check_limits(spec.limits));
   for (size_t i = 0; i < spec.landlock.read_only.size(); ++i)
     BRIG_TRY_VOID(

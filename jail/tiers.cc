@@ -177,6 +177,12 @@ Result<void> fall_back_to_no_namespaces(const JailSpec& spec, ChildPlan& plan, L
     return std::unexpected(no_namespace_tier_refused(
         err, "the jail's root maps to host uid " + std::to_string(spec.identity.outside_uid) +
                  ", which needs a user namespace"));
+  // Listeners for the egress relay would land on the host's loopback, and
+  // the jail would have the host's network: never for a jail whose way out
+  // is the relay.
+  if (!spec.listeners.empty())
+    return std::unexpected(no_namespace_tier_refused(
+        err, "the jail's loopback listeners (network mode proxy) need a network namespace"));
   // Without a mount namespace the filesystem is limited by Landlock alone:
   // no Landlock or no seccomp leaves nothing meaningful.
   if (plan.landlock.abi == 0 || !plan.seccomp.enabled)

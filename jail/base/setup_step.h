@@ -29,6 +29,7 @@ enum class SetupStep : std::uint32_t {
   identity,      // the child's ids, dumpable, pdeathsig, setsid
   signals,       // the init's signal handling
   loopback,      // lo up in the new network namespace
+  listen,        // the spec's listeners on the jail's 127.0.0.1, made by the network helper
   hostname,      // sethostname in the new uts namespace
   command,       // a jail built ahead receiving its command
   fork,          // the init starting the command
@@ -77,6 +78,8 @@ constexpr const char* step_name(SetupStep step) {
       return "signals";
     case SetupStep::loopback:
       return "loopback";
+    case SetupStep::listen:
+      return "listen";
     case SetupStep::hostname:
       return "hostname";
     case SetupStep::command:

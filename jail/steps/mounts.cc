@@ -153,6 +153,9 @@ class Planner {
     // that sorts after the mask's own path.
     for (size_t i = 0; i < spec_.mounts.size(); ++i)
       if (spec_.mounts[i].kind == Mount::Kind::mask) plan_mask(spec_.mounts[i], i);
+    // Files after the masks: a file brig writes goes over whatever is there.
+    for (size_t i = 0; i < spec_.mounts.size(); ++i)
+      if (spec_.mounts[i].kind == Mount::Kind::file) plan_file(spec_.mounts[i], i);
     if (error_) return std::unexpected(std::move(*error_));
     add(Op::Kind::enter_root, kNew, "pivot_root into the jail's root, detach the host's");
     add(Op::Kind::set_attr, "/", "make the jail's root read-only").attr = MOUNT_ATTR_RDONLY;
@@ -253,6 +256,8 @@ class Planner {
         return;
       case Mount::Kind::mask:
         return;  // plan_mask, once every bind is planned
+      case Mount::Kind::file:
+        return;  // plan_file, once every mask is planned
     }
   }
 
@@ -356,6 +361,36 @@ class Planner {
     }
   }
 
+  // A file of brig's (`m.content`) over the host file `m.target` wherever a
+  // bind shows it, as plan_mask finds those places: the host's
+  // /etc/resolv.conf may be a symlink into /run, which the planner follows
+  // unless a tree the jail can write holds it. The content is written to the
+  // scratch tmpfs and bound from there read-only; the scratch goes at the
+  // pivot, the bind stays.
+  void plan_file(const Mount& m, size_t i) {
+    const std::string tag = " (mounts[" + std::to_string(i) + "])";
+    std::set<std::string> at;
+    if (!symlink_in_writable_tree(m.target))
+      if (const auto real = host_.resolve(m.target);
+          real && host_.type(*real) == HostView::Type::file)
+        for (const Shown& b : shown_)
+          if (is_within(*real, b.source))
+            at.insert(b.target + real->substr(b.source == "/" ? 0 : b.source.size()));
+    std::erase_if(at, [&](const std::string& p) { return !closest_is_bind(p); });
+    if (at.empty()) {
+      if (!error_)
+        error_ = Error{"plan mounts", m.target,
+                       "no bind shows a regular file there for brig's file to cover" + tag, ENOENT};
+      return;
+    }
+    for (const std::string& jail_path : at) {
+      Op& op = add(Op::Kind::file, kNew + jail_path,
+                   "brig's " + m.target + (jail_path == m.target ? "" : " at " + jail_path) + tag);
+      op.source = "/file" + std::to_string(i);
+      op.data = m.content;
+    }
+  }
+
   // Whether a component of the host path `path` is a symlink inside a tree a
   // writable bind shows.
   bool symlink_in_writable_tree(const std::string& path) const {
@@ -376,7 +411,8 @@ class Planner {
   bool closest_is_bind(const std::string& jail_path) const {
     const Mount* deepest = nullptr;
     for (const Mount& o : spec_.mounts)
-      if (o.kind != Mount::Kind::mask && is_within(jail_path, o.target) &&
+      if (o.kind != Mount::Kind::mask && o.kind != Mount::Kind::file &&
+          is_within(jail_path, o.target) &&
           (deepest == nullptr || o.target.size() > deepest->target.size()))
         deepest = &o;
     return deepest != nullptr &&
@@ -781,6 +817,21 @@ int mask(const char* path) {
               false);
 }
 
+// Writes `content` to `scratch` (a new file in the scratch tmpfs, the
+// child's "/" during setup) and binds it read-only over `path`.
+int place_file(const char* scratch, const std::string& content, const char* path) {
+  const Fd f{::open(scratch, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0444)};
+  if (f.fd < 0) return errno;
+  for (size_t done = 0; done < content.size();) {
+    const ssize_t n = ::write(f.fd, content.data() + done, content.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return n < 0 ? errno : EIO;
+    done += static_cast<size_t>(n);
+  }
+  return bind(scratch, path,
+              MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC, false);
+}
+
 int make_dir(const char* path) {
   const char* name = nullptr;
   const Fd parent{open_parent(path, &name)};
@@ -842,6 +893,8 @@ int apply_op(const Op& op, git_state::Kept* git) {
       return attach(op.fd, path);
     case Op::Kind::mask:
       return mask(path);
+    case Op::Kind::file:
+      return place_file(op.source.c_str(), op.data, path);
     case Op::Kind::git_state:
       return git_state::mount_in_child(path, op.source.c_str(), op.data.c_str(), git);
     case Op::Kind::enter_root: {

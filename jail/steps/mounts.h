@@ -62,6 +62,7 @@ struct Op {
     bind,      // open_tree(source) + mount_setattr(attr) + move_mount(path): never visible writable
     set_attr,  // mount_setattr(path, attr) on a mount already there
     mask,      // a directory gets an empty read-only tmpfs, a file /dev/null; missing = skipped
+    file,      // write `data` to the scratch file `source`, bind it read-only on path
     enter_root,  // chdir(path), pivot_root(".", "."), detach the old roots, chdir("/")
     git_state,   // git_state::mount_in_child(path, scratch dir `source`, tmpfs options `data`)
     attach,      // move_mount(fd, path): a keep_owner bind's tree, which the launcher made

@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <linux/sockios.h>
 #include <net/if.h>
+#include <netinet/in.h>
 #include <sched.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -11,6 +12,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <cstdint>
 #include <string>
 
 #include "jail/base/fd_message.h"
@@ -19,10 +21,18 @@
 namespace brig::jail::net {
 namespace {
 
-// make_in_helper's report, with the namespace's fd (SCM_RIGHTS) when err is 0.
+// make_in_helper's report to the child, with the namespace's fd
+// (SCM_RIGHTS) when err is 0.
 struct Reply {
   int err = 0;
-  bool in_loopback = false;
+  SetupStep step = SetupStep::netns;
+};
+
+// Its report to the launcher, with the listeners (SCM_RIGHTS) when err is 0;
+// else `index` names the listener that failed.
+struct ListenReply {
+  int err = 0;
+  std::uint32_t index = 0;
 };
 
 int loopback_up(int fd) {
@@ -33,34 +43,74 @@ int loopback_up(int fd) {
   return ::ioctl(fd, SIOCSIFFLAGS, &ifr) == 0 ? 0 : errno;
 }
 
+// Only 127.0.0.1: a listener is for the jail's own connections, and its
+// loopback is the one interface it has.
+int make_listener(const Listener& l, int* out) {
+  const bool tcp = l.protocol == Listener::Protocol::tcp;
+  const int fd =
+      ::socket(AF_INET, (tcp ? SOCK_STREAM : SOCK_DGRAM) | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  if (fd < 0) return errno;
+  sockaddr_in at{};
+  at.sin_family = AF_INET;
+  at.sin_port = htons(l.port);
+  at.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  const int one = 1;
+  if (::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) != 0 ||
+      ::bind(fd, reinterpret_cast<const sockaddr*>(&at), sizeof at) != 0 ||
+      (tcp && ::listen(fd, SOMAXCONN) != 0)) {
+    const int e = errno;
+    ::close(fd);
+    return e;
+  }
+  *out = fd;
+  return 0;
+}
+
+// Makes every listener and sends them to the launcher; errno or 0.
+int send_listeners(const HelperPlan& plan) {
+  int fds[kMaxMessageFds];
+  ListenReply reply;
+  for (; reply.index < plan.listener_count && reply.err == 0; ++reply.index)
+    reply.err = make_listener(plan.listeners[reply.index], &fds[reply.index]);
+  if (reply.err != 0) --reply.index;
+  const std::size_t made = reply.err == 0 ? plan.listener_count : reply.index;
+  const int sent =
+      send_with_fds(plan.listen_sock, &reply, sizeof reply, fds, reply.err == 0 ? made : 0);
+  for (std::size_t i = 0; i < made; ++i) ::close(fds[i]);
+  return reply.err != 0 ? reply.err : sent;
+}
+
 }  // namespace
 
-void make_in_helper(int userns_fd, int sock) {
+void make_in_helper(const HelperPlan& plan) {
   // Like the jail's init: no process may ptrace it or open its fds.
   ::prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
   Reply reply;
   int ns = -1;
-  if ((userns_fd >= 0 && ::setns(userns_fd, CLONE_NEWUSER) != 0) || ::unshare(CLONE_NEWNET) != 0) {
+  if ((plan.userns_fd >= 0 && ::setns(plan.userns_fd, CLONE_NEWUSER) != 0) ||
+      ::unshare(CLONE_NEWNET) != 0) {
     reply.err = errno;
   } else if (const int fd = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0); fd < 0) {
-    reply = {errno, true};
+    reply = {errno, SetupStep::loopback};
   } else if (int e = loopback_up(fd)) {
-    reply = {e, true};
+    reply = {e, SetupStep::loopback};
   } else if ((ns = ::ioctl(fd, SIOCGSKNS, 0)) < 0) {
     reply.err = errno;
+  } else if (plan.listener_count > 0) {
+    if (int e = send_listeners(plan)) reply = {e, SetupStep::listen};
   }
-  send_with_fds(sock, &reply, sizeof reply, &ns, reply.err == 0 ? 1 : 0);
+  send_with_fds(plan.child_sock, &reply, sizeof reply, &ns, reply.err == 0 ? 1 : 0);
   ::_exit(0);
 }
 
-int join_in_child(int sock, bool* in_loopback) {
-  Reply reply{EPIPE, false};
+int join_in_child(int sock, SetupStep* step) {
+  Reply reply{EPIPE, SetupStep::netns};
   int fds[kMaxMessageFds];
   size_t nfds = 0;
-  *in_loopback = false;
+  *step = SetupStep::netns;
   // EPIPE: EOF, the helper died first.
   if (int e = receive_with_fds(sock, &reply, sizeof reply, fds, &nfds)) return e;
-  *in_loopback = reply.in_loopback;
+  *step = reply.step;
   if (reply.err != 0) return reply.err;
   if (nfds != 1) return EPROTO;
   const int ns = fds[0];
@@ -69,18 +119,48 @@ int join_in_child(int sock, bool* in_loopback) {
   return err;
 }
 
-Result<clone::Reaped> start_helper(pid_t child, bool in_userns, int sock) {
+Result<clone::Reaped> start_helper(pid_t child, bool in_userns, int sock,
+                                   std::span<const Listener> listeners, int listen_sock) {
   UniqueFd userns;
   if (in_userns) {
     const std::string path = "/proc/" + std::to_string(child) + "/ns/user";
     userns.reset(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
     if (!userns) return std::unexpected(step_sys_error(SetupStep::netns, "open " + path, errno));
   }
+  const HelperPlan plan{.userns_fd = userns ? userns.get() : -1,
+                        .child_sock = sock,
+                        .listeners = listeners.data(),
+                        .listener_count = listeners.size(),
+                        .listen_sock = listen_sock};
   int pidfd = -1;
   const pid_t pid = clone::clone3_with_pidfd(0, &pidfd);
   if (pid < 0) return std::unexpected(step_sys_error(SetupStep::netns, "clone3 the helper", errno));
-  if (pid == 0) make_in_helper(userns ? userns.get() : -1, sock);
+  if (pid == 0) make_in_helper(plan);
   return clone::Reaped(pid, pidfd);
+}
+
+Result<std::vector<UniqueFd>> receive_listeners(int listen_sock,
+                                                std::span<const Listener> listeners) {
+  ListenReply reply{EPIPE, 0};
+  int fds[kMaxMessageFds];
+  size_t nfds = 0;
+  const int e = receive_with_fds(listen_sock, &reply, sizeof reply, fds, &nfds);
+  std::vector<UniqueFd> out;
+  for (size_t i = 0; i < nfds; ++i) out.emplace_back(fds[i]);
+  if (e != 0 || reply.err != 0) {
+    const int err = e != 0 ? e : reply.err;
+    std::string what = "the network helper's listeners";
+    if (e == 0 && reply.index < listeners.size()) {
+      const Listener& l = listeners[reply.index];
+      what = "listen on 127.0.0.1:" + std::to_string(l.port) +
+             (l.protocol == Listener::Protocol::tcp ? "/tcp" : "/udp") + " in the jail";
+    }
+    return std::unexpected(step_sys_error(SetupStep::listen, what, err));
+  }
+  if (out.size() != listeners.size())
+    return std::unexpected(
+        step_sys_error(SetupStep::listen, "the network helper's listeners", EPROTO));
+  return out;
 }
 
 }  // namespace brig::jail::net

@@ -6,32 +6,62 @@
 // brings lo up on another CPU, while the jail's child builds the mounts and
 // then joins it (join_in_child). The helper runs only this, outside the
 // jail's pid namespace, and exits.
+//
+// The helper also makes the spec's listeners (spec.h, Listener) on the new
+// namespace's 127.0.0.1 and sends them to the launcher: sockets bound in the
+// jail's namespace, accepted from outside it (the egress relay). Made there
+// by the process that already exists, they cost no process of their own.
 #pragma once
 
 #include <sys/types.h>
 
+#include <cstddef>
+#include <span>
+#include <vector>
+
 #include "jail/base/error.h"
+#include "jail/base/setup_step.h"
+#include "jail/base/unique_fd.h"
+#include "jail/spec.h"
 #include "jail/steps/clone.h"
 
 namespace brig::jail::net {
 
-// The helper: joins the jail's user namespace (`userns_fd`; -1: none, stay
-// in this one), makes a network namespace there, brings lo up (ioctl
-// SIOCSIFFLAGS; CAP_NET_ADMIN in that user namespace) and sends the
-// namespace (the fd SIOCGSKNS gives for its socket), or what failed, on
-// `sock`; then exits. Async-signal-safe (it runs in a raw clone).
-[[noreturn]] void make_in_helper(int userns_fd, int sock);
+// What the helper needs besides its sockets, planned before the clone.
+struct HelperPlan {
+  int userns_fd = -1;   // the jail's user namespace to join; -1: none, stay in this one
+  int child_sock = -1;  // the namespace, or what failed, goes to the jail's child here
+  const Listener* listeners = nullptr;
+  std::size_t listener_count = 0;
+  int listen_sock = -1;  // the listeners go to the launcher here (when listener_count > 0)
+};
+
+// The helper: joins the jail's user namespace, makes a network namespace
+// there, brings lo up (ioctl SIOCSIFFLAGS; CAP_NET_ADMIN in that user
+// namespace), makes the listeners (CAP_NET_BIND_SERVICE there for port 53)
+// and sends them on listen_sock, then sends the namespace (the fd SIOCGSKNS
+// gives for its socket), or the step that failed and its errno, on
+// child_sock; then exits. Async-signal-safe (it runs in a raw clone).
+[[noreturn]] void make_in_helper(const HelperPlan& plan);
 
 // Launcher side: clones the helper for the jail's child `child` (before its
 // go byte: the child is still dumpable, so its user namespace can be
 // opened). `in_userns`: the child has a user namespace of its own for the
-// helper to join. `sock`: the helper's end of the child's socket. The
+// helper to join. `sock`: the helper's end of the child's socket;
+// `listen_sock`: its end of the launcher's (-1 without listeners). The
 // helper is reaped when the result goes. Fails with SetupStep::netns.
-Result<clone::Reaped> start_helper(pid_t child, bool in_userns, int sock);
+Result<clone::Reaped> start_helper(pid_t child, bool in_userns, int sock,
+                                   std::span<const Listener> listeners, int listen_sock);
+
+// Launcher side, once the helper is reaped: the listeners it sent on
+// `listen_sock`, in the spec's order, non-blocking and close-on-exec.
+// Fails with SetupStep::listen (the child reports why the helper failed).
+Result<std::vector<UniqueFd>> receive_listeners(int listen_sock,
+                                                std::span<const Listener> listeners);
 
 // Child side: waits for make_in_helper's namespace on `sock` and joins it.
-// Returns 0 or errno; *in_loopback tells whether bringing lo up failed (else
-// making or joining the namespace did). EPIPE: the helper died first.
-int join_in_child(int sock, bool* in_loopback);
+// Returns 0 or errno; *step: the step that failed (netns, loopback or listen).
+// EPIPE: the helper died first.
+int join_in_child(int sock, SetupStep* step);
 
 }  // namespace brig::jail::net

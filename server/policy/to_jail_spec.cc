@@ -158,6 +158,7 @@ jail::LandlockRules landlock_for(const Policy& p, const Context& ctx,
           add_unique(rules.read_write, m.target);
           break;
         case Mount::Kind::proc:
+        case Mount::Kind::file:
           add_unique(rules.read_only, m.target);
           break;
         case Mount::Kind::git:  // inside the workspace, whose rule covers it

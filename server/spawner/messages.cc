@@ -36,11 +36,12 @@ std::string spawn_message(std::uint64_t id, const jail::JailSpec& spec,
   return m;
 }
 
-std::string started_message(std::uint64_t id, pid_t pid) {
+std::string started_message(std::uint64_t id, pid_t pid, std::size_t listeners) {
   std::string m = header(MessageType::started, id);
   jail::codec::Writer w;
   w.u8(1);
   w.i32(pid);
+  w.u8(static_cast<std::uint8_t>(listeners));
   return m + w.take();
 }
 
@@ -113,12 +114,16 @@ Result<Result<Started>> decode_started_packet(Packet& packet) {
   }
   Started s;
   s.pid = r.i32();
+  const std::size_t listeners = r.u8();
   BRIG_TRY_VOID(r.finish());
-  if (packet.fds.size() != 1 || s.pid <= 0)
+  if (packet.fds.size() != 1 + listeners || s.pid <= 0)
     return std::unexpected(protocol_error(
-        "decode spawn reply", "pid " + std::to_string(s.pid) + " with " +
-                                  std::to_string(packet.fds.size()) + " fds, expected one pidfd"));
+        "decode spawn reply",
+        "pid " + std::to_string(s.pid) + " with " + std::to_string(packet.fds.size()) +
+            " fds, expected one pidfd and " + std::to_string(listeners) + " listeners"));
   s.pidfd = std::move(packet.fds[0]);
+  for (std::size_t i = 1; i < packet.fds.size(); ++i)
+    s.listeners.push_back(std::move(packet.fds[i]));
   packet.fds.clear();
   return Result<Started>(std::move(s));
 }

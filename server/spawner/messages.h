@@ -5,7 +5,8 @@
 //   SPAWN   server -> spawner: which stdio fds ride along (u8 bits: 1 stdin,
 //           2 stdout, 4 stderr; those fds as SCM_RIGHTS in that order), then
 //           encode_spawn(spec, request)
-//   STARTED spawner -> server: u8 1 + the init's pid (i32), its pidfd as
+//   STARTED spawner -> server: u8 1 + the init's pid (i32) + the number of
+//           the jail's listeners (u8); its pidfd, then the listeners, as
 //           SCM_RIGHTS; or u8 0 + encode_error(why the spawn failed)
 //   EXITED  spawner -> server: encode_outcome(how the jail ended)
 // Shared by both sides; links brig_jail only, so brig-spawner stays lean.
@@ -33,11 +34,11 @@ enum class MessageType : std::uint8_t { spawn = 1, started = 2, exited = 3 };
 // be truncated and rejected by the receiver. A JailSpec of a busy policy is a
 // few KiB.
 inline constexpr std::size_t kMaxMessage = 64 * 1024;
-inline constexpr std::size_t kMaxFds = 3;
+inline constexpr std::size_t kMaxFds = 1 + jail::kMaxListeners;
 
 std::string spawn_message(std::uint64_t id, const jail::JailSpec& spec,
                           const jail::ExecRequest& request);
-std::string started_message(std::uint64_t id, pid_t pid);
+std::string started_message(std::uint64_t id, pid_t pid, std::size_t listeners);
 std::string spawn_failed_message(std::uint64_t id, const Error& error);
 std::string exited_message(std::uint64_t id, const jail::Outcome& outcome);
 
@@ -62,6 +63,7 @@ Result<std::pair<jail::JailSpec, jail::ExecRequest>> decode_spawn_packet(const P
 struct Started {
   pid_t pid = -1;
   UniqueFd pidfd;
+  std::vector<UniqueFd> listeners;  // the spec's, in its order
 };
 Result<Result<Started>> decode_started_packet(Packet& packet);
 

@@ -1,6 +1,7 @@
 #include <signal.h>
 
 #include <system_error>
+#include <utility>
 
 #include <asio/redirect_error.hpp>
 #include <asio/use_awaitable.hpp>
@@ -38,6 +39,11 @@ RunningJail::~RunningJail() {
 
 pid_t RunningJail::pid() const {
   return state_ ? state_->pid : -1;
+}
+
+std::vector<UniqueFd> RunningJail::take_listeners() {
+  if (!state_) return {};
+  return std::exchange(state_->listeners, {});
 }
 
 int RunningJail::signal(int sig) const {

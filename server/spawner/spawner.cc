@@ -47,6 +47,7 @@ void SpawnerCore::dispatch(spawner::Packet& packet) {
       } else {
         state->pid = (*started)->pid;
         state->pidfd = std::move((*started)->pidfd);
+        state->listeners = std::move((*started)->listeners);
         state->started = Result<void>{};
         if (!state->owned) state->send_signal(SIGKILL);
       }

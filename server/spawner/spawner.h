@@ -14,6 +14,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include <asio/any_io_executor.hpp>
 #include <asio/awaitable.hpp>
@@ -84,6 +85,9 @@ class RunningJail {
   ~RunningJail();
 
   pid_t pid() const;  // the jail's init, in brig's pid namespace
+  // The spec's listeners (jail::RunningJail::take_listeners), in its order;
+  // empty after the first call.
+  std::vector<UniqueFd> take_listeners();
   // Sends `sig` to the init (which forwards HUP INT QUIT TERM USR1 USR2
   // WINCH CONT to the command; SIGKILL ends the whole jail). 0 or errno
   // (ESRCH once the jail's end is known).

@@ -156,8 +156,12 @@ bool SpawnerLoop::on_spawn(const Packet& packet) {
   // jail's child has its own copies now.
   if (!jailed) return send(spawn_failed_message(packet.id, jailed.error()), {});
   // SCM_RIGHTS gives brig-server its own copy of the pidfd; this process
-  // keeps the original to wait on.
-  const bool ok = send(started_message(packet.id, jailed->pid()), {jailed->pidfd()});
+  // keeps the original to wait on. The listeners go to brig-server only:
+  // this process keeps none.
+  const std::vector<UniqueFd> listeners = jailed->take_listeners();
+  std::vector<int> fds = {jailed->pidfd()};
+  for (const UniqueFd& l : listeners) fds.push_back(l.get());
+  const bool ok = send(started_message(packet.id, jailed->pid(), listeners.size()), fds);
   live_.push_back(Live{packet.id, std::move(*jailed)});
   return ok;
 }

@@ -39,6 +39,7 @@ struct JailState {
   std::optional<Result<void>> started;  // STARTED came, or the spawn failed
   pid_t pid = -1;
   UniqueFd pidfd;
+  std::vector<UniqueFd> listeners;               // until the RunningJail's owner takes them
   std::optional<Result<jail::Outcome>> outcome;  // EXITED came, or the spawner is gone
   bool owned = true;  // false: nobody will wait; kill the jail once it is started
   bool waited = false;

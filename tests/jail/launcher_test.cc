@@ -1,8 +1,11 @@
 // The launcher end to end: jail_probe runs inside a jail and reports what it
 // sees. Runs as root and as an unprivileged user (scripts/test.sh).
 #include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
 #include <sched.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -225,6 +228,114 @@ TEST_F(LauncherTest, NetworkIsLoopbackOnly) {
   const Ran ran = run_jail(spec(), probe_request({"ifaces"}));
   ASSERT_EQ(ran.outcome.exit_status(), 0) << ran.out;
   EXPECT_THAT(lines(ran.out), ElementsAre("lo up"));
+}
+
+// Serves one exchange on a listener from outside the jail: `reply` to
+// whatever the jail sent. TCP: accept, read to EOF; UDP: one datagram.
+std::string serve_once(int listener, bool tcp, const std::string& reply) {
+  pollfd p{listener, POLLIN, 0};
+  if (::poll(&p, 1, 10'000) != 1) return "timeout";
+  char buf[256];
+  if (!tcp) {
+    sockaddr_storage from{};
+    socklen_t len = sizeof from;
+    const ssize_t n =
+        ::recvfrom(listener, buf, sizeof buf, 0, reinterpret_cast<sockaddr*>(&from), &len);
+    if (n < 0) return "recvfrom failed";
+    ::sendto(listener, reply.data(), reply.size(), 0, reinterpret_cast<sockaddr*>(&from), len);
+    return std::string(buf, static_cast<size_t>(n));
+  }
+  const int c = ::accept4(listener, nullptr, nullptr, SOCK_CLOEXEC);
+  if (c < 0) return "accept failed";
+  std::string got;
+  for (ssize_t n; (n = ::read(c, buf, sizeof buf)) > 0;) got.append(buf, static_cast<size_t>(n));
+  ::write(c, reply.data(), reply.size());
+  ::close(c);
+  return got;
+}
+
+TEST_F(LauncherTest, ListenersOnTheJailsLoopbackAreServedFromOutside) {
+  JailSpec s = spec();
+  s.listeners = {{Listener::Protocol::tcp, 3128},
+                 {Listener::Protocol::udp, 53},
+                 {Listener::Protocol::tcp, 53}};
+  for (const auto& [tcp, port] :
+       {std::pair{true, 3128}, std::pair{false, 53}, std::pair{true, 53}}) {
+    int out[2];
+    ASSERT_EQ(::pipe2(out, O_CLOEXEC), 0);
+    ExecRequest r = probe_request({tcp ? "talk-tcp" : "talk-udp", std::to_string(port), "ping"});
+    r.stdout_fd = out[1];
+    auto jailed = spawn(s, r);
+    ::close(out[1]);
+    ASSERT_TRUE(jailed) << jailed.error().to_string();
+    std::vector<UniqueFd> listeners = jailed->take_listeners();
+    ASSERT_EQ(listeners.size(), 3u);
+    EXPECT_TRUE(jailed->take_listeners().empty());  // handed over once
+    const int index = port == 3128 ? 0 : (tcp ? 2 : 1);
+    EXPECT_EQ(serve_once(listeners[index].get(), tcp, "pong"), "ping");
+    const Ran ran = wait_and_collect(*jailed, out[0], -1);
+    EXPECT_EQ(ran.outcome.exit_status(), 0) << ran.out << ran.outcome.to_string();
+    EXPECT_EQ(ran.out, "reply=pong\n") << port;
+  }
+}
+
+TEST_F(LauncherTest, ListenersAreOnTheJailsLoopbackNotTheHosts) {
+  JailSpec s = spec();
+  s.listeners = {{Listener::Protocol::tcp, 3128}};
+  auto jailed = spawn(s, probe_request({"sleep", "5"}));
+  ASSERT_TRUE(jailed) << jailed.error().to_string();
+  std::vector<UniqueFd> listeners = jailed->take_listeners();
+  ASSERT_EQ(listeners.size(), 1u);
+  sockaddr_in at{};
+  socklen_t len = sizeof at;
+  ASSERT_EQ(::getsockname(listeners[0].get(), reinterpret_cast<sockaddr*>(&at), &len), 0);
+  EXPECT_EQ(ntohl(at.sin_addr.s_addr), INADDR_LOOPBACK);
+  EXPECT_EQ(ntohs(at.sin_port), 3128);
+  // A host process connecting to 127.0.0.1:3128 never reaches the jail's
+  // listener (it is refused, or reaches whatever the host runs there).
+  const int host = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  ::connect(host, reinterpret_cast<const sockaddr*>(&at), sizeof at);
+  pollfd p{listeners[0].get(), POLLIN, 0};
+  EXPECT_EQ(::poll(&p, 1, 200), 0);
+  ::close(host);
+  jailed->signal(SIGKILL);
+}
+
+TEST_F(LauncherTest, ListenersNeedTheJailsOwnNetwork) {
+  JailSpec s = spec();
+  s.namespaces.net = false;
+  s.network = NetworkMode::dangerously_host;
+  s.listeners = {{Listener::Protocol::tcp, 3128}};
+  auto jailed = spawn(s, probe_request({"exit", "0"}));
+  ASSERT_FALSE(jailed);
+  EXPECT_EQ(jailed.error().step, SetupStep::validate);
+  EXPECT_THAT(jailed.error().to_string(), HasSubstr("network namespace"));
+}
+
+TEST_F(LauncherTest, FileMountCoversTheHostFileReadOnly) {
+  JailSpec s = spec();
+  Mount f;
+  f.kind = Mount::Kind::file;
+  f.target = "/etc/hostname";
+  f.content = "nameserver 127.0.0.1\n";
+  s.mounts.push_back(f);
+  const Ran ran = run_jail(s, probe_request({"read", "/etc/hostname"}));
+  EXPECT_EQ(ran.outcome.exit_status(), 0) << ran.out << ran.outcome.to_string();
+  EXPECT_THAT(ran.out, HasSubstr("nameserver 127.0.0.1"));
+  const Ran wrote = run_jail(s, probe_request({"write", "/etc/hostname"}));
+  EXPECT_NE(wrote.outcome.exit_status(), 0) << wrote.out;
+}
+
+TEST_F(LauncherTest, FileMountWithNothingToCoverFailsTheMountStep) {
+  JailSpec s = spec();
+  Mount f;
+  f.kind = Mount::Kind::file;
+  f.target = "/etc/brig-no-such-file";
+  f.content = "x";
+  s.mounts.push_back(f);
+  auto jailed = spawn(s, probe_request({"exit", "0"}));
+  ASSERT_FALSE(jailed);
+  EXPECT_THAT(jailed.error().to_string(), HasSubstr("no bind shows a regular file"));
 }
 
 TEST_F(LauncherTest, TimeoutKillsTheWholeJail) {

@@ -105,6 +105,9 @@ std::vector<std::string> render(const Plan& p) {
       case Op::Kind::mask:
         out.push_back("mask " + op.path);
         break;
+      case Op::Kind::file:
+        out.push_back("file " + op.source + " " + op.path + " " + op.data);
+        break;
       case Op::Kind::enter_root:
         out.push_back("enter_root " + op.path);
         break;
@@ -443,6 +446,56 @@ TEST(MountPlanTest, MaskIsSkippedWhereNoBindShowsTheFile) {
   EXPECT_THAT(r, ::testing::Not(::testing::Contains(::testing::HasSubstr("mask"))));
   s.mounts.insert(s.mounts.begin(), bind("/etc", "/etc", true));
   EXPECT_THAT(render(*plan(s, debian_host())), ::testing::Contains("mask /newroot/etc/hosts"));
+}
+
+Mount file_at(std::string target, std::string content) {
+  Mount m;
+  m.kind = Mount::Kind::file;
+  m.target = std::move(target);
+  m.content = std::move(content);
+  return m;
+}
+
+// The jail's resolv.conf: brig's file over the host's, and where that is a
+// symlink into /run (systemd-resolved), over the file it leads to.
+TEST(MountPlanTest, FileCoversTheHostFileOrWhatItsSymlinkLeadsTo) {
+  FakeHost h = debian_host();
+  h.types["/etc/resolv.conf"] = HostView::Type::file;
+  JailSpec s;
+  s.mounts = {bind("/etc", "/etc"), file_at("/etc/resolv.conf", "nameserver 127.0.0.1\n")};
+  EXPECT_THAT(render(*plan(s, h)),
+              ::testing::Contains("file /file1 /newroot/etc/resolv.conf nameserver 127.0.0.1\n"));
+
+  h.types["/etc/resolv.conf"] = HostView::Type::symlink;
+  h.links["/etc/resolv.conf"] = "/run/systemd/resolve/stub-resolv.conf";
+  h.types["/run"] = HostView::Type::dir;
+  h.types["/run/systemd"] = HostView::Type::dir;
+  h.types["/run/systemd/resolve"] = HostView::Type::dir;
+  h.types["/run/systemd/resolve/stub-resolv.conf"] = HostView::Type::file;
+  // The jail does not show the symlink's destination: nothing to cover.
+  const auto unshown = plan(s, h);
+  ASSERT_FALSE(unshown);
+  EXPECT_THAT(unshown.error().to_string(), ::testing::HasSubstr("no bind shows a regular file"));
+  s.mounts.insert(s.mounts.begin() + 1, bind("/run/systemd/resolve", "/run/systemd/resolve"));
+  EXPECT_THAT(
+      render(*plan(s, h)),
+      ::testing::Contains(
+          "file /file2 /newroot/run/systemd/resolve/stub-resolv.conf nameserver 127.0.0.1\n"));
+}
+
+// A symlink the jail could have planted decides nothing: no file goes where
+// it points.
+TEST(MountPlanTest, FileDoesNotFollowASymlinkInAWritableTree) {
+  FakeHost h = debian_host();
+  h.types["/usr/lib/libc.so.6"] = HostView::Type::file;
+  h.types["/home/u/ws/resolv.conf"] = HostView::Type::symlink;
+  h.links["/home/u/ws/resolv.conf"] = "/usr/lib/libc.so.6";
+  JailSpec s;
+  s.mounts = {bind("/home/u/ws", "/home/u/ws", true), bind("/usr", "/usr"),
+              file_at("/home/u/ws/resolv.conf", "x")};
+  const auto p = plan(s, h);
+  ASSERT_FALSE(p);
+  EXPECT_THAT(p.error().to_string(), ::testing::HasSubstr("no bind shows a regular file"));
 }
 
 // Under a read-only bind, each directory down to a hidden path is a

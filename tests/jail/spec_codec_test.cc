@@ -41,7 +41,12 @@ JailSpec full_spec() {
   git.target = "/work/.git";
   git.size_bytes = 64 << 20;
   git.optional = true;
-  s.mounts = {bind, tmp, mask, dev, git};
+  Mount file;
+  file.kind = Mount::Kind::file;
+  file.target = "/etc/resolv.conf";
+  file.content = std::string("nameserver 127.0.0.1\n\0binary", 29);
+  s.mounts = {bind, tmp, mask, dev, git, file};
+  s.listeners = {{Listener::Protocol::tcp, 3128}, {Listener::Protocol::udp, 53}};
   s.hostname = "héllo";
   s.network = NetworkMode::dangerously_host;
   s.limits.memory_bytes = 1ull << 40;

@@ -107,6 +107,43 @@ TEST(SpecValidateTest, DevicesLieUnderDevOutsideTheMinimalSetOnlyOnTheDevMount) 
   EXPECT_EQ(validate(on_bind).error().where, "mounts[0].devices");
 }
 
+TEST(SpecValidateTest, ListenersNeedTheJailsOwnNetworkAndDistinctPorts) {
+  JailSpec s;
+  s.listeners = {{Listener::Protocol::tcp, 3128},
+                 {Listener::Protocol::udp, 53},
+                 {Listener::Protocol::tcp, 53}};
+  EXPECT_TRUE(validate(s));
+  JailSpec twice = s;
+  twice.listeners.push_back({Listener::Protocol::udp, 53});
+  EXPECT_EQ(validate(twice).error().where, "listeners[3]");
+  JailSpec zero = s;
+  zero.listeners[1].port = 0;
+  EXPECT_EQ(validate(zero).error().where, "listeners[1].port");
+  JailSpec host = s;
+  host.namespaces.net = false;
+  host.network = NetworkMode::dangerously_host;
+  EXPECT_EQ(validate(host).error().where, "listeners");
+  JailSpec many;
+  for (std::uint16_t port = 1; port <= kMaxListeners + 1; ++port)
+    many.listeners.push_back({Listener::Protocol::tcp, port});
+  EXPECT_EQ(validate(many).error().where, "listeners");
+}
+
+TEST(SpecValidateTest, OnlyAFileMountHasContentAndItIsBounded) {
+  JailSpec s;
+  Mount f;
+  f.kind = Mount::Kind::file;
+  f.target = "/etc/resolv.conf";
+  f.content = "nameserver 127.0.0.1\n";
+  s.mounts = {bind("/etc"), f};
+  EXPECT_TRUE(validate(s));
+  s.mounts[1].content.assign(kMaxFileContent + 1, 'x');
+  EXPECT_EQ(validate(s).error().where, "mounts[1].content");
+  s.mounts[1].content.clear();
+  s.mounts[0].content = "x";
+  EXPECT_EQ(validate(s).error().where, "mounts[0].content");
+}
+
 TEST(SpecValidateTest, NamespacesMustFitTheNetworkAndMounts) {
   JailSpec net;
   net.namespaces.net = false;

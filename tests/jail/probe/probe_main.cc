@@ -252,6 +252,29 @@ int connect_tcp(int port) {
   return rc;
 }
 
+// Sends `msg` to 127.0.0.1:port (TCP: then half-closes) and prints the reply
+// as "reply=<text>": a listener served from outside the jail answers.
+int talk(bool tcp, int port, const char* msg) {
+  const int s = socket(AF_INET, (tcp ? SOCK_STREAM : SOCK_DGRAM) | SOCK_CLOEXEC, 0);
+  if (s < 0) return report("socket", s);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(static_cast<uint16_t>(port));
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (connect(s, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) return report("connect", -1);
+  if (send(s, msg, strlen(msg), 0) < 0) return report("send", -1);
+  if (tcp) shutdown(s, SHUT_WR);
+  std::string reply;
+  char buf[256];
+  for (ssize_t n; (n = recv(s, buf, sizeof buf, 0)) > 0;) {
+    reply.append(buf, static_cast<size_t>(n));
+    if (!tcp) break;
+  }
+  close(s);
+  std::cout << "reply=" << reply << "\n";
+  return 0;
+}
+
 // `name` without the leading NUL of the abstract namespace.
 int connect_abstract(const char* name) {
   const int s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -469,7 +492,8 @@ int dispatch(int argc, char** argv) {
   if (argc < 1) {
     std::cerr << "usage: jail_probe status|env|fds|ifaces|write P|read P|ls D|pids|exit N|kill SIG|"
                  "sleep S|fork-sleep S [marker]|forks N|alloc MiB|userns CMD...|mount D|ptrace|"
-                 "signal PID SIG|connect-tcp PORT|connect-abstract NAME|raw-sockets|tiocsti|"
+                 "signal PID SIG|connect-tcp PORT|talk-tcp PORT MSG|talk-udp PORT MSG|"
+                 "connect-abstract NAME|raw-sockets|tiocsti|"
                  "setuid-files D|fill P MiB|fork-bomb|spin S|open-files N|orphan|"
                  "ignoring SIG CMD...\n";
     return 2;
@@ -508,6 +532,8 @@ int dispatch(int argc, char** argv) {
   if (cmd == "signal") return report("kill", kill(atoi(arg), atoi(arg2)));
   if (cmd == "connect-tcp") return connect_tcp(atoi(arg));
   if (cmd == "connect-abstract") return connect_abstract(arg);
+  if (cmd == "talk-tcp") return talk(true, atoi(arg), arg2);
+  if (cmd == "talk-udp") return talk(false, atoi(arg), arg2);
   if (cmd == "raw-sockets") return raw_sockets();
   if (cmd == "tiocsti") return tiocsti();
   if (cmd == "setuid-files") return setuid_files(arg);

@@ -115,7 +115,7 @@ TEST_F(SpawnerProtocolTest, GarbageIsSkippedAndBadRequestsAreRefused) {
   send(spawn_message(8, jail::JailSpec{}, r));
   EXPECT_THAT(refusal(8).why, HasSubstr("0 fds came, the mask names 1"));
   // A reply type sent the wrong way: skipped.
-  send(started_message(9, 1234));
+  send(started_message(9, 1234, 0));
   // Still serving: an invalid request gets its validation error.
   send(spawn_message(10, jail::JailSpec{}, jail::ExecRequest{}));
   EXPECT_EQ(refusal(10).step, jail::SetupStep::validate);

@@ -7,6 +7,8 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -278,6 +280,47 @@ TEST_F(SpawnerTest, StdioReachesTheFdsPassed) {
   EXPECT_EQ(outcome->exit_code, 0) << outcome->to_string();
   EXPECT_EQ(read_until(out.read.get()), "out:hello\ncwd:" + workspace_.path() + "\n");
   EXPECT_EQ(read_until(err.read.get()), "err\n");
+}
+
+// The listeners the jail's network helper made reach brig-server; brig-spawner
+// keeps none. Twice: the second jail may be the one built ahead.
+TEST_F(SpawnerTest, ListenersComeBackWithTheJail) {
+  jail::JailSpec s = spec_;
+  s.listeners = {{jail::Listener::Protocol::tcp, 3128}};
+  for (int round = 0; round < 2; ++round) {
+    Pipe out;
+    auto r = jail::test::probe_request({"talk-tcp", "3128", "ping"});
+    r.stdout_fd = out.write.get();
+    auto running = spawn(s, r);
+    ASSERT_TRUE(running) << running.error().to_string();
+    out.write.reset();
+    std::vector<UniqueFd> listeners = running->take_listeners();
+    ASSERT_EQ(listeners.size(), 1u);
+    EXPECT_TRUE(running->take_listeners().empty());
+    // brig-spawner keeps no copy: none of its fds is this socket.
+    struct stat st {};
+    ASSERT_EQ(::fstat(listeners[0].get(), &st), 0);
+    const std::string mine = "socket:[" + std::to_string(st.st_ino) + "]";
+    EXPECT_TRUE(eventually([&] {
+      const std::string dir = "/proc/" + std::to_string(spawner_pid_) + "/fd";
+      for (const auto& e : std::filesystem::directory_iterator(dir)) {
+        std::error_code ec;
+        if (std::filesystem::read_symlink(e.path(), ec).string() == mine) return false;
+      }
+      return true;
+    }));
+    pollfd p{listeners[0].get(), POLLIN, 0};
+    ASSERT_EQ(::poll(&p, 1, 10'000), 1);
+    UniqueFd c(::accept4(listeners[0].get(), nullptr, nullptr, SOCK_CLOEXEC));
+    ASSERT_TRUE(c);
+    EXPECT_EQ(read_until(c.get()), "ping");
+    ASSERT_EQ(::write(c.get(), "pong", 4), 4);
+    c.reset();
+    auto outcome = wait(*running);
+    ASSERT_TRUE(outcome);
+    EXPECT_EQ(outcome->exit_code, 0) << outcome->to_string();
+    EXPECT_EQ(read_until(out.read.get()), "reply=pong\n");
+  }
 }
 
 TEST_F(SpawnerTest, NoStdioMeansDevNull) {
