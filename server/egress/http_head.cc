@@ -358,6 +358,11 @@ HeadParse parse_request_head(std::string_view bytes, std::size_t max_size) {
     return failed(HeadParse::Status::too_large,
                   "the request head is longer than libhttp-parser takes");
   }
+  if (err == HPE_UNEXPECTED_CONTENT_LENGTH) {
+    // Two lengths, or a length beside chunked: which one frames the body is
+    // what request smuggling plays on.
+    return bad("a second Content-Length, or Content-Length with Transfer-Encoding");
+  }
   if (err != HPE_OK) {
     return bad(fmt::format("malformed request head: {}", http_errno_description(err)));
   }
