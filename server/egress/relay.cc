@@ -177,6 +177,14 @@ std::string dns_rule_text(const policy::NetRules& rules, std::string_view name) 
   return "no allow rule names it";
 }
 
+// Could the bytes from `before` on have completed a head? Parsing only
+// then keeps a head sent a byte at a time linear, not quadratic.
+bool may_end_head(std::string_view in, std::size_t before) {
+  std::size_t from = before >= 3 ? before - 3 : 0;
+  return in.find("\n\r\n", from) != std::string_view::npos ||
+         in.find("\n\n", from) != std::string_view::npos;
+}
+
 void set_nonblocking(int fd) {
   int flags = ::fcntl(fd, F_GETFL);
   if (flags >= 0 && !(flags & O_NONBLOCK)) ::fcntl(fd, F_SETFL, flags | O_NONBLOCK);
@@ -640,7 +648,9 @@ void Relay::Impl::read_head(Conn& c) {
       return close_conn(c);
     }
     if (n == 0) return close_conn(c);  // gone before asking anything
+    std::size_t before = c.in.size();
     c.in.append(scratch.data(), static_cast<std::size_t>(n));
+    if (!may_end_head(c.in, before)) continue;
     HeadParse parse = parse_request_head(c.in, options.max_head);
     if (parse.status != HeadParse::Status::incomplete) return decide_head(c, parse);
   }

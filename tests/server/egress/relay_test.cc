@@ -623,6 +623,52 @@ TEST_F(RelayTest, AChunkedBodyIsRelayedToItsEndAndNoFurther) {
   EXPECT_EQ(web_.extra, "");
 }
 
+TEST_F(RelayTest, AHeadSentAByteAtATimeIsServed) {
+  start();
+  auto j = add_jail("jail-a", rules());
+  UniqueFd fd = connect_to(j.proxy);
+  for (char ch : connect_head(fmt::format("echo.test:{}", echo_.port()))) {
+    ASSERT_TRUE(send_all(fd.get(), {&ch, 1}));
+    std::this_thread::sleep_for(1ms);
+  }
+  EXPECT_EQ(read_n(fd.get(), kEstablished.size()), kEstablished);
+}
+
+TEST_F(RelayTest, AnIdleTunnelIsClosedAfterTheIdleTimeout) {
+  options_.idle_timeout = 300ms;
+  start();
+  auto j = add_jail("jail-a", rules());
+  UniqueFd fd = connect_to(j.proxy);
+  ASSERT_TRUE(send_all(fd.get(), connect_head(fmt::format("echo.test:{}", echo_.port()))));
+  ASSERT_EQ(read_n(fd.get(), kEstablished.size()), kEstablished);
+  // Traffic keeps it open past one timeout...
+  for (int i = 0; i < 4; ++i) {
+    std::this_thread::sleep_for(100ms);
+    ASSERT_TRUE(send_all(fd.get(), "x"));
+    ASSERT_EQ(read_n(fd.get(), 1), "x");
+  }
+  // ...silence ends it.
+  auto started = Clock::now();
+  EXPECT_EQ(read_all(fd.get()), "");
+  EXPECT_LT(Clock::now() - started, 3s);
+  auto r = record_for("echo.test");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->bytes_up, 4u);
+  EXPECT_TRUE(wait_connections(0));
+}
+
+TEST_F(RelayTest, AHeadRequestsResponseEndsAtItsHead) {
+  start();
+  auto j = add_jail("jail-a", rules());
+  // The test upstream answers HEAD as it answers GET, body included: the
+  // relay passes the head only (a HEAD response has no body) and closes.
+  auto answer =
+      exchange(j, fmt::format("HEAD http://web.test:{0}/ HTTP/1.1\r\nHost: web.test:{0}\r\n\r\n",
+                              web_.server.port()));
+  EXPECT_TRUE(answer.starts_with("HTTP/1.1 200 OK\r\n")) << answer;
+  EXPECT_TRUE(answer.ends_with("\r\n\r\n")) << answer;
+}
+
 TEST_F(RelayTest, ADeniedNameIsRefusedNamingTheDenyRule) {
   start();
   auto j = add_jail("jail-a", rules());
@@ -825,7 +871,7 @@ TEST_F(RelayTest, AnotherJailIsServedWhileOneFloods) {
     ASSERT_EQ(read_n(fd.get(), kEstablished.size()), kEstablished);
     ASSERT_TRUE(send_all(fd.get(), "ping"));
     ASSERT_EQ(read_n(fd.get(), 4), "ping");
-    EXPECT_LT(Clock::now() - started, 1s) << "round " << i;
+    EXPECT_LT(Clock::now() - started, 2s) << "round " << i;
   }
 }
 
