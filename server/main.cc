@@ -6,6 +6,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "server/commands/connect.h"
 #include "server/commands/forward.h"
 #include "server/commands/help.h"
 #include "server/commands/policy.h"
@@ -25,6 +26,8 @@ int main(int argc, char** argv) {
   CLI::App* run_cmd = add_run_command(app, run_options);
   commands::PolicyOptions policy_options;
   add_policy_command(app, policy_options);
+  commands::ConnectOptions connect_options;
+  CLI::App* connect_cmd = add_connect_command(app, connect_options);
   CLI::App* help_cmd = app.add_subcommand("help", "Show help for brig or one of its commands");
   std::string help_topic;
   help_cmd->add_option("command", help_topic, "The command to explain");
@@ -56,6 +59,7 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (run_cmd->parsed()) return commands::run_command(run_options);
+  if (connect_cmd->parsed()) return commands::run_connect(connect_options);
   if (policy_options.action != commands::PolicyOptions::Action::none)
     return commands::run_policy_command(policy_options);
   return 2;

@@ -59,6 +59,8 @@ std::string summary(const policy::LoadedPolicy& loaded) {
                      p.network.mode == NetworkMode::proxy
                          ? fmt::format(": {} allowed, {} denied, {} static hosts",
                                        rules.allow.size(), rules.deny.size(), rules.hosts.size())
+                     : p.network.mode == NetworkMode::dangerously_host
+                         ? " (DANGEROUS: the host's whole network, no rule applies)"
                          : "",
                      p.network.mode != NetworkMode::dangerously_host && p.network.loopback_servers
                          ? " (TCP on the jail's own loopback allowed)"

@@ -20,6 +20,7 @@
 #include "server/policy/to_jail_spec.h"
 #include "server/policy/units.h"
 #include "server/policy/writable.h"
+#include "server/process/self_exe.h"
 
 namespace brig::commands {
 namespace {
@@ -107,7 +108,9 @@ int run_command(const RunOptions& o) {
     p.limits.wall_time = *wall;
   }
 
-  const policy::Context ctx = policy::caller_context(ws->path, cwd, std::move(env), home);
+  policy::Context ctx = policy::caller_context(ws->path, cwd, std::move(env), home);
+  // This very program serves `brig connect` in a proxy jail (git over ssh).
+  if (auto self = process::find_sibling({"brig"})) ctx.connect_program = *self;
   auto spec = policy::to_jail_spec(p, ctx);
   if (!spec) return fail(spec.error().to_string());
   if (auto ok = policy::refuse_writable_policy_files(loaded->files, *spec); !ok)

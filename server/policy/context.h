@@ -21,6 +21,10 @@ struct Context {
   gid_t gid = 0;
   std::string home;  // the caller's home, absolute; empty or "/" = no private home
   EnvMap env;        // the caller's environment; only what the policy passes reaches the jail
+  // brig's own program (`brig connect`), bound read-only at its host path in
+  // a `proxy` jail and named by its GIT_SSH_COMMAND, so git over ssh goes
+  // through the proxy; empty = not bound, and git over ssh fails.
+  std::string connect_program;
 };
 
 }  // namespace brig::policy

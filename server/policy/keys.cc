@@ -254,7 +254,14 @@ constexpr Key kKeys[] = {
             "`allow`, `deny` and `hosts` are an error with any mode but `proxy`",
      .apply = [](Reader& r, Policy& p,
                  const Setting& s) { r.set(p.network.mode, s, names::kNetworkModes); },
-     .show = [](const Policy& p) { return name_text(p.network.mode, names::kNetworkModes); }},
+     // The risky mode is named as such wherever the policy is shown.
+     .show =
+         [](const Policy& p) {
+           return name_text(p.network.mode, names::kNetworkModes) +
+                  (p.network.mode == NetworkMode::dangerously_host
+                       ? "  # DANGEROUS: the host's whole network, no rule applies"
+                       : "");
+         }},
     {.section = "network",
      .name = "loopback_servers",
      .type = "bool",

@@ -1,6 +1,7 @@
 #include "server/policy/to_jail_spec.h"
 
 #include <algorithm>
+#include <cctype>
 #include <map>
 
 #include <fmt/format.h>
@@ -198,11 +199,34 @@ constexpr const char* kStubResolvConf =
     "# brig: the jail's DNS stub, which answers the names network.allow names\n"
     "nameserver 127.0.0.1\n";
 
+// Whether `path` can stand unquoted in ssh's ProxyCommand inside
+// GIT_SSH_COMMAND, which a shell splits: the one form needing no escaping.
+bool plain_program_path(const std::string& path) {
+  return is_normal_absolute(path) && std::all_of(path.begin(), path.end(), [](char c) {
+           return std::isalnum(static_cast<unsigned char>(c)) || c == '/' || c == '.' || c == '_' ||
+                  c == '-' || c == '+';
+         });
+}
+
+// The program GIT_SSH_COMMAND names, when the jail can run it: bound, and
+// not inside a path the policy hides.
+bool connect_program_usable(const Policy& p, const Context& ctx) {
+  return p.network.mode == NetworkMode::proxy && plain_program_path(ctx.connect_program) &&
+         !is_hidden(p, ctx.connect_program);
+}
+
 // Proxy mode: the listeners, and resolv.conf naming the stub, in the jail's
 // own network namespace and over the host's file (landlock_for lets the
-// command connect to them).
-void add_egress(jail::JailSpec& spec) {
+// command connect to them); brig's program for `brig connect`.
+void add_egress(const Policy& p, const Context& ctx, jail::JailSpec& spec) {
   spec.listeners = egress_listeners();
+  if (spec.namespaces.mount && connect_program_usable(p, ctx)) {
+    // Last, like brig-worker's: every tree it may sit in is mounted before
+    // it, and read-only even inside a writable workspace.
+    Mount self = bind_mount(ctx.connect_program, false, false);
+    spec.mounts.push_back(std::move(self));
+    if (spec.landlock.enabled) add_unique(spec.landlock.read_only, ctx.connect_program);
+  }
   const bool taken = std::any_of(spec.mounts.begin(), spec.mounts.end(),
                                  [](const Mount& m) { return m.target == "/etc/resolv.conf"; });
   if (spec.namespaces.mount && !taken) {
@@ -318,7 +342,7 @@ Result<jail::JailSpec> to_jail_spec(const Policy& p, const Context& ctx) {
                      [](const Mount& a, const Mount& b) { return path_less(a.target, b.target); });
   }
   spec.landlock = landlock_for(p, ctx, spec.mounts, spec.namespaces.mount);
-  if (p.network.mode == NetworkMode::proxy) add_egress(spec);
+  if (p.network.mode == NetworkMode::proxy) add_egress(p, ctx, spec);
   return spec;
 }
 
@@ -335,8 +359,14 @@ std::vector<std::string> jail_environment(const Policy& p, const Context& ctx) {
       }
     }
   }
-  if (p.network.mode == NetworkMode::proxy)
+  if (p.network.mode == NetworkMode::proxy) {
     for (auto& [name, value] : proxy_environment()) env[name] = std::move(value);
+    // ssh has no HTTP proxy of its own: git over ssh asks brig's program to
+    // CONNECT for it.
+    if (connect_program_usable(p, ctx))
+      env["GIT_SSH_COMMAND"] =
+          fmt::format("ssh -o ProxyCommand='{} connect %h %p'", ctx.connect_program);
+  }
   for (const auto& [name, value] : p.environment.set) env[name] = value;
   // git's housekeeping writes objects/info (commit-graph, packs) and info/
   // (refs), which the git layer keeps read-only for the pointers beside

@@ -38,6 +38,9 @@ jail::JailSpec worker_jail_spec(const jail::JailSpec& sandbox_spec,
                                 const std::string& worker_path) {
   jail::JailSpec spec = sandbox_spec;
   spec.limits.wall_time.reset();
+  // The worker opens files, never a connection: a proxy policy's listeners
+  // would only be sockets nobody serves.
+  spec.listeners.clear();
   // The file tools have no use for git's private layer, and a worker lives
   // on: what write_file put there would reach .git only when it ends. The
   // worker's .git is read-only as a whole.

@@ -11,6 +11,7 @@
 #include "server/policy/to_jail_spec.h"
 #include "server/policy/units.h"
 #include "server/policy/writable.h"
+#include "server/process/self_exe.h"
 
 namespace brig::sandbox {
 
@@ -37,6 +38,10 @@ Result<Sandbox> plan(const std::string& policy_ref, const std::string& workspace
     sandbox.context.uid = account->uid;
     sandbox.context.gid = account->gid;
   }
+  // `brig connect` for a proxy jail's git over ssh: the front end beside
+  // brig-server (bin/ of the build tree, ../../bin from libexec/brig).
+  if (auto brig = process::find_sibling({"brig", "../../bin/brig"}))
+    sandbox.context.connect_program = *brig;
   sandbox.spec = BRIG_TRY(policy::to_jail_spec(sandbox.policy, sandbox.context));
   BRIG_TRY_VOID(policy::refuse_writable_policy_files(loaded->files, sandbox.spec));
   sandbox.env = policy::jail_environment(sandbox.policy, sandbox.context);
@@ -92,6 +97,7 @@ protocol::Json sandbox_facts(const Sandbox& sandbox) {
     limits["why_no_cgroup"] = sandbox.limits_enforcement.detail;
   return protocol::Json{{"policy", sandbox.policy_name},
                         {"workspace", sandbox.workspace()},
+                        {"network", network_text(sandbox.policy)},
                         {"limits", std::move(limits)}};
 }
 
@@ -115,7 +121,7 @@ std::string network_text(const policy::Policy& p) {
           rules.deny.empty() ? "" : fmt::format(", except {}", fmt::join(texts(rules.deny), ", ")));
     }
     case policy::NetworkMode::dangerously_host:
-      return "the host's network, unrestricted";
+      return "DANGEROUS: the host's network, unrestricted (network.mode = \"dangerously_host\")";
   }
   return "no network, only the jail's own loopback";
 }

@@ -357,6 +357,57 @@ TEST_F(Planner, ProxyListensOnTheJailsLoopbackAndNamesItsDnsStub) {
                            [](const jail::Mount& m) { return m.kind == jail::Mount::Kind::file; }));
 }
 
+TEST_F(Planner, ProxyBindsBrigForGitOverSshReadOnlyAndNamesItInGitSshCommand) {
+  policy.network.mode = NetworkMode::proxy;
+  ctx.connect_program = "/opt/brig/bin/brig";
+  auto spec = to_jail_spec(policy, ctx);
+  ASSERT_TRUE(spec);
+  const auto it = std::find_if(spec->mounts.begin(), spec->mounts.end(), [](const jail::Mount& m) {
+    return m.target == "/opt/brig/bin/brig";
+  });
+  ASSERT_NE(it, spec->mounts.end());
+  const jail::Mount& self = *it;
+  // After every bind: inside whatever tree holds it.
+  EXPECT_TRUE(std::none_of(it, spec->mounts.end(), [](const jail::Mount& m) {
+    return m.kind == jail::Mount::Kind::bind && m.target != "/opt/brig/bin/brig";
+  }));
+  EXPECT_EQ(self.kind, jail::Mount::Kind::bind);
+  EXPECT_EQ(self.source, "/opt/brig/bin/brig");
+  EXPECT_EQ(self.target, "/opt/brig/bin/brig");
+  EXPECT_FALSE(self.writable);
+  EXPECT_THAT(spec->landlock.read_only, Contains("/opt/brig/bin/brig"));
+  EXPECT_TRUE(jail::validate(*spec));
+  EXPECT_THAT(jail_environment(policy, ctx),
+              Contains("GIT_SSH_COMMAND=ssh -o ProxyCommand='/opt/brig/bin/brig connect %h %p'"));
+
+  // A path a shell would split or expand, or one the policy hides, is
+  // neither bound nor named: git over ssh then fails rather than run
+  // something else.
+  for (const char* path : {"/opt/my brig/brig", "/opt/$(x)/brig", "/opt/b'rig", "relative/brig"}) {
+    ctx.connect_program = path;
+    spec = to_jail_spec(policy, ctx);
+    ASSERT_TRUE(spec);
+    EXPECT_TRUE(std::none_of(spec->mounts.begin(), spec->mounts.end(), [&](const jail::Mount& m) {
+      return m.source == path;
+    })) << path;
+    for (const std::string& kv : jail_environment(policy, ctx))
+      EXPECT_FALSE(kv.starts_with("GIT_SSH_COMMAND=")) << path;
+  }
+  ctx.connect_program = "/home/ada/.local/bin/brig";
+  policy.filesystem.hidden = {"/home/ada/.local"};
+  for (const std::string& kv : jail_environment(policy, ctx))
+    EXPECT_FALSE(kv.starts_with("GIT_SSH_COMMAND=")) << kv;
+
+  // Not in the other modes.
+  policy.filesystem.hidden.clear();
+  ctx.connect_program = "/opt/brig/bin/brig";
+  policy.network.mode = NetworkMode::none;
+  spec = to_jail_spec(policy, ctx);
+  ASSERT_TRUE(spec);
+  EXPECT_TRUE(std::none_of(spec->mounts.begin(), spec->mounts.end(),
+                           [](const jail::Mount& m) { return m.source == "/opt/brig/bin/brig"; }));
+}
+
 TEST_F(Planner, ProxyPointsEveryUsualVariableAtTheProxyUnlessThePolicySetsIt) {
   policy.network.mode = NetworkMode::proxy;
   ctx.env["HTTPS_PROXY"] = "http://corporate.example:8080";  // unreachable from the jail

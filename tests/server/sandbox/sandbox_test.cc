@@ -45,7 +45,8 @@ TEST(Sandbox, TheNetworkTextSaysWhatTheProxyAllows) {
             "127.0.0.1:53), to pypi.org, github.com:22, except evil.pypi.org (ports 80 and 443 "
             "unless one is given); anything else is refused");
   p.network.mode = policy::NetworkMode::dangerously_host;
-  EXPECT_EQ(network_text(p), "the host's network, unrestricted");
+  EXPECT_EQ(network_text(p),
+            "DANGEROUS: the host's network, unrestricted (network.mode = \"dangerously_host\")");
 }
 
 // The finding this guards against: without a memory cgroup one exec held
