@@ -779,7 +779,7 @@ void section_memory(const Options& o) {
     std::snprintf(buf, sizeof buf, "   (%.2f KiB a %s)", static_cast<double>(kib) / n, unit);
     return std::string(buf);
   };
-  row("the process before the relay", rss0, "");
+  std::printf("    %-44s %7ld KiB\n", "the process before the relay", rss0);
   row("relay started (thread, epoll, c-ares)", rss1 - rss0, "");
   row(std::to_string(o.jails) + " jails added (a proxy listener each)", rss2 - rss1,
       each(rss2 - rss1, o.jails, "jail"));
