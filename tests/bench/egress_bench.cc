@@ -51,8 +51,12 @@
 #include <vector>
 
 #include "jail/base/unique_fd.h"
+#include "jail/launcher.h"
 #include "server/egress/relay.h"
+#include "server/policy/caller.h"
+#include "server/policy/loader.h"
 #include "server/policy/net_rules.h"
+#include "server/policy/to_jail_spec.h"
 #include "tests/bench/bench_stats.h"
 #include "tests/bench/bwrap_peer.h"
 
@@ -478,6 +482,71 @@ double median_of(std::vector<double> v) {
 
 // ------------------------------------------------------------ sections
 
+// Where proxy mode's start cost goes, measured in this process (still
+// single-threaded here, as jail::spawn wants): the jail alone, each policy's
+// plan spawned and waited for as `brig run` does but without the relay (so
+// the difference is the listeners, resolv.conf and Landlock rules the plan
+// adds), then the relay `brig run` starts once the jail is spawned:
+// Relay::start, add_jail with the three listeners, and its destruction.
+void attribute_start(const std::string& ws, const std::string& none, const std::string& proxy,
+                     int runs) {
+  policy::EnvMap env = policy::current_environment();
+  const std::string home = policy::caller_home(env);
+  const policy::Context ctx = policy::caller_context(ws, ws, env, home);
+  struct Plan {
+    brig::jail::JailSpec spec;
+    brig::jail::ExecRequest request;
+  };
+  auto plan = [&](const std::string& file) {
+    auto loaded = policy::load_policy(file, policy::Expansion{home, env});
+    if (!loaded) die("load " + file + ": " + loaded.error().front().to_string());
+    auto spec = policy::to_jail_spec(loaded->policy, ctx);
+    if (!spec) die("plan " + file + ": " + spec.error().to_string());
+    Plan p{std::move(*spec), policy::exec_request(loaded->policy, ctx, {"/bin/true"})};
+    p.request.stdout_fd = p.request.stderr_fd = -1;
+    return p;
+  };
+  const Plan pn = plan(none), pp = plan(proxy);
+  auto jail_ms = [](const Plan& p) {
+    const auto t0 = Clock::now();
+    auto jailed = brig::jail::spawn(p.spec, p.request);
+    if (!jailed) die("spawn: " + jailed.error().to_string());
+    auto outcome = brig::jail::wait_until_status(*jailed);
+    if (!outcome || outcome->exit_status() != 0) die("the jail of /bin/true failed");
+    return ms_since(t0);
+  };
+  std::vector<double> jn, jp;
+  for (int i = 0; i < runs; ++i) {
+    jn.push_back(jail_ms(pn));
+    jp.push_back(jail_ms(pp));
+  }
+  std::vector<double> start_ms, cycle_ms;
+  for (int i = 0; i < runs; ++i) {
+    const auto t0 = Clock::now();
+    auto r = egress::Relay::start(egress::RelayOptions{});
+    if (!r) die("start the relay: " + r.error().to_string());
+    start_ms.push_back(ms_since(t0));
+    egress::JailListeners l;
+    l.proxy = listener(SOCK_NONBLOCK);
+    l.dns_tcp = listener(SOCK_NONBLOCK);
+    l.dns_udp = UniqueFd(::socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
+    (*r)->add_jail("bench", bench_rules(80), std::move(l));
+    r->reset();
+    cycle_ms.push_back(ms_since(t0));
+  }
+  const double dn = stats(jn).median, dp = stats(jp).median;
+  std::printf("  where it goes (in this process, %d runs each, medians):\n", runs);
+  std::printf("    jail::spawn + wait of /bin/true, none's plan   %6.3f ms\n", dn);
+  std::printf(
+      "    the same, proxy's plan (no relay)             %6.3f ms   (%+.3f ms: listeners,\n"
+      "      resolv.conf, Landlock's TCP rules)\n",
+      dp, dp - dn);
+  std::printf("    Relay::start (c-ares init, epoll, its thread)  %6.3f ms\n",
+              stats(start_ms).median);
+  std::printf("    Relay::start + add_jail + ~Relay               %6.3f ms\n",
+              stats(cycle_ms).median);
+}
+
 void section_start(const Options& o) {
   std::printf(
       "\n== 1. jail start per network mode (brig run -- /bin/true, %d alternating runs each)\n",
@@ -563,6 +632,7 @@ void section_start(const Options& o) {
   std::printf("  target <= +0.3 ms: %s\n", !wired         ? "not judged (proxy mode not wired)"
                                            : added <= 0.3 ? "met"
                                                           : "NOT met");
+  if (wired) attribute_start(ws, none, proxy, std::min(o.starts, 100));
   std::printf("  mode = \"filtered\": not built yet (no such mode in the policy); not measured\n");
   std::printf("  load average before / after: %s / %s\n", load0.c_str(), loadavg().c_str());
   std::filesystem::remove_all(dir);
