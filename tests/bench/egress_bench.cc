@@ -517,8 +517,10 @@ void attribute_start(const std::string& ws, const std::string& none, const std::
   };
   std::vector<double> jn, jp;
   for (int i = 0; i < runs; ++i) {
-    jn.push_back(jail_ms(pn));
-    jp.push_back(jail_ms(pp));
+    const bool flip = i % 2;  // as above: neither always second
+    jn.push_back(jail_ms(flip ? pp : pn));
+    jp.push_back(jail_ms(flip ? pn : pp));
+    if (flip) std::swap(jn.back(), jp.back());
   }
   std::vector<double> start_ms, cycle_ms;
   for (int i = 0; i < runs; ++i) {
@@ -543,8 +545,10 @@ void attribute_start(const std::string& ws, const std::string& none, const std::
       dp, dp - dn);
   std::printf("    Relay::start (c-ares init, epoll, its thread)  %6.3f ms\n",
               stats(start_ms).median);
-  std::printf("    Relay::start + add_jail + ~Relay               %6.3f ms\n",
-              stats(cycle_ms).median);
+  std::printf(
+      "    Relay::start + add_jail + ~Relay               %6.3f ms   (brig run _exits: no "
+      "~Relay)\n",
+      stats(cycle_ms).median);
 }
 
 void section_start(const Options& o) {
@@ -611,9 +615,16 @@ void section_start(const Options& o) {
   const std::string load0 = loadavg();
   for (int i = 0; i < 10; ++i) time_one(run(none)), time_one(run(proxy));
   std::vector<double> a, b;
+  // The order flips every pair (none first, then proxy first): whichever
+  // runs second after a pause would otherwise always find warmer caches.
   for (int i = 0; i < o.starts; ++i) {
-    a.push_back(time_one(run(none)));
-    b.push_back(time_one(run(proxy)));
+    if (i % 2 == 0) {
+      a.push_back(time_one(run(none)));
+      b.push_back(time_one(run(proxy)));
+    } else {
+      b.push_back(time_one(run(proxy)));
+      a.push_back(time_one(run(none)));
+    }
   }
   const Stats sa = stats(a), sb = stats(b);
   auto row = [](const char* name, const Stats& s) {
@@ -621,7 +632,7 @@ void section_start(const Options& o) {
   };
   row("mode = \"none\"", sa);
   row("mode = \"proxy\"", sb);
-  // The runs are paired (none, proxy, none, …): the median of each pair's
+  // The runs are paired (none and proxy back to back): the median of each pair's
   // difference is less moved by load that drifts over the run.
   std::vector<double> diff;
   for (std::size_t i = 0; i < a.size(); ++i) diff.push_back(b[i] - a[i]);
