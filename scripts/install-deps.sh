@@ -9,7 +9,7 @@ packages=(
   # libraries (DESIGN.md: Dependencies)
   libasio-dev libseccomp-dev libcap-dev libtomlplusplus-dev libspdlog-dev
   libfmt-dev nlohmann-json3-dev libcli11-dev libre2-dev libnftables-dev
-  libhttp-parser-dev libssl-dev zlib1g-dev
+  libhttp-parser-dev libssl-dev zlib1g-dev libc-ares-dev
   # tests: GoogleTest, the official MCP clients (Node), setpriv for the
   # unprivileged run, iproute2/nftables for network namespace tests
   googletest libgtest-dev libgmock-dev nodejs npm util-linux iproute2 nftables

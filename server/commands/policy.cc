@@ -54,8 +54,13 @@ std::string summary(const policy::LoadedPolicy& loaded) {
       devices.push_back(d.optional ? d.path + " (if present)" : d.path);
     out += fmt::format("  devices    {} (dangerously_devices)\n", join(devices, ", "));
   }
-  out += fmt::format("  network    {}{}\n", names::of(p.network.mode, names::kNetworkModes),
-                     p.network.mode == jail::NetworkMode::none && p.network.loopback_servers
+  const NetRules& rules = p.network.rules;
+  out += fmt::format("  network    {}{}{}\n", names::of(p.network.mode, names::kNetworkModes),
+                     p.network.mode == NetworkMode::proxy
+                         ? fmt::format(": {} allowed, {} denied, {} static hosts",
+                                       rules.allow.size(), rules.deny.size(), rules.hosts.size())
+                         : "",
+                     p.network.mode != NetworkMode::dangerously_host && p.network.loopback_servers
                          ? " (TCP on the jail's own loopback allowed)"
                          : "");
   // A mask under a writable bind cannot hold: say so next to what it claims.

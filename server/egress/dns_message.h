@@ -23,6 +23,10 @@ struct DnsQuery {
   std::uint16_t id = 0;
   bool recursion_desired = false;
   std::string name;  // lower-case, dots between labels, no trailing dot ("" = the root)
+  // `name` in the case the client sent it, which the response echoes: a
+  // resolver that randomises the case of its queries (0x20) drops an answer
+  // whose question comes back in other case. Empty: `name` is echoed.
+  std::string name_as_sent;
   std::uint16_t type = 0;
   std::uint16_t klass = 0;
 };
@@ -42,7 +46,8 @@ std::vector<std::uint8_t> dns_response(const DnsQuery& query, Rcode rcode,
 
 // FORMERR (or another rcode) for a message that did not parse: the id of
 // `message` when it has one (12+ bytes), no question. nullopt when the
-// message is too short to carry an id (drop it).
+// message is too short to carry an id, or is itself a response (QR set:
+// answering responses lets two stubs answer each other forever): drop it.
 std::optional<std::vector<std::uint8_t>> dns_error(std::span<const std::uint8_t> message,
                                                    Rcode rcode);
 

@@ -43,6 +43,11 @@ struct HeadParse {
 
 // Parses the head at the start of `bytes`. Only "http://" absolute-form
 // (https:// needs CONNECT) and CONNECT authority-form are proxy requests.
+// Strict where an upstream could read the head otherwise than the proxy
+// decided on it: lines end with CRLF (a bare LF is bad, not a line end), and
+// obs-fold, a NUL, a second Content-Length (even an equal one), a Host that
+// disagrees with the absolute URL's authority (RFC 9112 would replace it)
+// and a second Host are bad. HTTP/1.0 and 1.1 only.
 HeadParse parse_request_head(std::string_view bytes, std::size_t max_size);
 
 // The head to send upstream for a non-CONNECT request: origin-form request

@@ -7,8 +7,11 @@
 //
 // One thread with its own epoll loop (no asio: `brig run` runs a Relay too,
 // and the front end stays small), so a flood of proxy traffic never stalls
-// the MCP sessions. Names are resolved on a small pool of resolver threads
-// (getaddrinfo, which honours the host's resolver configuration).
+// the MCP sessions. Names are resolved asynchronously on that loop with
+// c-ares, which reads the host's /etc/resolv.conf and /etc/hosts (a static
+// `brig` cannot use getaddrinfo: it needs NSS). Tunnels move their bytes
+// with splice(2) through pooled pipes, so an idle connection holds two
+// sockets and no buffer.
 #pragma once
 
 #include <chrono>
@@ -17,6 +20,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "jail/base/error.h"
 #include "jail/base/unique_fd.h"
@@ -54,12 +58,18 @@ struct EgressRecord {
 };
 
 struct RelayOptions {
-  std::size_t max_head = 16 * 1024;  // 431 past this
+  std::size_t max_head = 16 * 1024;                   // 431 past this
   std::chrono::milliseconds head_timeout{10'000};     // 408 when the head is not complete by then
   std::chrono::milliseconds connect_timeout{10'000};  // 504 when resolving + connecting take longer
   std::chrono::milliseconds idle_timeout{0};          // 0: a tunnel may idle forever
   std::size_t max_connections_per_jail = 512;         // then 503 (and DNS over TCP closed)
-  // Called on the relay's thread for every EgressRecord; keep it short.
+  // DNS queries over UDP awaiting the resolver, per jail; more are dropped.
+  std::size_t max_dns_pending_per_jail = 256;
+  // Name servers to ask instead of the host's resolv.conf: "127.0.0.1:5353",
+  // "[::1]:53". /etc/hosts is read either way.
+  std::vector<std::string> resolvers;
+  // Called on the relay's thread for every EgressRecord; keep it short. DNS
+  // records: port 0, status the rcode, address the addresses answered.
   std::function<void(const EgressRecord&)> audit;
 };
 
@@ -76,6 +86,8 @@ class Relay {
   std::uint64_t add_jail(std::string jail, policy::NetRules rules, JailListeners listeners);
   // Thread-safe. Closes the jail's listeners and every connection it has
   // open (upstream sides too) before it returns. Unknown ids are ignored.
+  // Called from the audit callback (the relay's own thread) it cannot wait:
+  // the jail is then closed right after the current event.
   void remove_jail(std::uint64_t id);
 
   // Connections open now, all jails (for tests and the memory bench).

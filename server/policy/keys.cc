@@ -16,6 +16,13 @@
 namespace brig::policy {
 namespace {
 
+// The rules as written, one line.
+std::string rules_text(const std::vector<NetRule>& rules) {
+  std::vector<std::string> texts;
+  for (const NetRule& r : rules) texts.push_back(r.text);
+  return names_text(texts);
+}
+
 // `type` and `doc` are Markdown, as policies/README.md shows them.
 constexpr Key kKeys[] = {
     // --- the top level ---
@@ -236,9 +243,15 @@ constexpr Key kKeys[] = {
     // --- [network] ---
     {.section = "network",
      .name = "mode",
-     .type = "`\"none\"` \\| `\"dangerously_host\"`",
-     .doc = "`none`: a network namespace of its own with nothing but loopback; "
-            "`dangerously_host`: the host's network",
+     .type = "`\"none\"` \\| `\"proxy\"` \\| `\"dangerously_host\"`",
+     .doc = "`none`: a network namespace of its own with nothing but loopback. `proxy`: the same "
+            "loopback only, and on the jail's `127.0.0.1` an HTTP proxy with `CONNECT` on port "
+            "3128 and a DNS stub on port 53, relayed by brig outside the jail: the only way out. "
+            "The proxy decides each host and port by `deny`, then `allow`, then refuses; it "
+            "resolves names itself and refuses a loopback, link-local or private address the "
+            "policy did not name (a `hosts` entry, or an address or CIDR in `allow`). "
+            "`dangerously_host`: the host's network, every address and port; no rule applies. "
+            "`allow`, `deny` and `hosts` are an error with any mode but `proxy`",
      .apply = [](Reader& r, Policy& p,
                  const Setting& s) { r.set(p.network.mode, s, names::kNetworkModes); },
      .show = [](const Policy& p) { return name_text(p.network.mode, names::kNetworkModes); }},
@@ -252,6 +265,45 @@ constexpr Key kKeys[] = {
             "the rest of Landlock and says what it lacks (`brig doctor`)",
      .apply = [](Reader& r, Policy& p, const Setting& s) { r.set(p.network.loopback_servers, s); },
      .show = [](const Policy& p) { return bool_text(p.network.loopback_servers); }},
+    {.section = "network",
+     .name = "allow",
+     .form = Form::list,
+     .type = "list of rules",
+     .doc = "what `proxy` lets through: a name (`\"pypi.org\"`), the names under a domain "
+            "(`\"*.pythonhosted.org\"`, not the domain itself), an address or a CIDR, each with an "
+            "optional `:port` (80 and 443 without one); see *Network rules* below. Empty = nothing "
+            "outside the jail",
+     .apply = [](Reader& r, Policy& p,
+                 const Setting& s) { read_net_rules(r, p.network.rules.allow, s); },
+     .show = [](const Policy& p) { return rules_text(p.network.rules.allow); }},
+    {.section = "network",
+     .name = "deny",
+     .form = Form::list,
+     .type = "list of rules",
+     .doc = "refused even where `allow` lets them through (the same forms); an address or CIDR "
+            "here is refused even when a name resolves to it, or `hosts` names it. Empty = "
+            "nothing beyond what `allow` leaves out",
+     .apply = [](Reader& r, Policy& p,
+                 const Setting& s) { read_net_rules(r, p.network.rules.deny, s); },
+     .show = [](const Policy& p) { return rules_text(p.network.rules.deny); }},
+    // A table: last in its section.
+    {.section = "network",
+     .name = "hosts",
+     .form = Form::table,
+     .type = "table of addresses",
+     .doc = "static names for the proxy and the DNS stub, `{ \"db.test\" = \"10.1.2.7\" }`, merged "
+            "by name across `extends`. A name here still needs `allow`; its address is then "
+            "reachable for it even when private",
+     .apply = &apply_net_hosts,
+     .show =
+         [](const Policy& p) {
+           std::string out;
+           for (const StaticHost& h : p.network.rules.hosts) {
+             out += fmt::format("{} = {}\n", toml_string(h.name, false),
+                                toml_string(address_text(h.address), false));
+           }
+           return out;
+         }},
 
     // --- [identity] ---
     {.section = "identity",

@@ -16,6 +16,7 @@
 #include "jail/base/path.h"
 #include "server/policy/apply.h"
 #include "server/policy/builtin.h"
+#include "server/policy/names.h"
 #include "server/policy/suggest.h"
 
 namespace brig::policy {
@@ -183,6 +184,48 @@ void check_consistency(const Policy& p, const Positions& positions, const std::s
   }
 }
 
+// allow, deny and hosts hold only in proxy mode; elsewhere a rule would be
+// believed and not hold. Rules inherited from a file before the one that
+// chose the mode are dropped (that file knowingly overrode its base, and
+// `hosts` could not be cleared otherwise); rules written in that file or
+// after it are an error. `files`: the chain's display names, leaf first.
+void settle_network_rules(Policy& p, const Positions& positions,
+                          const std::vector<std::string>& files, std::vector<Error>& errors) {
+  if (p.network.mode == NetworkMode::proxy) return;
+  // 0 is the leaf, the last file applied; files.size() the built-in defaults.
+  auto rank = [&](const std::string& key) {
+    auto it = positions.find(key);
+    if (it == positions.end()) return files.size();
+    return static_cast<size_t>(std::find(files.begin(), files.end(), it->second.file) -
+                               files.begin());
+  };
+  const auto mode_at = positions.find("network.mode");
+  const std::string mode(names::of(p.network.mode, names::kNetworkModes));
+  const std::string from =
+      mode_at == positions.end() ? "" : fmt::format(" (set at {})", mode_at->second.to_string());
+  const char* consequence = p.network.mode == NetworkMode::none
+                                ? "nothing outside the jail is reachable, whatever the rules say"
+                                : "the jail has the host's whole network, which no rule limits";
+  NetRules& rules = p.network.rules;
+  auto settle = [&](std::string_view key, bool empty, auto clear) {
+    if (empty) return;
+    const std::string path = fmt::format("network.{}", key);
+    if (rank("network.mode") < rank(path)) {
+      clear();
+      return;
+    }
+    auto at = positions.find(path);
+    errors.push_back(policy_error(
+        at != positions.end() ? at->second : SourcePos{files.front(), 1, 1},
+        fmt::format("{} takes effect only with mode = \"proxy\", and mode is \"{}\"{}: {}; write "
+                    "mode = \"proxy\" in [network], or remove {}",
+                    path, mode, from, consequence, path)));
+  };
+  settle("allow", rules.allow.empty(), [&] { rules.allow.clear(); });
+  settle("deny", rules.deny.empty(), [&] { rules.deny.clear(); });
+  settle("hosts", rules.hosts.empty(), [&] { rules.hosts.clear(); });
+}
+
 }  // namespace
 
 bool names_a_file(std::string_view ref) {
@@ -255,6 +298,9 @@ LoadResult load_policy(const PolicySource& source, const Expansion& x) {
     apply_file(it->table, it->source.display, x, loaded.policy, positions, errors);
   }
   check_consistency(loaded.policy, positions, chain.front().source.display, errors);
+  std::vector<std::string> displays;
+  for (const ChainLink& l : chain) displays.push_back(l.source.display);
+  settle_network_rules(loaded.policy, positions, displays, errors);
   if (!errors.empty()) return std::unexpected(std::move(errors));
   for (const ChainLink& l : chain) {
     loaded.chain.push_back(l.source.display);

@@ -12,7 +12,8 @@
 namespace brig::policy::names {
 
 inline constexpr std::array<std::string_view, 2> kWorkspaceAccess = {"read_write", "read_only"};
-inline constexpr std::array<std::string_view, 2> kNetworkModes = {"none", "dangerously_host"};
+inline constexpr std::array<std::string_view, 3> kNetworkModes = {"none", "proxy",
+                                                                  "dangerously_host"};
 inline constexpr std::array<std::string_view, 3> kRootIdentities = {"mapped", "user",
                                                                     "dangerously_host_root"};
 inline constexpr std::array<std::string_view, 6> kSharedNamespaces = {"user", "mount", "pid",

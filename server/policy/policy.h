@@ -8,11 +8,13 @@
 
 #include <sys/types.h>
 
+#include <cstdint>
 #include <map>
 #include <string>
 #include <vector>
 
 #include "jail/spec.h"
+#include "server/policy/net_rules.h"
 
 namespace brig::policy {
 
@@ -55,11 +57,23 @@ struct Environment {
   friend bool operator==(const Environment&, const Environment&) = default;
 };
 
+// What the jail's network namespace reaches. Both none and proxy give the
+// jail a namespace of its own with only loopback; proxy adds brig's egress
+// proxy and DNS stub on its 127.0.0.1, the only way out.
+enum class NetworkMode { none, proxy, dangerously_host };
+// The proxy mode's ports on the jail's 127.0.0.1, as its doc states them
+// (egress::kProxyPort and egress::kDnsPort must agree).
+inline constexpr std::uint16_t kProxyPort = 3128;
+inline constexpr std::uint16_t kDnsPort = 53;
+
 struct Network {
-  jail::NetworkMode mode = jail::NetworkMode::none;
+  NetworkMode mode = NetworkMode::none;
   // Whether the command may bind and connect TCP sockets (servers on the
   // jail's own loopback). false: Landlock refuses TCP bind and connect.
   bool loopback_servers = false;
+  // What the egress proxy lets through (mode proxy only; the loader refuses
+  // rules with another mode). Empty allow = nothing outside is reachable.
+  NetRules rules;
   friend bool operator==(const Network&, const Network&) = default;
 };
 

@@ -154,6 +154,75 @@ void read_host_id(Reader& r, uint32_t& field, const Setting& s) {
   r.note(s.name, s.value);
 }
 
+void read_net_rules(Reader& r, std::vector<NetRule>& rules, const Setting& s) {
+  const toml::array* a =
+      r.list(s.value, s.name, "[\"pypi.org\", \"*.pythonhosted.org\", \"10.1.2.0/24:5432\"]");
+  if (a == nullptr) return;
+  if (!s.add) rules.clear();
+  for (const toml::node& e : *a) {
+    auto text = r.string(e, s.base + " entries", "\"pypi.org\" or \"github.com:22\"");
+    if (!text) continue;
+    auto rule = parse_net_rule(*text);
+    if (!rule) {
+      r.error(e, fmt::format("{} entry \"{}\": {}", s.base, *text, rule.error().why));
+      continue;
+    }
+    // "PyPI.org" and "pypi.org" are one rule: the first one written stays.
+    const bool listed = std::any_of(rules.begin(), rules.end(), [&](const NetRule& other) {
+      NetRule same = other;
+      same.text = rule->text;
+      return same == *rule;
+    });
+    if (!listed) rules.push_back(std::move(*rule));
+  }
+  r.note(s.base, s.value);
+}
+
+void apply_net_hosts(Reader& r, Policy& p, const Setting& s) {
+  const toml::table* t = s.value.as_table();
+  if (t == nullptr) {
+    r.error(s.value, fmt::format("network.hosts must be a table, like hosts = {{ \"db.test\" = "
+                                 "\"10.1.2.7\" }}; found {}",
+                                 type_name(s.value)));
+    return;
+  }
+  std::vector<StaticHost>& hosts = p.network.rules.hosts;
+  for (auto&& [key, value] : *t) {
+    const std::string written(key.str());
+    auto name = parse_net_rule(written);
+    if (name && (name->kind != NetRule::Kind::name || name->port)) {
+      name = std::unexpected(Error{"", written,
+                                   "a static host is a name, without `*.` or a port (the address "
+                                   "goes on the right: \"db.test\" = \"10.1.2.7\")"});
+    }
+    if (!name) {
+      r.error(key.source(), fmt::format("network.hosts \"{}\": {}", written, name.error().why));
+      continue;
+    }
+    const auto* text = value.as_string();
+    std::optional<Address> address = text ? parse_address(text->get()) : std::nullopt;
+    if (!address) {
+      r.error(value, fmt::format("network.hosts.\"{}\" must be an IPv4 or IPv6 address, like "
+                                 "\"10.1.2.7\" or \"fd00::7\"; found {}",
+                                 written,
+                                 text ? fmt::format("\"{}\"", text->get())
+                                      : std::string(type_name(value))));
+      continue;
+    }
+    // Kept sorted by name, as `brig policy show` writes them and a load reads them back.
+    auto at =
+        std::lower_bound(hosts.begin(), hosts.end(), name->name,
+                         [](const StaticHost& h, const std::string& n) { return h.name < n; });
+    if (at != hosts.end() && at->name == name->name) {
+      at->address = *address;
+    } else {
+      hosts.insert(at, StaticHost{name->name, *address});
+    }
+    r.note("network.hosts." + name->name, value);
+  }
+  if (!t->empty()) r.note(s.base, s.value);
+}
+
 void apply_dangerously_share(Reader& r, Policy& p, const Setting& s) {
   read_enum_list(r, p.dangerously_share, s, names::kSharedNamespaces, [](std::string_view v) {
     return v == "net" ? std::optional<std::string>(

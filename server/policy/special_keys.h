@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <vector>
 
 #include "server/policy/policy.h"
 #include "server/policy/reader.h"
@@ -24,6 +25,11 @@ void apply_wall_time(Reader& r, Policy& p, const Setting& s);
 void apply_as_root(Reader& r, Policy& p, const Setting& s);
 // identity.uid or gid: a host id other than (uid_t)-1.
 void read_host_id(Reader& r, uint32_t& field, const Setting& s);
+
+// network.allow, network.deny: rules, each refused at its own position.
+void read_net_rules(Reader& r, std::vector<NetRule>& rules, const Setting& s);
+// network.hosts: name -> address, merged by name.
+void apply_net_hosts(Reader& r, Policy& p, const Setting& s);
 
 void apply_dangerously_share(Reader& r, Policy& p, const Setting& s);
 void apply_disabled_tools(Reader& r, Policy& p, const Setting& s);

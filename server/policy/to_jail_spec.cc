@@ -57,7 +57,7 @@ jail::Namespaces namespaces_for(const Policy& p) {
   ns.ipc = !shares(p, SharedNamespace::ipc);
   ns.uts = !shares(p, SharedNamespace::uts);
   ns.cgroup = !shares(p, SharedNamespace::cgroup);
-  ns.net = p.network.mode == jail::NetworkMode::none;
+  ns.net = p.network.mode != NetworkMode::dangerously_host;
   return ns;
 }
 
@@ -183,8 +183,12 @@ jail::LandlockRules landlock_for(const Policy& p, const Context& ctx,
   }
   // In its own network namespace the jail has only loopback, which is the
   // boundary; loopback_servers = false adds Landlock's TCP rule on top (with
-  // empty port lists: no bind or connect at all, even there).
-  rules.restrict_tcp = p.network.mode == jail::NetworkMode::none && !p.network.loopback_servers;
+  // empty port lists: no bind or connect at all, even there), except for
+  // connecting to the proxy and to DNS over TCP, proxy's only way out.
+  rules.restrict_tcp =
+      p.network.mode != NetworkMode::dangerously_host && !p.network.loopback_servers;
+  if (rules.restrict_tcp && p.network.mode == NetworkMode::proxy)
+    rules.connect_tcp = {kProxyPort, kDnsPort};
   return rules;
 }
 
@@ -219,7 +223,11 @@ Result<jail::JailSpec> to_jail_spec(const Policy& p, const Context& ctx) {
   jail::JailSpec spec;
   spec.namespaces = namespaces_for(p);
   spec.identity = identity_for(p, ctx);
-  spec.network = p.network.mode;
+  // Both none and proxy are a namespace of the jail's own with loopback
+  // only: what proxy adds lives on that loopback.
+  spec.network = p.network.mode == NetworkMode::dangerously_host
+                     ? jail::NetworkMode::dangerously_host
+                     : jail::NetworkMode::none;
   spec.limits = p.limits;
   spec.seccomp.enabled = p.seccomp;
   spec.required = p.require;

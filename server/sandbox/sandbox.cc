@@ -95,6 +95,31 @@ protocol::Json sandbox_facts(const Sandbox& sandbox) {
                         {"limits", std::move(limits)}};
 }
 
+std::string network_text(const policy::Policy& p) {
+  switch (p.network.mode) {
+    case policy::NetworkMode::none:
+      break;
+    case policy::NetworkMode::proxy: {
+      auto texts = [](const std::vector<policy::NetRule>& rules) {
+        std::vector<std::string> out;
+        for (const policy::NetRule& r : rules) out.push_back(r.text);
+        return out;
+      };
+      const policy::NetRules& rules = p.network.rules;
+      return fmt::format(
+          "only through brig's egress proxy (HTTP and CONNECT on 127.0.0.1:{}, DNS on "
+          "127.0.0.1:{}), to {}{} (ports 80 and 443 unless one is given); anything else is "
+          "refused",
+          policy::kProxyPort, policy::kDnsPort,
+          rules.allow.empty() ? "nothing" : fmt::format("{}", fmt::join(texts(rules.allow), ", ")),
+          rules.deny.empty() ? "" : fmt::format(", except {}", fmt::join(texts(rules.deny), ", ")));
+    }
+    case policy::NetworkMode::dangerously_host:
+      return "the host's network, unrestricted";
+  }
+  return "none (only the jail's own loopback)";
+}
+
 std::string sandbox_instructions(const Sandbox& sandbox) {
   const policy::Policy& p = sandbox.policy;
   std::string text = fmt::format(
@@ -146,9 +171,7 @@ std::string sandbox_instructions(const Sandbox& sandbox) {
         break;
     }
   }
-  text += p.network.mode == jail::NetworkMode::none
-              ? "There is no network: only the jail's own loopback. "
-              : "Commands use the host's network. ";
+  text += fmt::format("Network: {}. ", network_text(p));
   const LimitTexts texts = limit_texts(sandbox);
   std::vector<std::string> limits;
   for (const std::string* t : {&texts.memory, &texts.pids, &texts.wall_time})

@@ -89,8 +89,7 @@ std::string description(const sandbox::Sandbox& sandbox) {
       "after yield_after seconds keeps running as a job: use the job tool with the returned id "
       "to wait, read output, write stdin or kill it. Killed after `timeout` (at most {}). Use it "
       "to build, test, run git and scripts; use the file tools to read and edit files.",
-      sandbox.policy_name, sandbox.workspace(),
-      sandbox.policy.network.mode == jail::NetworkMode::none ? "none" : "the host's",
+      sandbox.policy_name, sandbox.workspace(), brig::sandbox::network_text(sandbox.policy),
       wall_time_text(sandbox.policy));
 }
 
@@ -141,7 +140,7 @@ Tool exec_tool(Principals& principals, exec::JobTable& jobs) {
                   .output_schema = exec::job_report_schema(),
                   .annotations = protocol::tool_annotations(
                       /*read_only=*/false, /*destructive=*/true, /*idempotent=*/false,
-                      /*open_world=*/sandbox.policy.network.mode != jail::NetworkMode::none),
+                      /*open_world=*/sandbox.policy.network.mode != policy::NetworkMode::none),
               },
               [principals = &principals, jobs = &jobs](Json args, ToolContext& ctx) {
                 return run_exec(principals, jobs, std::move(args), ctx);

@@ -88,6 +88,72 @@ pids = 20
   EXPECT_THAT(r->chain, ElementsAre(child, dir + "/base.toml"));
 }
 
+TEST_F(Extends, NetworkRulesAppendAndHostsMergeByName) {
+  write("base.toml", R"([network]
+mode = "proxy"
+allow = ["pypi.org", "*.pythonhosted.org"]
+deny = ["*.internal.example"]
+hosts = { "db.test" = "10.1.2.7", "web.test" = "10.1.2.8" }
+)");
+  auto r = load(write("child.toml", R"(extends = "./base.toml"
+[network]
+allow_add = ["github.com:22", "PyPI.org"]
+deny = ["10.1.2.9"]
+hosts = { "DB.test" = "10.1.2.70", "cache.test" = "fd00::9" }
+)"));
+  ASSERT_TRUE(r) << ::testing::PrintToString(messages(r));
+  const NetRules& n = r->policy.network.rules;
+  std::vector<std::string> allow, deny;
+  for (const NetRule& a : n.allow) allow.push_back(a.text);
+  for (const NetRule& d : n.deny) deny.push_back(d.text);
+  EXPECT_THAT(allow, ElementsAre("pypi.org", "*.pythonhosted.org", "github.com:22"));
+  EXPECT_THAT(deny, ElementsAre("10.1.2.9"));
+  EXPECT_EQ(n.hosts, (std::vector<StaticHost>{{"cache.test", *parse_address("fd00::9")},
+                                              {"db.test", *parse_address("10.1.2.70")},
+                                              {"web.test", *parse_address("10.1.2.8")}}));
+}
+
+// A file that sets mode = "none" over a proxy base chose it knowingly: the
+// inherited rules go (hosts could not be emptied otherwise); rules it
+// writes itself are refused.
+TEST_F(Extends, AnotherModeDropsInheritedRulesAndRefusesItsOwn) {
+  write("base.toml", R"([network]
+mode = "proxy"
+allow = ["pypi.org"]
+hosts = { "db.test" = "10.1.2.7" }
+)");
+  auto r = load(write("offline.toml", "extends = \"./base.toml\"\n[network]\nmode = \"none\"\n"));
+  ASSERT_TRUE(r) << ::testing::PrintToString(messages(r));
+  EXPECT_EQ(r->policy.network.mode, NetworkMode::none);
+  EXPECT_EQ(r->policy.network.rules, NetRules{});
+
+  const std::string own =
+      write("own.toml",
+            "extends = \"./base.toml\"\n[network]\nmode = \"dangerously_host\"\n"
+            "deny_add = [\"10.0.0.0/8\"]\n");
+  EXPECT_THAT(messages(load(own)),
+              ElementsAre(own +
+                          ":4:12: network.deny takes effect only with mode = \"proxy\", and "
+                          "mode is \"dangerously_host\" (set at " +
+                          own +
+                          ":3:8): the jail has the host's whole network, which no rule "
+                          "limits; write mode = \"proxy\" in [network], or remove "
+                          "network.deny"));
+
+  // Rules added below a file that chose none are refused, too.
+  write("none.toml", "[network]\nmode = \"none\"\n");
+  const std::string below =
+      write("below.toml", "extends = \"./none.toml\"\n[network]\nallow = [\"pypi.org\"]\n");
+  EXPECT_THAT(messages(load(below)),
+              ElementsAre(below +
+                          ":3:9: network.allow takes effect only with mode = \"proxy\", "
+                          "and mode is \"none\" (set at " +
+                          dir +
+                          "/none.toml:2:8): nothing outside the jail is reachable, whatever "
+                          "the rules say; write mode = \"proxy\" in [network], or remove "
+                          "network.allow"));
+}
+
 TEST_F(Extends, ReplaceThenAddInOneFile) {
   write("base.toml", "[filesystem]\nread_only = [\"/usr\"]\n");
   auto r = load(write("child.toml",

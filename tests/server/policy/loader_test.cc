@@ -86,7 +86,7 @@ disabled = ["exec", "write_file"]
   want.seccomp = false;
   want.landlock = false;
   want.dangerously_share = {SharedNamespace::ipc, SharedNamespace::uts};
-  want.network = Network{jail::NetworkMode::dangerously_host, true};
+  want.network = Network{NetworkMode::dangerously_host, true, {}};
   want.identity = Identity{RootIdentity::user, 1000, 100, true};
   want.require = {jail::Layer::namespaces, jail::Layer::cgroups};
   want.disabled_tools = {"exec", "write_file"};
@@ -116,9 +116,11 @@ TEST_F(Loader, KeyInTheWrongSectionSaysWhereItGoes) {
 }
 
 TEST_F(Loader, UnknownKeyListsTheAllowedOnes) {
-  EXPECT_THAT(messages(load("[network]\nallow_domains = []\n")),
-              ElementsAre("test.toml:2:1: unknown key \"allow_domains\" in [network]; the keys "
-                          "there are \"mode\" or \"loopback_servers\""));
+  EXPECT_THAT(
+      messages(load("[network]\nallow_domains = []\n")),
+      ElementsAre("test.toml:2:1: unknown key \"allow_domains\" in [network]; the keys "
+                  "there are \"mode\", \"loopback_servers\", \"allow\", \"allow_add\", \"deny\", "
+                  "\"deny_add\" or \"hosts\""));
 }
 
 TEST_F(Loader, MisspelledSection) {
@@ -135,10 +137,11 @@ TEST_F(Loader, MisspelledSection) {
 TEST_F(Loader, EnumValuesListWhatIsAllowed) {
   EXPECT_THAT(messages(load("[network]\nmode = \"nonee\"\n")),
               ElementsAre("test.toml:2:8: network.mode = \"nonee\" is not allowed; did you mean "
-                          "\"none\"? write one of \"none\" or \"dangerously_host\""));
+                          "\"none\"? write one of \"none\", \"proxy\" or \"dangerously_host\""));
   EXPECT_THAT(messages(load("[network]\nmode = \"host\"\n")),
               ElementsAre("test.toml:2:8: network.mode = \"host\" is not allowed; did you mean "
-                          "\"dangerously_host\"? write one of \"none\" or \"dangerously_host\""));
+                          "\"dangerously_host\"? write one of \"none\", \"proxy\" or "
+                          "\"dangerously_host\""));
   EXPECT_THAT(messages(load("[filesystem]\nworkspace = true\n")),
               ElementsAre("test.toml:2:13: filesystem.workspace must be one of \"read_write\" or "
                           "\"read_only\" (a quoted string); found a boolean"));
@@ -232,6 +235,94 @@ TEST_F(Loader, EnvironmentErrors) {
           "test.toml:3:16: \"A B\" is not a variable name; use letters, digits and _",
           "test.toml:3:33: environment.set.Y: environment variable NOPE is not set; set it, or "
           "write the value without $NOPE"));
+}
+
+TEST_F(Loader, ReadsTheNetworkRules) {
+  auto r = load(R"([network]
+mode = "proxy"
+allow = ["pypi.org", "*.PythonHosted.org", "github.com:22", "10.1.2.0/24:5432", "[::1]:8080",
+         "pypi.org"]
+allow_add = ["PYPI.org."]
+deny = ["*.internal.example"]
+hosts = { "db.test" = "10.1.2.7", "DB6.Test." = "[fd00::7]" }
+)");
+  ASSERT_TRUE(r) << ::testing::PrintToString(messages(r));
+  const NetRules& rules = r->policy.network.rules;
+  std::vector<std::string> allow;
+  for (const NetRule& a : rules.allow) allow.push_back(a.text);
+  // A rule written again, in any case, is the first one.
+  EXPECT_THAT(allow, ElementsAre("pypi.org", "*.PythonHosted.org", "github.com:22",
+                                 "10.1.2.0/24:5432", "[::1]:8080"));
+  EXPECT_EQ(rules.allow[1].name, "pythonhosted.org");
+  EXPECT_EQ(rules.deny, (std::vector<NetRule>{*parse_net_rule("*.internal.example")}));
+  EXPECT_EQ(rules.hosts, (std::vector<StaticHost>{{"db.test", *parse_address("10.1.2.7")},
+                                                  {"db6.test", *parse_address("fd00::7")}}));
+  EXPECT_EQ(r->policy.network.mode, NetworkMode::proxy);
+}
+
+// Each entry of a list is its own node: its own line and column.
+TEST_F(Loader, EveryMalformedRuleIsAnErrorAtItsPosition) {
+  EXPECT_THAT(
+      messages(load(R"([network]
+mode = "proxy"
+allow = ["pypi.org", "*.*.com", "256.0.0.1",
+  "pypi.org:70000", "*", "", 5, "a..b"]
+deny_add = ["10.1.2.3/24", "10.0.0.0/33"]
+hosts = { "db.test" = "10.1.2.777", "*.x.test" = "10.0.0.1", "ok.test" = "fd00::1", "n.test" = 7 }
+)")),
+      ElementsAre(
+          "test.toml:3:22: network.allow entry \"*.*.com\": `*.*.com`: only one leading `*.` is "
+          "allowed",
+          "test.toml:3:33: network.allow entry \"256.0.0.1\": 256.0.0.1 is not an IPv4 address",
+          "test.toml:4:3: network.allow entry \"pypi.org:70000\": port 70000 is out of range "
+          "1-65535",
+          "test.toml:4:21: network.allow entry \"*\": `*` alone would allow every name: name a "
+          "domain, like \"*.example.com\"",
+          "test.toml:4:26: network.allow entry \"\": an empty entry; write a name like "
+          "\"pypi.org\", \"*.pythonhosted.org\", an address or a CIDR, each with an optional "
+          "\":port\"",
+          "test.toml:4:30: network.allow entries must be a string, like \"pypi.org\" or "
+          "\"github.com:22\"; found an integer",
+          "test.toml:4:33: network.allow entry \"a..b\": `a..b` has an empty label (two dots in a "
+          "row, or a dot at the start)",
+          "test.toml:5:13: network.deny entry \"10.1.2.3/24\": 10.1.2.3/24 has host bits set; "
+          "write the network 10.1.2.0/24",
+          "test.toml:5:28: network.deny entry \"10.0.0.0/33\": prefix /33 is out of range 0-32 "
+          "for an IPv4 network",
+          "test.toml:6:23: network.hosts.\"db.test\" must be an IPv4 or IPv6 address, like "
+          "\"10.1.2.7\" or \"fd00::7\"; found \"10.1.2.777\"",
+          "test.toml:6:37: network.hosts \"*.x.test\": a static host is a name, without `*.` or "
+          "a port (the address goes on the right: \"db.test\" = \"10.1.2.7\")",
+          "test.toml:6:96: network.hosts.\"n.test\" must be an IPv4 or IPv6 address, like "
+          "\"10.1.2.7\" or \"fd00::7\"; found an integer"));
+  EXPECT_THAT(messages(load("[network]\nmode = \"proxy\"\nallow = \"pypi.org\"\n"
+                            "hosts = [\"db.test\"]\n")),
+              ElementsAre("test.toml:3:9: network.allow must be a list, like [\"pypi.org\", "
+                          "\"*.pythonhosted.org\", \"10.1.2.0/24:5432\"]; found a string",
+                          "test.toml:4:9: network.hosts must be a table, like hosts = { "
+                          "\"db.test\" = \"10.1.2.7\" }; found a list"));
+}
+
+// A rule that would not hold is refused, so nobody believes it does.
+TEST_F(Loader, RulesNeedTheProxyMode) {
+  EXPECT_THAT(
+      messages(load("[network]\nallow = [\"pypi.org\"]\n")),
+      ElementsAre("test.toml:2:9: network.allow takes effect only with mode = \"proxy\", and "
+                  "mode is \"none\": nothing outside the jail is reachable, whatever the rules "
+                  "say; write mode = \"proxy\" in [network], or remove network.allow"));
+  EXPECT_THAT(
+      messages(load("[network]\nmode = \"dangerously_host\"\ndeny = [\"10.0.0.0/8\"]\n"
+                    "hosts = { \"db.test\" = \"10.1.2.7\" }\n")),
+      ElementsAre("test.toml:3:8: network.deny takes effect only with mode = \"proxy\", and mode "
+                  "is \"dangerously_host\" (set at test.toml:2:8): the jail has the host's whole "
+                  "network, which no rule limits; write mode = \"proxy\" in [network], or remove "
+                  "network.deny",
+                  "test.toml:4:9: network.hosts takes effect only with mode = \"proxy\", and mode "
+                  "is \"dangerously_host\" (set at test.toml:2:8): the jail has the host's whole "
+                  "network, which no rule limits; write mode = \"proxy\" in [network], or remove "
+                  "network.hosts"));
+  // Emptied, the lists say nothing that could mislead.
+  EXPECT_TRUE(load("[network]\nmode = \"none\"\nallow = []\ndeny_add = []\nhosts = {}\n"));
 }
 
 TEST_F(Loader, NetworkNamespaceIsChosenByTheNetworkMode) {

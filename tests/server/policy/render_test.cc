@@ -26,6 +26,10 @@ TEST(Render, WritesEveryKey) {
   p.limits.cpu_seconds = 90;
   p.limits.wall_time = std::chrono::minutes(30);
   p.disabled_tools = {"exec"};
+  p.network.mode = NetworkMode::proxy;
+  p.network.rules.allow = {*parse_net_rule("PyPI.org"), *parse_net_rule("[::1]:8080")};
+  p.network.rules.hosts = {{"db.test", *parse_address("10.1.2.7")},
+                           {"v6.test", *parse_address("fd00::7")}};
   EXPECT_EQ(render_policy(p, {"mine.toml", "<built-in>/default.toml"}),
             R"(# The fully resolved policy of mine.toml, extending <built-in>/default.toml,
 # with ~ and $VARS expanded for this user. It loads as it is.
@@ -75,8 +79,14 @@ enabled = true
 dangerously_share = []
 
 [network]
-mode = "none"
+mode = "proxy"
 loopback_servers = false
+allow = ["PyPI.org", "[::1]:8080"]
+deny = []
+
+[network.hosts]
+"db.test" = "10.1.2.7"
+"v6.test" = "fd00::7"
 
 [identity]
 as_root = "mapped"
@@ -107,12 +117,29 @@ TEST(Render, ShippedPoliciesRoundTrip) {
   }
 }
 
+TEST(Render, NetworkRulesRoundTrip) {
+  Policy p;
+  p.network.mode = NetworkMode::proxy;
+  for (const char* text : {"pypi.org", "*.PythonHosted.org.", "github.com:22", "10.1.2.0/24:5432",
+                           "[fd00::/8]:443", "::1"})
+    p.network.rules.allow.push_back(*parse_net_rule(text));
+  p.network.rules.deny = {*parse_net_rule("*.internal.example"), *parse_net_rule("10.1.2.9")};
+  p.network.rules.hosts = {{"db.test", *parse_address("10.1.2.7")},
+                           {"x.y", *parse_address("::ffff:10.0.0.1")}};
+  EnvMap env;
+  Expansion x{"/home/ada", env};
+  const std::string text = render_policy(p, {});
+  auto again = load_policy(source(text), x);
+  ASSERT_TRUE(again) << ::testing::PrintToString(messages(again)) << "\n" << text;
+  EXPECT_EQ(again->policy, p) << text;
+}
+
 TEST(Render, OddValuesRoundTrip) {
   Policy p;
   p.description = "tab\there, newline\nthere, \x01, back\\slash";
   p.environment.set = {{"V", "$HOME:x"}};
   p.dangerously_share = {SharedNamespace::uts};
-  p.network.mode = jail::NetworkMode::dangerously_host;
+  p.network.mode = NetworkMode::dangerously_host;
   p.identity.as_root = RootIdentity::user;
   p.limits.pids = 5;
   p.filesystem.dangerously_devices = {{"/dev/dri", true}, {"/dev/kvm", false}};

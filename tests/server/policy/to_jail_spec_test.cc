@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "jail/spec_validate.h"
+#include "server/egress/relay.h"
 #include "tests/server/policy/spec_builders.h"
 
 namespace brig::policy {
@@ -298,13 +299,34 @@ TEST_F(Planner, LoopbackServersLiftTheTcpRule) {
 }
 
 TEST_F(Planner, HostNetwork) {
-  policy.network.mode = jail::NetworkMode::dangerously_host;
+  policy.network.mode = NetworkMode::dangerously_host;
   auto spec = to_jail_spec(policy, ctx);
   ASSERT_TRUE(spec);
   EXPECT_FALSE(spec->namespaces.net);
   EXPECT_EQ(spec->network, jail::NetworkMode::dangerously_host);
   EXPECT_FALSE(spec->landlock.restrict_tcp);
   EXPECT_TRUE(jail::validate(*spec));
+}
+
+// The egress relay serves the ports the policy's doc promises.
+static_assert(kProxyPort == egress::kProxyPort && kDnsPort == egress::kDnsPort);
+
+TEST_F(Planner, ProxyIsANamespaceOfItsOwnWhoseTcpRuleLetsTheProxyIn) {
+  policy.network.mode = NetworkMode::proxy;
+  auto spec = to_jail_spec(policy, ctx);
+  ASSERT_TRUE(spec);
+  EXPECT_TRUE(spec->namespaces.net);
+  EXPECT_EQ(spec->network, jail::NetworkMode::none);
+  EXPECT_TRUE(spec->landlock.restrict_tcp);
+  EXPECT_THAT(spec->landlock.bind_tcp, IsEmpty());
+  EXPECT_THAT(spec->landlock.connect_tcp, ElementsAre(3128, 53));
+  EXPECT_TRUE(jail::validate(*spec));
+
+  policy.network.loopback_servers = true;
+  spec = to_jail_spec(policy, ctx);
+  ASSERT_TRUE(spec);
+  EXPECT_FALSE(spec->landlock.restrict_tcp);
+  EXPECT_THAT(spec->landlock.connect_tcp, IsEmpty());
 }
 
 TEST_F(Planner, SharedNamespaces) {
