@@ -77,8 +77,10 @@ NetVerdict decide(const NetRules& rules, std::string_view host, std::uint16_t po
 // After resolving an allowed name: may the proxy connect to `address` for
 // it? false when a deny rule names the address, or when the address is
 // loopback, link-local, private or otherwise not global (0/8, 10/8,
-// 100.64/10, 127/8, 169.254/16, 172.16/12, 192.168/16, 224/4 and up, ::,
-// ::1, fc00::/7, fe80::/10, ff00::/8, and IPv4-mapped forms of those) and
+// 100.64/10, 127/8, 169.254/16, 172.16/12, 192.0.0/24, 192.168/16,
+// 198.18/15, 224/4 and up, ::/96 (:: and ::1 among them), fc00::/7,
+// fe80::/10, fec0::/10, ff00::/8, the IPv4-mapped forms of those, and
+// 64:ff9b::/96 by the IPv4 address it embeds) and
 // the policy did not name it: neither a `hosts` entry of `host` nor an
 // address or network allow rule covering it on `port`. DNS rebinding stops
 // here.

@@ -117,7 +117,7 @@ std::string network_text(const policy::Policy& p) {
     case policy::NetworkMode::dangerously_host:
       return "the host's network, unrestricted";
   }
-  return "none (only the jail's own loopback)";
+  return "no network, only the jail's own loopback";
 }
 
 std::string sandbox_instructions(const Sandbox& sandbox) {

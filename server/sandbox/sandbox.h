@@ -79,8 +79,9 @@ struct LimitTexts {
 };
 LimitTexts limit_texts(const Sandbox& sandbox);
 
-// What the jail's network reaches, as one phrase for the model: "none (only
-// the jail's own loopback)", the proxy and what it allows, or the host's.
+// What the jail's network reaches, as one phrase for the model: "no
+// network, only the jail's own loopback", the proxy and what it allows, or
+// the host's.
 std::string network_text(const policy::Policy& p);
 
 // What the audit log's start line records about this sandbox: policy,

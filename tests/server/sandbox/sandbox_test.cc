@@ -29,6 +29,25 @@ TEST(Sandbox, DefaultPlansAWritableWorkspaceWithoutNetworkAndSaysSo) {
   EXPECT_NE(text.find("Limits: "), std::string::npos) << text;
 }
 
+TEST(Sandbox, TheNetworkTextSaysWhatTheProxyAllows) {
+  policy::Policy p;
+  EXPECT_EQ(network_text(p), "no network, only the jail's own loopback");
+  p.network.mode = policy::NetworkMode::proxy;
+  EXPECT_EQ(network_text(p),
+            "only through brig's egress proxy (HTTP and CONNECT on 127.0.0.1:3128, DNS on "
+            "127.0.0.1:53), to nothing (ports 80 and 443 unless one is given); anything else is "
+            "refused");
+  p.network.rules.allow = {*policy::parse_net_rule("pypi.org"),
+                           *policy::parse_net_rule("github.com:22")};
+  p.network.rules.deny = {*policy::parse_net_rule("evil.pypi.org")};
+  EXPECT_EQ(network_text(p),
+            "only through brig's egress proxy (HTTP and CONNECT on 127.0.0.1:3128, DNS on "
+            "127.0.0.1:53), to pypi.org, github.com:22, except evil.pypi.org (ports 80 and 443 "
+            "unless one is given); anything else is refused");
+  p.network.mode = policy::NetworkMode::dangerously_host;
+  EXPECT_EQ(network_text(p), "the host's network, unrestricted");
+}
+
 // The finding this guards against: without a memory cgroup one exec held
 // 5.9 GiB against "4GiB memory" while the instructions claimed the limit.
 TEST(Sandbox, WithoutCgroupsTheInstructionsSayTheMemoryLimitIsPerProcess) {
