@@ -5,6 +5,7 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <optional>
 
 #include "jail/base/error.h"
@@ -71,6 +72,12 @@ Result<Outcome> wait_until_status(
 // cgroups removed), as bwrap does: the init's own exit, which tears the
 // namespaces down, is left to it, and its zombie to the caller's exit, so
 // the Outcome has no rusage. For a caller about to exit.
-Outcome run(const JailSpec& spec, const ExecRequest& request);
+//
+// `started`, when given, is called with the jail once it is spawned and
+// before the wait: `brig run` takes the jail's listeners there and starts
+// the egress relay, a thread, which may only exist once the clone is done.
+// Its failure kills the jail and becomes the setup_failed Outcome.
+using StartedHook = std::function<Result<void>(RunningJail&)>;
+Outcome run(const JailSpec& spec, const ExecRequest& request, const StartedHook& started = {});
 
 }  // namespace brig::jail

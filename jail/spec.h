@@ -78,14 +78,15 @@ struct Mount {
     file,   // a read-only file holding `content` over the file `target` wherever a bind
             // shows it (like mask: a host symlink there is followed unless a writable
             // tree holds it): /etc/resolv.conf naming the jail's DNS stub. Planned
-            // after every bind; nothing there to cover fails (step "mount")
+            // after every bind; nothing there to cover fails (step "mount") unless
+            // `optional`
   };
   Kind kind = Kind::bind;
   std::string source;     // bind only: absolute host path
   std::string target;     // absolute path inside the jail
   bool writable = false;  // bind/tmpfs: read-write; otherwise read-only, recursively
   bool optional = false;  // bind: a missing source is skipped; otherwise setup fails with
-                          // ENOENT (step "mount")
+                          // ENOENT (step "mount"); file: nothing to cover is skipped
   // bind: the tree keeps its owner. Shown through an idmapped mount that the
   // (root) launcher makes: the uid and gid that own the source on disk
   // appear as identity.inside_* (the jail's root), and what the jail creates

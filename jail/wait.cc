@@ -237,7 +237,7 @@ Result<Outcome> wait_until_status(RunningJail& j,
   return Waiter(j, deadline, -1, /*until_status=*/true).wait();
 }
 
-Outcome run(const JailSpec& spec, const ExecRequest& request) {
+Outcome run(const JailSpec& spec, const ExecRequest& request, const StartedHook& started) {
   sigset_t forwarded, old;
   sigemptyset(&forwarded);
   for (int s : {SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGUSR1, SIGUSR2, SIGWINCH})
@@ -252,8 +252,14 @@ Outcome run(const JailSpec& spec, const ExecRequest& request) {
   // late as it can be.)
   const std::vector<process::PageRange> code = process::code_pages();
   auto j = spawn(spec, request);
+  Result<void> hooked;
+  if (j && started) hooked = started(*j);
   if (!j) {
     o = setup_failed_outcome(j.error().step, j.error().sys_errno, j.error().to_string());
+  } else if (!hooked) {
+    // Dropping the RunningJail kills the whole jail.
+    o = setup_failed_outcome(hooked.error().step, hooked.error().sys_errno,
+                             hooked.error().to_string());
   } else if (auto w = Waiter(*j, std::nullopt, sigfd.get(), /*until_status=*/true)
                           .releasing_code_first(code)
                           .wait();

@@ -378,6 +378,7 @@ class Planner {
             at.insert(b.target + real->substr(b.source == "/" ? 0 : b.source.size()));
     std::erase_if(at, [&](const std::string& p) { return !closest_is_bind(p); });
     if (at.empty()) {
+      if (m.optional) return;  // nothing shows the file: nothing to cover
       if (!error_)
         error_ = Error{"plan mounts", m.target,
                        "no bind shows a regular file there for brig's file to cover" + tag, ENOENT};

@@ -78,6 +78,40 @@ std::optional<std::string> unreachable_bind(const jail::JailSpec& spec) {
   return std::nullopt;
 }
 
+// One network mode and whether this host can run it.
+struct ModeSupport {
+  const char* mode;
+  bool available;
+  std::string detail;
+};
+
+// Every mode a policy can name, as this host runs it. Both confined modes
+// need nothing beyond the jail's network namespace: proxy's listeners are
+// made inside it, by the process that makes it, as the caller.
+std::vector<ModeSupport> network_modes(const jail::KernelFeatures& kernel) {
+  const std::string ns = kernel.namespaces ? "" : " (no network namespace here: see namespaces)";
+  return {
+      {"none", kernel.namespaces, "a network namespace of its own with loopback only" + ns},
+      {"proxy", kernel.namespaces,
+       "loopback only; brig's HTTP proxy (CONNECT too) on the jail's 127.0.0.1:3128 and its DNS "
+       "stub on 127.0.0.1:53 are the only way out, deciding by the policy's allow and deny; "
+       "needs no privilege" +
+           ns},
+      {"filtered", false,
+       "not in this version of brig (a veth with nftables rules): a policy naming it is refused"},
+      {"dangerously_host", true,
+       "DANGEROUS: the host's own network, every address and port the host can reach"},
+  };
+}
+
+// The network a planned jail gets, in a few words.
+std::string network_of(const jail::JailSpec& spec) {
+  if (spec.network == jail::NetworkMode::dangerously_host)
+    return "dangerously_host: the host's network (DANGEROUS)";
+  if (!spec.listeners.empty()) return "proxy: out only through brig's egress proxy and DNS stub";
+  return "none: loopback only";
+}
+
 nlohmann::json policy_json(const PlannedPolicy& policy, const jail::KernelFeatures& kernel) {
   LayerReport report = jail::predict_layers(policy.second, kernel);
   std::vector<Layer> unmet = jail::unmet_requirements(policy.second, report);
@@ -95,6 +129,7 @@ nlohmann::json policy_json(const PlannedPolicy& policy, const jail::KernelFeatur
           {"idmapped_workspace_refused", refused},
           {"unreachable_bind", unreachable ? nlohmann::json(*unreachable) : nlohmann::json()},
           {"weak_hidden", policy::weak_hidden_paths(policy.second)},
+          {"network", network_of(policy.second)},
           {"limits_tier", jail::limits_tier_name(report.limits_tier)},
           {"layers", layers},
           {"unmet_requirements", unmet_json}};
@@ -108,6 +143,10 @@ std::string text_report(const jail::KernelFeatures& kernel,
                        f.detail);
     if (!f.remedy.empty()) out += fmt::format("  {:<24} {:<11} remedy: {}\n", "", "", f.remedy);
   }
+  out += "\nNetwork modes:\n";
+  for (const ModeSupport& m : network_modes(kernel))
+    out += fmt::format("  {:<24} {:<11} {}\n", m.mode, m.available ? "available" : "UNAVAILABLE",
+                       m.detail);
   for (const auto& policy : policies) {
     LayerReport report = jail::predict_layers(policy.second, kernel);
     std::vector<Layer> unmet = jail::unmet_requirements(policy.second, report);
@@ -123,6 +162,7 @@ std::string text_report(const jail::KernelFeatures& kernel,
                 "or set [identity] as_root in the policy, policies/README.md)";
     out += fmt::format("\nPolicy {}: {}\n", policy.first, verdict);
     out += fmt::format("  requires: {}\n", required_names(policy.second.required));
+    out += fmt::format("  network:  {}\n", network_of(policy.second));
     for (const auto& s : report.layers)
       out += fmt::format("  {:<13} {:<9}{}\n", jail::layer_name(s.layer),
                          jail::layer_state_name(s.state), s.detail.empty() ? "" : " " + s.detail);
@@ -234,7 +274,11 @@ std::string doctor_report(const jail::KernelFeatures& kernel,
         {{"name", f.name}, {"available", f.available}, {"detail", f.detail}, {"remedy", f.remedy}});
   nlohmann::json planned = nlohmann::json::array();
   for (const auto& p : policies) planned.push_back(policy_json(p, kernel));
+  nlohmann::json modes = nlohmann::json::array();
+  for (const ModeSupport& m : network_modes(kernel))
+    modes.push_back({{"mode", m.mode}, {"available", m.available}, {"detail", m.detail}});
   nlohmann::json doc = {{"features", features},
+                        {"network_modes", modes},
                         {"landlock_abi", kernel.landlock_abi},
                         {"cgroup_tier", kernel.cgroup_tier},
                         {"policies", planned}};

@@ -7,12 +7,14 @@
 #include <climits>
 #include <cstdio>
 #include <cstring>
+#include <memory>
 
 #include <fmt/format.h>
 
 #include "jail/launcher.h"
 #include "jail/steps/cgroups.h"
 #include "server/commands/workspace.h"
+#include "server/egress/relay.h"
 #include "server/policy/caller.h"
 #include "server/policy/loader.h"
 #include "server/policy/to_jail_spec.h"
@@ -112,7 +114,32 @@ int run_command(const RunOptions& o) {
     return fail(ok.error().to_string());
   // Under a delegated cgroup v2 scope, the jail's group needs brig in a leaf.
   jail::cgroups::enter_delegated_leaf();
-  const jail::Outcome outcome = jail::run(*spec, policy::exec_request(p, ctx, o.command));
+  // A `proxy` jail's listeners are served from this process, outside the
+  // jail, for as long as the command runs. Declared before the outcome: the
+  // relay's thread goes last.
+  std::unique_ptr<egress::Relay> relay;
+  jail::StartedHook serve_listeners;
+  if (!spec->listeners.empty()) {
+    serve_listeners = [&relay, &p](jail::RunningJail& jailed) -> Result<void> {
+      egress::RelayOptions options;
+      // No audit log here: a refusal is worth a line of the terminal, since
+      // the command's own error may not say why.
+      options.audit = [](const egress::EgressRecord& r) {
+        if (!r.allowed) fmt::print(stderr, "brig run: network: {}\n", egress::describe(r));
+      };
+      auto started = egress::Relay::start(std::move(options));
+      if (!started) {
+        Error e = started.error();
+        e.step = jail::SetupStep::listen;
+        return std::unexpected(std::move(e));
+      }
+      relay = std::move(*started);
+      relay->add_jail("brig run", p.network.rules, egress::jail_listeners(jailed.take_listeners()));
+      return {};
+    };
+  }
+  const jail::Outcome outcome =
+      jail::run(*spec, policy::exec_request(p, ctx, o.command), serve_listeners);
   if (!outcome.warning.empty()) fmt::print(stderr, "brig run: warning: {}\n", outcome.warning);
 
   switch (outcome.kind) {

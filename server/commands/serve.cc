@@ -22,6 +22,7 @@
 #include "server/commands/logging.h"
 #include "server/commands/process_setup.h"
 #include "server/commands/workspace.h"
+#include "server/egress/relay.h"
 #include "server/policy/writable.h"
 #include "server/process/self_exe.h"
 #include "server/sandbox/sandbox.h"
@@ -97,6 +98,22 @@ std::string cannot_serve_others(uid_t self) {
       "brig's own, so that user's commands and file operations would run with brig's "
       "permissions instead of its own; run brig as root, or a brig of that user's own",
       self);
+}
+
+// The egress proxy and DNS stub of a `proxy` policy's jails; null for the
+// other modes. Every decision goes to the audit log, and refusals to the
+// log at info, so an operator sees why a command's request failed.
+Result<std::shared_ptr<egress::Relay>> start_relay(const policy::Policy& p,
+                                                   std::shared_ptr<session::AuditLog> audit) {
+  if (p.network.mode != policy::NetworkMode::proxy) return nullptr;
+  egress::RelayOptions options;
+  options.audit = [audit = std::move(audit)](const egress::EgressRecord& r) {
+    if (audit) audit->write_egress(r);
+    if (!r.allowed) spdlog::info("egress: {}", egress::describe(r));
+  };
+  auto relay = egress::Relay::start(std::move(options));
+  if (!relay) return std::unexpected(relay.error());
+  return std::shared_ptr<egress::Relay>(std::move(*relay));
 }
 
 Result<transport::PeerAllowList> allow_list(const ServeOptions& o) {
@@ -300,6 +317,23 @@ int run_serve(const ServeOptions& o, const ToolInstaller& extra_tools) {
   if (!sandbox->limits_enforcement.memory_whole || !sandbox->limits_enforcement.pids_whole)
     spdlog::warn("limits not enforced as a whole here (no usable cgroup): {}",
                  sandbox->limits_enforcement.detail);
+  // Shared: the egress relay's thread writes its decisions here too, and
+  // the relay may outlive this frame's other locals in a job's lease.
+  std::shared_ptr<session::AuditLog> audit;
+  if (!o.audit_log.empty()) {
+    if (auto safe = policy::refuse_writable_audit_log(absolute_path(o.audit_log), sandbox->spec);
+        !safe)
+      return fail(safe.error());
+    auto opened = session::AuditLog::open(o.audit_log);
+    if (!opened) return fail(opened.error());
+    audit = std::move(*opened);
+    audit->write_start(sandbox::sandbox_facts(*sandbox));
+  }
+  if (auto relay = start_relay(sandbox->policy, audit); !relay) {
+    return fail(relay.error());
+  } else {
+    sandbox->relay = std::move(*relay);
+  }
   auto worker_path = process::find_sibling({"brig-worker", "../libexec/brig/brig-worker"});
   if (!worker_path) return fail(worker_path.error());
   pool::WorkerPool workers(io.get_executor(), *sandbox, *worker_path);
@@ -307,8 +341,11 @@ int run_serve(const ServeOptions& o, const ToolInstaller& extra_tools) {
   // policy, workspace and directory.
   tools::Principals principals(
       io.get_executor(), *sandbox, &workers,
-      [&o, ws = workspace->path, cwd = current_directory()](const sandbox::Account& account) {
-        return sandbox::plan_sandbox_for(account, o.policy, ws, cwd);
+      [&o, ws = workspace->path, cwd = current_directory(),
+       relay = sandbox->relay](const sandbox::Account& account) {
+        auto planned = sandbox::plan_sandbox_for(account, o.policy, ws, cwd);
+        if (planned) planned->relay = relay;
+        return planned;
       },
       *worker_path);
 
@@ -330,17 +367,7 @@ int run_serve(const ServeOptions& o, const ToolInstaller& extra_tools) {
   if (extra_tools) {
     if (auto added = extra_tools(registry); !added) return fail(added.error());
   }
-  std::unique_ptr<session::AuditLog> audit;
-  if (!o.audit_log.empty()) {
-    if (auto safe = policy::refuse_writable_audit_log(absolute_path(o.audit_log), sandbox->spec);
-        !safe)
-      return fail(safe.error());
-    auto opened = session::AuditLog::open(o.audit_log);
-    if (!opened) return fail(opened.error());
-    audit = std::move(*opened);
-    audit->write_start(sandbox::sandbox_facts(*sandbox));
-    registry.wrap_all([&audit](tools::Tool tool) { return audit->wrap(std::move(tool)); });
-  }
+  if (audit) registry.wrap_all([&audit](tools::Tool tool) { return audit->wrap(std::move(tool)); });
 
   session::ServerConfig config;
   config.session.info = protocol::ServerInfo{"brig", BRIG_VERSION};

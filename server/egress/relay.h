@@ -28,18 +28,18 @@
 
 namespace brig::egress {
 
-// The port of the HTTP proxy on the jail's loopback (HTTP_PROXY and the
-// others point at it); DNS is on 53.
-inline constexpr std::uint16_t kProxyPort = 3128;
-inline constexpr std::uint16_t kDnsPort = 53;
-
 // A jail's listeners on its own 127.0.0.1, already bound and listening,
-// non-blocking; any may be empty (not served).
+// non-blocking; any may be empty (not served). The ports are the policy's
+// (policy::kProxyPort, policy::kDnsPort).
 struct JailListeners {
-  UniqueFd proxy;    // TCP kProxyPort
-  UniqueFd dns_udp;  // UDP kDnsPort
-  UniqueFd dns_tcp;  // TCP kDnsPort
+  UniqueFd proxy;    // TCP, the HTTP proxy (HTTP_PROXY and the others point at it)
+  UniqueFd dns_udp;  // UDP, the DNS stub
+  UniqueFd dns_tcp;  // TCP, the DNS stub
 };
+
+// The listeners a jail planned with policy::egress_listeners() got, in that
+// order; missing ones stay empty.
+JailListeners jail_listeners(std::vector<UniqueFd> fds);
 
 // One decision, for the audit log. Connections are reported once, when they
 // end (with the bytes each way); a refusal when it is answered.
@@ -56,6 +56,11 @@ struct EgressRecord {
   std::uint64_t bytes_up = 0;    // jail -> upstream
   std::uint64_t bytes_down = 0;  // upstream -> jail
 };
+
+// One line for a person: "refused CONNECT evil.example:443 (no allow rule
+// names it): 403", "allowed HTTP pypi.org:80 (pypi.org) via 151.101.0.223:
+// 200, 312 B up, 18 KiB down".
+std::string describe(const EgressRecord& record);
 
 struct RelayOptions {
   std::size_t max_head = 16 * 1024;                   // 431 past this

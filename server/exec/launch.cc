@@ -40,8 +40,21 @@ Result<UniqueFd> stdin_memfd(const std::string& text) {
   return fd;
 }
 
-asio::awaitable<jail::Outcome> wait_running(std::shared_ptr<spawner::RunningJail> running) {
+// The jail's listeners served by the egress relay until it ends: its
+// connections are closed with it, and the relay holds nothing of a jail that
+// is gone.
+struct RelayLease {
+  std::shared_ptr<egress::Relay> relay;
+  std::uint64_t id = 0;
+  ~RelayLease() {
+    if (relay) relay->remove_jail(id);
+  }
+};
+
+asio::awaitable<jail::Outcome> wait_running(std::shared_ptr<spawner::RunningJail> running,
+                                            std::shared_ptr<RelayLease> lease) {
   auto outcome = co_await running->wait();
+  lease.reset();
   if (!outcome) {
     co_return jail::setup_failed_outcome(jail::SetupStep::wait, outcome.error().sys_errno,
                                          outcome.error().to_string());
@@ -51,12 +64,19 @@ asio::awaitable<jail::Outcome> wait_running(std::shared_ptr<spawner::RunningJail
 
 }  // namespace
 
-Process process_of(spawner::RunningJail running) {
+Process process_of(spawner::RunningJail running, const std::shared_ptr<egress::Relay>& relay,
+                   const policy::Policy& policy, const std::string& label) {
+  auto lease = std::make_shared<RelayLease>();
+  if (std::vector<UniqueFd> listeners = running.take_listeners(); relay && !listeners.empty()) {
+    lease->id =
+        relay->add_jail(label, policy.network.rules, egress::jail_listeners(std::move(listeners)));
+    lease->relay = relay;
+  }
   auto shared = std::make_shared<spawner::RunningJail>(std::move(running));
   Process p;
   p.pid = shared->pid();
   p.signal = [shared](int sig) { return shared->signal(sig); };
-  p.wait = [shared] { return wait_running(shared); };
+  p.wait = [shared, lease] { return wait_running(shared, lease); };
   return p;
 }
 
@@ -111,7 +131,8 @@ asio::awaitable<Result<std::shared_ptr<Job>>> launch_job(const sandbox::Sandbox&
 
   auto job =
       std::make_shared<Job>(id, owner, args.display, std::move(*out_spool), std::move(*err_spool));
-  job->start(co_await asio::this_coro::executor, process_of(std::move(*running)),
+  job->start(co_await asio::this_coro::executor,
+             process_of(std::move(*running), sandbox.relay, sandbox.policy, id),
              std::move(out->read), std::move(err->read), std::move(stdin_write));
   if (args.stdin_open && args.stdin_text && !args.stdin_text->empty()) {
     if (auto w = job->write_stdin(*args.stdin_text, false); !w) {

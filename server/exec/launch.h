@@ -7,6 +7,7 @@
 #include <sys/types.h>
 
 #include <memory>
+#include <string>
 
 #include <asio/awaitable.hpp>
 
@@ -24,7 +25,11 @@ asio::awaitable<Result<std::shared_ptr<Job>>> launch_job(const sandbox::Sandbox&
                                                          JobTable& table, const ExecArgs& args,
                                                          uid_t owner);
 
-// A Process over a jail the spawner started.
-Process process_of(spawner::RunningJail running);
+// A Process over a jail the spawner started. Listeners the jail has (a
+// `proxy` policy's) are served by `relay` under the policy's network rules,
+// as `label` in its records, until the jail ends; without a relay they are
+// closed, and the jail's connections to them refused.
+Process process_of(spawner::RunningJail running, const std::shared_ptr<egress::Relay>& relay,
+                   const policy::Policy& policy, const std::string& label);
 
 }  // namespace brig::exec

@@ -63,8 +63,13 @@ bool prefix_matches(const std::array<std::uint8_t, 16>& a, const std::array<std:
   return true;
 }
 
-bool port_matches(const NetRule& r, std::uint16_t port) {
-  return r.port ? *r.port == port : port == 80 || port == 443;
+// Without a port, an allow rule means the web's ports, 80 and 443; a deny
+// rule means every port: `deny = ["db.example"]` must not leave
+// db.example:5432 to some `*.example:5432` allow.
+enum class Side { allow, deny };
+bool port_matches(const NetRule& r, std::uint16_t port, Side side = Side::allow) {
+  if (r.port) return *r.port == port;
+  return side == Side::deny || port == 80 || port == 443;
 }
 
 bool covers_address(const NetRule& r, const Address& a) {
@@ -91,9 +96,10 @@ Host host_of(std::string_view host) {
   return Host{std::nullopt, normal_name(host)};
 }
 
-const NetRule* first_match(const std::vector<NetRule>& rules, const Host& h, std::uint16_t port) {
+const NetRule* first_match(const std::vector<NetRule>& rules, const Host& h, std::uint16_t port,
+                           Side side) {
   for (const NetRule& r : rules) {
-    if (!port_matches(r, port)) continue;
+    if (!port_matches(r, port, side)) continue;
     if (h.address ? covers_address(r, *h.address) : covers_name(r, h.name)) return &r;
   }
   return nullptr;
@@ -347,15 +353,15 @@ Result<NetRule> parse_net_rule(std::string_view text) {
 NetVerdict decide(const NetRules& rules, std::string_view host, std::uint16_t port) {
   const Host h = host_of(host);
   if (!h.address && h.name.empty()) return {};
-  if (const NetRule* d = first_match(rules.deny, h, port)) return NetVerdict{false, d};
-  if (const NetRule* a = first_match(rules.allow, h, port)) return NetVerdict{true, a};
+  if (const NetRule* d = first_match(rules.deny, h, port, Side::deny)) return NetVerdict{false, d};
+  if (const NetRule* a = first_match(rules.allow, h, port, Side::allow)) return NetVerdict{true, a};
   return {};
 }
 
 bool address_permitted(const NetRules& rules, std::string_view host, const Address& address,
                        std::uint16_t port) {
   for (const NetRule& d : rules.deny) {
-    if (port_matches(d, port) && covers_address(d, address)) return false;
+    if (port_matches(d, port, Side::deny) && covers_address(d, address)) return false;
   }
   if (!non_global(address)) return true;
   for (const Address& a : static_addresses(rules, host)) {

@@ -39,7 +39,7 @@ struct NetRule {
   std::string name;  // name, subdomains: lower-case, no trailing dot ("pythonhosted.org")
   Address address;   // address, network (host bits zero)
   int prefix = 0;    // network: the prefix length; address: 32 or 128
-  std::optional<std::uint16_t> port;  // nullopt: 80 and 443
+  std::optional<std::uint16_t> port;  // nullopt: 80 and 443 in allow, every port in deny
   std::string text;                   // as written in the policy
   friend bool operator==(const NetRule&, const NetRule&) = default;
 };

@@ -62,7 +62,7 @@ struct Environment {
 // proxy and DNS stub on its 127.0.0.1, the only way out.
 enum class NetworkMode { none, proxy, dangerously_host };
 // The proxy mode's ports on the jail's 127.0.0.1, as its doc states them
-// (egress::kProxyPort and egress::kDnsPort must agree).
+// (to_jail_spec.h, egress_listeners).
 inline constexpr std::uint16_t kProxyPort = 3128;
 inline constexpr std::uint16_t kDnsPort = 53;
 

@@ -192,7 +192,56 @@ jail::LandlockRules landlock_for(const Policy& p, const Context& ctx,
   return rules;
 }
 
+// The jail's /etc/resolv.conf in proxy mode. Where no bind shows the host's
+// (a policy without /etc), glibc's default server is 127.0.0.1 anyway.
+constexpr const char* kStubResolvConf =
+    "# brig: the jail's DNS stub, which answers the names network.allow names\n"
+    "nameserver 127.0.0.1\n";
+
+// Proxy mode: the listeners, and resolv.conf naming the stub, in the jail's
+// own network namespace and over the host's file (landlock_for lets the
+// command connect to them).
+void add_egress(jail::JailSpec& spec) {
+  spec.listeners = egress_listeners();
+  const bool taken = std::any_of(spec.mounts.begin(), spec.mounts.end(),
+                                 [](const Mount& m) { return m.target == "/etc/resolv.conf"; });
+  if (spec.namespaces.mount && !taken) {
+    Mount resolv = mount_of(Mount::Kind::file, "/etc/resolv.conf");
+    resolv.content = kStubResolvConf;
+    resolv.optional = true;
+    spec.mounts.push_back(std::move(resolv));
+  }
+}
+
 }  // namespace
+
+std::vector<jail::Listener> egress_listeners() {
+  using P = jail::Listener::Protocol;
+  return {{P::tcp, kProxyPort}, {P::udp, kDnsPort}, {P::tcp, kDnsPort}};
+}
+
+std::vector<std::pair<std::string, std::string>> proxy_environment() {
+  const std::string url = fmt::format("http://127.0.0.1:{}", kProxyPort);
+  const std::string local = "localhost,127.0.0.1";
+  return {
+      {"ALL_PROXY", url},
+      {"CARGO_HTTP_PROXY", url},
+      {"HTTPS_PROXY", url},
+      {"HTTP_PROXY", url},
+      {"NODE_USE_ENV_PROXY", "1"},  // Node's fetch ignores the others without it
+      {"NO_PROXY", local},
+      {"PIP_PROXY", url},
+      {"YARN_HTTPS_PROXY", url},
+      {"YARN_HTTP_PROXY", url},
+      {"all_proxy", url},
+      {"http_proxy", url},
+      {"https_proxy", url},
+      {"no_proxy", local},
+      {"npm_config_https_proxy", url},
+      {"npm_config_noproxy", local},
+      {"npm_config_proxy", url},
+  };
+}
 
 Result<jail::JailSpec> to_jail_spec(const Policy& p, const Context& ctx) {
   if (!is_normal_absolute(ctx.workspace) || ctx.workspace == "/") {
@@ -269,6 +318,7 @@ Result<jail::JailSpec> to_jail_spec(const Policy& p, const Context& ctx) {
                      [](const Mount& a, const Mount& b) { return path_less(a.target, b.target); });
   }
   spec.landlock = landlock_for(p, ctx, spec.mounts, spec.namespaces.mount);
+  if (p.network.mode == NetworkMode::proxy) add_egress(spec);
   return spec;
 }
 
@@ -285,6 +335,8 @@ std::vector<std::string> jail_environment(const Policy& p, const Context& ctx) {
       }
     }
   }
+  if (p.network.mode == NetworkMode::proxy)
+    for (auto& [name, value] : proxy_environment()) env[name] = std::move(value);
   for (const auto& [name, value] : p.environment.set) env[name] = value;
   // git's housekeeping writes objects/info (commit-graph, packs) and info/
   // (refs), which the git layer keeps read-only for the pointers beside

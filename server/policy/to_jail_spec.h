@@ -14,6 +14,7 @@
 #pragma once
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "jail/base/error.h"
@@ -38,6 +39,18 @@ inline constexpr const char* kRootSecrets[] = {
     "/etc/sudoers",
     "/etc/sudoers.d",
 };
+
+// A `proxy` jail's listeners on its own 127.0.0.1, in this order: brig's
+// HTTP proxy (CONNECT too) on kProxyPort, then the DNS stub on kDnsPort
+// over UDP and over TCP (egress::jail_listeners reads them in this order).
+// Its environment points every usual proxy variable at the first, its
+// /etc/resolv.conf at the others.
+std::vector<jail::Listener> egress_listeners();
+
+// What a `proxy` jail's environment gets unless environment.set names it:
+// HTTP_PROXY, HTTPS_PROXY, ALL_PROXY and their lower-case forms, NO_PROXY,
+// and what Node, npm, pip, cargo and yarn read instead. "NAME", "value".
+std::vector<std::pair<std::string, std::string>> proxy_environment();
 
 // The jail for `policy` run by ctx's caller in ctx's workspace. Fails when
 // the workspace lies in a hidden path, or a policy path collides with the

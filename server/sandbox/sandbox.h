@@ -16,6 +16,7 @@
 #include "jail/layer_report.h"
 #include "jail/spec.h"
 #include "protocol/json_rpc.h"
+#include "server/egress/relay.h"
 #include "server/policy/context.h"
 #include "server/policy/policy.h"
 #include "server/spawner/spawner.h"
@@ -29,6 +30,9 @@ struct Sandbox {
   jail::JailSpec spec;           // policy::to_jail_spec(policy, context)
   std::vector<std::string> env;  // policy::jail_environment(policy, context): "NAME=value"
   std::shared_ptr<spawner::Spawner> spawner;
+  // Serves the listeners of a `proxy` policy's jails (the egress proxy and
+  // DNS stub); null for the other modes. One for every sandbox of a server.
+  std::shared_ptr<egress::Relay> relay;
   // How the spec's memory and pids limits hold here: serve.cc asks the
   // kernel (jail::cgroups::probe) once the spawner's cgroup is settled. By
   // default nothing is whole, so that brig never claims a limit it did not

@@ -62,12 +62,16 @@ std::string_view outcome_name(AuditRecord::Outcome o) {
   return "failed";
 }
 
+// UTC, to the millisecond: "2026-11-27T10:04:05.123Z".
+std::string time_text(std::chrono::system_clock::time_point t) {
+  return fmt::format("{:%Y-%m-%dT%H:%M:%S}Z", std::chrono::floor<std::chrono::milliseconds>(t));
+}
+
 }  // namespace
 
 std::string audit_line(const AuditRecord& r, std::size_t max_string) {
   Json line = {
-      {"time", fmt::format("{:%Y-%m-%dT%H:%M:%S}Z",
-                           std::chrono::floor<std::chrono::milliseconds>(r.started))},
+      {"time", time_text(r.started)},
       {"client", r.client
                      ? Json{{"pid", r.client->pid}, {"uid", r.client->uid}, {"gid", r.client->gid}}
                      : Json("stdio")},
@@ -157,11 +161,27 @@ void AuditLog::write(const AuditRecord& record) {
 }
 
 void AuditLog::write_start(const protocol::Json& facts) {
-  Json line = {
-      {"time", fmt::format("{:%Y-%m-%dT%H:%M:%S}Z", std::chrono::floor<std::chrono::milliseconds>(
-                                                        std::chrono::system_clock::now()))},
-      {"event", "start"}};
+  Json line = {{"time", time_text(std::chrono::system_clock::now())}, {"event", "start"}};
   for (const auto& [key, value] : facts.items()) line[key] = value;
+  write_line(line.dump(-1, ' ', false, Json::error_handler_t::replace));
+}
+
+void AuditLog::write_egress(const egress::EgressRecord& r) {
+  constexpr const char* kKinds[] = {"connect", "http", "dns"};
+  Json line = {{"time", time_text(std::chrono::system_clock::now())},
+               {"event", "egress"},
+               {"jail", r.jail},
+               {"kind", kKinds[static_cast<int>(r.kind)]},
+               {"host", r.host},
+               {"port", r.port},
+               {"allowed", r.allowed},
+               {"rule", r.rule},
+               {"status", r.status}};
+  if (!r.address.empty()) line["address"] = r.address;
+  if (r.kind != egress::EgressRecord::Kind::dns) {
+    line["bytes_up"] = r.bytes_up;
+    line["bytes_down"] = r.bytes_down;
+  }
   write_line(line.dump(-1, ' ', false, Json::error_handler_t::replace));
 }
 

@@ -14,6 +14,7 @@
 #include "jail/base/error.h"
 #include "jail/base/unique_fd.h"
 #include "protocol/mcp_types.h"
+#include "server/egress/relay.h"
 #include "server/process/peer_credentials.h"
 #include "server/tools/registry.h"
 
@@ -49,6 +50,10 @@ class AuditLog {
   // and how they hold), written once at start so that a reader of the log
   // knows what the calls below it were confined by.
   void write_start(const protocol::Json& facts);
+
+  // A decision of the egress proxy or DNS stub (any thread: one line is
+  // one write(2)).
+  void write_egress(const egress::EgressRecord& record);
 
   // Tool with its handler wrapped to write one record per call, whether it
   // returns, fails or is cancelled. The log must outlive the tool.

@@ -86,6 +86,10 @@ std::vector<std::string> bwrap_args(const std::string& bwrap, const Planned& p,
         else
           a.insert(a.end(), {"--ro-bind", "/dev/null", m.target});
         break;
+      case jail::Mount::Kind::file:
+        // Proxy mode's resolv.conf: the peer has no egress relay to name
+        // either, and the default policy plans none.
+        break;
     }
   }
   a.push_back("--clearenv");

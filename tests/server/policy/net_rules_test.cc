@@ -209,6 +209,21 @@ TEST(Decide, PortsDefaultTo80And443) {
   EXPECT_TRUE(decide(d, "db.example.com", 443).allowed);
 }
 
+TEST(Decide, ADenyWithoutAPortRefusesEveryPort) {
+  const NetRules r = rules({"*.corp.example:5432", "*.corp.example", "10.0.0.0/8:5432"},
+                           {"db.corp.example", "10.9.9.9"});
+  for (std::uint16_t port : {80, 443, 5432, 22}) {
+    EXPECT_FALSE(decide(r, "db.corp.example", port).allowed) << port;
+    EXPECT_FALSE(decide(r, "10.9.9.9", port).allowed) << port;
+  }
+  EXPECT_TRUE(decide(r, "app.corp.example", 5432).allowed);
+  EXPECT_TRUE(decide(r, "10.1.1.1", 5432).allowed);
+  // A name resolving to the denied address is refused on any port too.
+  EXPECT_FALSE(address_permitted(r, "app.corp.example", *parse_address("10.9.9.9"), 5432));
+  EXPECT_TRUE(address_permitted(r, "app.corp.example", *parse_address("10.1.1.1"), 5432));
+  EXPECT_FALSE(name_allowed(r, "db.corp.example"));
+}
+
 TEST(Decide, NamesIgnoreCaseAndATrailingDot) {
   const NetRules r = rules({"PyPI.org.", "*.Example.COM"}, {"X.example.com"});
   EXPECT_TRUE(decide(r, "pypi.org", 443).allowed);

@@ -5,8 +5,10 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <fmt/format.h>
 #include "jail/spec_validate.h"
-#include "server/egress/relay.h"
+
+#include <algorithm>
 #include "tests/server/policy/spec_builders.h"
 
 namespace brig::policy {
@@ -15,7 +17,9 @@ namespace {
 using namespace testing;  // NOLINT: the spec builders
 using ::testing::Contains;
 using ::testing::ElementsAre;
+using ::testing::HasSubstr;
 using ::testing::IsEmpty;
+using ::testing::Not;
 
 constexpr uint64_t kMiB = 1 << 20;
 
@@ -308,9 +312,6 @@ TEST_F(Planner, HostNetwork) {
   EXPECT_TRUE(jail::validate(*spec));
 }
 
-// The egress relay serves the ports the policy's doc promises.
-static_assert(kProxyPort == egress::kProxyPort && kDnsPort == egress::kDnsPort);
-
 TEST_F(Planner, ProxyIsANamespaceOfItsOwnWhoseTcpRuleLetsTheProxyIn) {
   policy.network.mode = NetworkMode::proxy;
   auto spec = to_jail_spec(policy, ctx);
@@ -327,6 +328,51 @@ TEST_F(Planner, ProxyIsANamespaceOfItsOwnWhoseTcpRuleLetsTheProxyIn) {
   ASSERT_TRUE(spec);
   EXPECT_FALSE(spec->landlock.restrict_tcp);
   EXPECT_THAT(spec->landlock.connect_tcp, IsEmpty());
+}
+
+TEST_F(Planner, ProxyListensOnTheJailsLoopbackAndNamesItsDnsStub) {
+  policy.network.mode = NetworkMode::proxy;
+  policy.filesystem.read_only.push_back({"/etc", false});
+  auto spec = to_jail_spec(policy, ctx);
+  ASSERT_TRUE(spec);
+  using P = jail::Listener::Protocol;
+  EXPECT_THAT(spec->listeners,
+              ElementsAre(jail::Listener{P::tcp, kProxyPort}, jail::Listener{P::udp, kDnsPort},
+                          jail::Listener{P::tcp, kDnsPort}));
+  const auto resolv =
+      std::find_if(spec->mounts.begin(), spec->mounts.end(),
+                   [](const jail::Mount& m) { return m.target == "/etc/resolv.conf"; });
+  ASSERT_NE(resolv, spec->mounts.end());
+  EXPECT_EQ(resolv->kind, jail::Mount::Kind::file);
+  EXPECT_TRUE(resolv->optional);  // no bind shows the host's: glibc asks 127.0.0.1 anyway
+  EXPECT_THAT(resolv->content, HasSubstr("nameserver 127.0.0.1\n"));
+  EXPECT_TRUE(jail::validate(*spec));
+
+  // The other modes have neither.
+  policy.network.mode = NetworkMode::none;
+  spec = to_jail_spec(policy, ctx);
+  ASSERT_TRUE(spec);
+  EXPECT_THAT(spec->listeners, IsEmpty());
+  EXPECT_TRUE(std::none_of(spec->mounts.begin(), spec->mounts.end(),
+                           [](const jail::Mount& m) { return m.kind == jail::Mount::Kind::file; }));
+}
+
+TEST_F(Planner, ProxyPointsEveryUsualVariableAtTheProxyUnlessThePolicySetsIt) {
+  policy.network.mode = NetworkMode::proxy;
+  ctx.env["HTTPS_PROXY"] = "http://corporate.example:8080";  // unreachable from the jail
+  policy.environment.pass = {"HTTPS_PROXY"};
+  policy.environment.set["npm_config_proxy"] = "http://127.0.0.1:9";
+  const std::vector<std::string> env = jail_environment(policy, ctx);
+  for (const char* name : {"HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy",
+                           "all_proxy", "PIP_PROXY", "CARGO_HTTP_PROXY", "npm_config_https_proxy"})
+    EXPECT_THAT(env, Contains(fmt::format("{}=http://127.0.0.1:3128", name))) << name;
+  EXPECT_THAT(env, Contains("NO_PROXY=localhost,127.0.0.1"));
+  EXPECT_THAT(env, Contains("no_proxy=localhost,127.0.0.1"));
+  EXPECT_THAT(env, Contains("NODE_USE_ENV_PROXY=1"));
+  EXPECT_THAT(env, Contains("npm_config_proxy=http://127.0.0.1:9"));
+
+  policy.network.mode = NetworkMode::none;
+  EXPECT_THAT(jail_environment(policy, ctx), Not(Contains("NODE_USE_ENV_PROXY=1")));
 }
 
 TEST_F(Planner, SharedNamespaces) {
