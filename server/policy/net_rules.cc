@@ -41,17 +41,34 @@ std::string normal_name(std::string_view name) {
   return out;
 }
 
-// Every address as IPv6, an IPv4 one in its mapped form (::ffff:a.b.c.d),
-// so that one comparison covers a rule and an address written either way.
-std::array<std::uint8_t, 16> as_v6(const Address& a) {
-  if (a.v6) return a.bytes;
-  std::array<std::uint8_t, 16> out{};
-  out[10] = out[11] = 0xff;
-  std::copy_n(a.bytes.begin(), 4, out.begin() + 12);
-  return out;
-}
-int v6_prefix(const Address& a, int prefix) {
-  return a.v6 ? prefix : prefix + 96;
+// An address in the one form every comparison uses: 16 bytes, an IPv4
+// address as ::ffff:a.b.c.d. IPv6 forms that carry an IPv4 address to it —
+// IPv4-mapped (::ffff:0:0/96) and the well-known NAT64 prefix
+// (64:ff9b::/96, which a NAT64 gateway translates to that IPv4 address) —
+// become that IPv4 address, so that a deny of 93.184.216.0/24 also holds
+// where DNS64 answers 64:ff9b::5db8:d822.
+struct Canonical {
+  std::array<std::uint8_t, 16> bytes{};
+  bool v4 = false;
+};
+Canonical canonical(const Address& a) {
+  static constexpr std::uint8_t kMapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+  static constexpr std::uint8_t kNat64[12] = {0x00, 0x64, 0xff, 0x9b};
+  Canonical c;
+  const std::uint8_t* v4 = nullptr;
+  if (!a.v6)
+    v4 = a.bytes.data();
+  else if (std::equal(kMapped, kMapped + 12, a.bytes.begin()) ||
+           std::equal(kNat64, kNat64 + 12, a.bytes.begin()))
+    v4 = a.bytes.data() + 12;
+  if (v4 == nullptr) {
+    c.bytes = a.bytes;
+    return c;
+  }
+  std::copy_n(kMapped, 12, c.bytes.begin());
+  std::copy_n(v4, 4, c.bytes.begin() + 12);
+  c.v4 = true;
+  return c;
 }
 
 bool prefix_matches(const std::array<std::uint8_t, 16>& a, const std::array<std::uint8_t, 16>& net,
@@ -72,9 +89,20 @@ bool port_matches(const NetRule& r, std::uint16_t port, Side side = Side::allow)
   return side == Side::deny || port == 80 || port == 443;
 }
 
+// Whether network `net`/`prefix` (as written: an IPv4 prefix counts from
+// the IPv4 address) holds `a`. An IPv4 address is only ever held by a
+// network of IPv4 addresses: `::/0` means every IPv6 address, not 127.0.0.1
+// through its mapped form.
+bool in_network(const Address& a, const Address& net, int prefix) {
+  const Canonical ca = canonical(a), cn = canonical(net);
+  if (ca.v4 != cn.v4) return false;
+  const int bits = !cn.v4 ? prefix : net.v6 ? std::max(prefix, 96) : prefix + 96;
+  return prefix_matches(ca.bytes, cn.bytes, bits);
+}
+
 bool covers_address(const NetRule& r, const Address& a) {
   if (r.kind != NetRule::Kind::address && r.kind != NetRule::Kind::network) return false;
-  return prefix_matches(as_v6(a), as_v6(r.address), v6_prefix(r.address, r.prefix));
+  return in_network(a, r.address, r.prefix);
 }
 
 // `name`: lower-case, no trailing dot.
@@ -109,31 +137,42 @@ struct Range {
   const char* network;
   int prefix;
 };
-// Not reachable on the internet, or meaningful only on this host or link:
-// where a name resolving there would lead the proxy somewhere the policy did
-// not name. 64:ff9b::/96 is checked by the IPv4 address it embeds (a NAT64
-// gateway translates it to that), ::ffff:0:0/96 through as_v6.
+// Not reachable on the internet, or meaningful only on this host, its link
+// or its cloud: where a name resolving there would lead the proxy somewhere
+// the policy did not name. NAT64's and the mapped forms count as the IPv4
+// address they carry (canonical); the other IPv6 forms that carry one
+// (6to4, Teredo, local-use NAT64) are refused whole rather than decoded.
 constexpr Range kNonGlobal[] = {
-    {"0.0.0.0", 8},      {"10.0.0.0", 8},    {"100.64.0.0", 10}, {"127.0.0.0", 8},
-    {"169.254.0.0", 16}, {"172.16.0.0", 12}, {"192.0.0.0", 24},  {"192.168.0.0", 16},
-    {"198.18.0.0", 15},  {"224.0.0.0", 3},  // multicast, reserved and broadcast
-    {"::", 96},  // unspecified, loopback and the deprecated IPv4-compatible forms
-    {"fc00::", 7},       {"fe80::", 10},     {"fec0::", 10},     {"ff00::", 8},
+    {"0.0.0.0", 8},
+    {"10.0.0.0", 8},
+    {"100.64.0.0", 10},
+    {"127.0.0.0", 8},
+    {"169.254.0.0", 16},
+    {"172.16.0.0", 12},
+    {"192.0.0.0", 24},
+    {"192.0.2.0", 24},
+    {"192.168.0.0", 16},
+    {"198.18.0.0", 15},
+    {"198.51.100.0", 24},
+    {"203.0.113.0", 24},
+    {"224.0.0.0", 3},       // multicast, reserved and broadcast
+    {"168.63.129.16", 32},  // Azure's wireserver (metadata, DNS), as 169.254.169.254 elsewhere
+    {"::", 96},             // unspecified, loopback and the deprecated IPv4-compatible forms
+    {"64:ff9b:1::", 48},    // local-use NAT64
+    {"100::", 64},          // discard-only
+    {"2001::", 32},         // Teredo
+    {"2001:db8::", 32},     // documentation
+    {"2002::", 16},         // 6to4
+    {"fc00::", 7},
+    {"fe80::", 10},
+    {"fec0::", 10},
+    {"ff00::", 8},
 };
 
 bool non_global(const Address& a) {
-  std::array<std::uint8_t, 16> bytes = as_v6(a);
-  static constexpr std::uint8_t kNat64[12] = {0x00, 0x64, 0xff, 0x9b};
-  if (std::equal(bytes.begin(), bytes.begin() + 12, kNat64)) {
-    Address embedded;
-    std::copy_n(bytes.begin() + 12, 4, embedded.bytes.begin());
-    bytes = as_v6(embedded);
-  }
-  for (const Range& r : kNonGlobal) {
-    const Address net = *parse_address(r.network);
-    if (prefix_matches(bytes, as_v6(net), v6_prefix(net, r.prefix))) return true;
-  }
-  return false;
+  return std::any_of(std::begin(kNonGlobal), std::end(kNonGlobal), [&](const Range& r) {
+    return in_network(a, *parse_address(r.network), r.prefix);
+  });
 }
 
 Result<std::uint16_t> parse_port(std::string_view text, std::string_view port) {
@@ -365,7 +404,7 @@ bool address_permitted(const NetRules& rules, std::string_view host, const Addre
   }
   if (!non_global(address)) return true;
   for (const Address& a : static_addresses(rules, host)) {
-    if (as_v6(a) == as_v6(address)) return true;
+    if (canonical(a).bytes == canonical(address).bytes) return true;
   }
   return std::any_of(rules.allow.begin(), rules.allow.end(), [&](const NetRule& a) {
     return port_matches(a, port) && covers_address(a, address);

@@ -76,14 +76,14 @@ NetVerdict decide(const NetRules& rules, std::string_view host, std::uint16_t po
 
 // After resolving an allowed name: may the proxy connect to `address` for
 // it? false when a deny rule names the address, or when the address is
-// loopback, link-local, private or otherwise not global (0/8, 10/8,
-// 100.64/10, 127/8, 169.254/16, 172.16/12, 192.0.0/24, 192.168/16,
-// 198.18/15, 224/4 and up, ::/96 (:: and ::1 among them), fc00::/7,
-// fe80::/10, fec0::/10, ff00::/8, the IPv4-mapped forms of those, and
-// 64:ff9b::/96 by the IPv4 address it embeds) and
-// the policy did not name it: neither a `hosts` entry of `host` nor an
-// address or network allow rule covering it on `port`. DNS rebinding stops
-// here.
+// loopback, link-local, private or otherwise not global (net_rules.cc,
+// kNonGlobal: 127/8, 10/8, 169.254/16, Azure's 168.63.129.16, ::/96,
+// fc00::/7, fe80::/10, 6to4, Teredo, local-use NAT64, …) and the policy did
+// not name it: neither a `hosts` entry of `host` nor an address or network
+// allow rule covering it on `port`. DNS rebinding stops here. Every
+// comparison takes the IPv4-mapped (::ffff:0:0/96) and NAT64 (64:ff9b::/96)
+// forms as the IPv4 address they carry, and an IPv6 network never holds an
+// IPv4 address (`::/0` is not 127.0.0.1).
 bool address_permitted(const NetRules& rules, std::string_view host, const Address& address,
                        std::uint16_t port);
 

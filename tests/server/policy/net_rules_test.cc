@@ -352,5 +352,35 @@ TEST(AllowHint, NamesTheHostAndPort) {
   }
 }
 
+TEST(AddressPermitted, ADenyHoldsForTheNat64AndMappedFormsOfItsAddresses) {
+  const NetRules r = rules({"*.example.com"}, {"93.184.216.0/24"});
+  for (const char* a : {"93.184.216.34", "::ffff:93.184.216.34", "64:ff9b::5db8:d822"})
+    EXPECT_FALSE(address_permitted(r, "www.example.com", *parse_address(a), 443)) << a;
+  EXPECT_TRUE(address_permitted(r, "www.example.com", *parse_address("64:ff9b::5db9:d822"), 443));
+  // A deny written in the NAT64 form holds for the IPv4 address too.
+  const NetRules n = rules({"*.example.com"}, {"64:ff9b::5db8:d822"});
+  EXPECT_FALSE(address_permitted(n, "www.example.com", *parse_address("93.184.216.34"), 443));
+}
+
+TEST(AddressPermitted, AnIpv6NetworkNeverHoldsIpv4Addresses) {
+  const NetRules r = rules({"::/0", "[2001:4860::/32]:8443"});
+  for (const char* a :
+       {"127.0.0.1", "169.254.169.254", "10.0.0.1", "::ffff:127.0.0.1", "64:ff9b::7f00:1"}) {
+    EXPECT_FALSE(decide(r, a, 443).allowed) << a;
+    EXPECT_FALSE(address_permitted(r, "x.example", *parse_address(a), 443)) << a;
+  }
+  EXPECT_TRUE(decide(r, "2606:4700::1", 443).allowed);
+  // The mapped range itself, written out, is the IPv4 space.
+  EXPECT_TRUE(decide(rules({"::ffff:0:0/96"}), "8.8.8.8", 443).allowed);
+}
+
+TEST(AddressPermitted, AddressesThatEmbedOrStandForOthersMustBeNamed) {
+  const NetRules r = rules({"*.example.com"});
+  for (const char* a : {"2002:7f00:1::1", "2001:0:4136:e378::1", "64:ff9b:1::a00:1",
+                        "168.63.129.16", "2001:db8::1", "100::1", "192.0.2.1"})
+    EXPECT_FALSE(address_permitted(r, "www.example.com", *parse_address(a), 443)) << a;
+  EXPECT_TRUE(address_permitted(r, "www.example.com", *parse_address("2606:4700::1"), 443));
+}
+
 }  // namespace
 }  // namespace brig::policy
