@@ -222,8 +222,11 @@ void add_egress(const Policy& p, const Context& ctx, jail::JailSpec& spec) {
   spec.listeners = egress_listeners();
   if (spec.namespaces.mount && connect_program_usable(p, ctx)) {
     // Last, like brig-worker's: every tree it may sit in is mounted before
-    // it, and read-only even inside a writable workspace.
-    Mount self = bind_mount(ctx.connect_program, false, false);
+    // it, and read-only even inside a writable workspace. Optional: where a
+    // jail planted a symlink on its path (brig inside a writable tree), the
+    // planner skips it instead of failing every later jail, and git over
+    // ssh fails alone.
+    Mount self = bind_mount(ctx.connect_program, false, true);
     spec.mounts.push_back(std::move(self));
     if (spec.landlock.enabled) add_unique(spec.landlock.read_only, ctx.connect_program);
   }
