@@ -196,15 +196,19 @@ void LoopbackHttpServer::serve(UniqueFd conn) {
   }
   std::string body;
   std::string status = "404 Not Found";
+  // A directory's index.html, as package indexes (pip's "simple" API) are
+  // laid out; pip reads only pages served as text/html.
+  const std::string file = path.ends_with('/') ? path + "index.html" : path;
+  const char* type = file.ends_with(".html") ? "text/html" : "application/octet-stream";
   struct stat st {};
-  if (path.starts_with("/") && path.find("..") == std::string::npos &&
-      ::stat((root_ + path).c_str(), &st) == 0 && S_ISREG(st.st_mode)) {
+  if (file.starts_with("/") && file.find("..") == std::string::npos &&
+      ::stat((root_ + file).c_str(), &st) == 0 && S_ISREG(st.st_mode)) {
     status = "200 OK";
-    body = read_whole_file(root_ + path);
+    body = read_whole_file(root_ + file);
   }
-  std::string reply = "HTTP/1.1 " + status +
-                      "\r\nContent-Type: application/octet-stream\r\nContent-Length: " +
-                      std::to_string(body.size()) + "\r\nConnection: close\r\n\r\n";
+  std::string reply = "HTTP/1.1 " + status + "\r\nContent-Type: " + type +
+                      "\r\nContent-Length: " + std::to_string(body.size()) +
+                      "\r\nConnection: close\r\n\r\n";
   if (method != "HEAD") reply += body;
   if (send_all(conn.get(), reply, Clock::now() + kIoLimit)) ::shutdown(conn.get(), SHUT_WR);
 }

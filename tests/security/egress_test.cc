@@ -325,6 +325,72 @@ TEST_F(EgressTest, GitClonesOverDumbHttpThroughTheProxyOnly) {
   EXPECT_GE(web_->requests_for("/repo.git/info/refs"), 1u);
 }
 
+// A command prefix that takes every proxy setting away (npm's noproxy has no
+// wildcard), so the client goes direct.
+const std::string kNoProxyEnv =
+    "env -u HTTP_PROXY -u HTTPS_PROXY -u ALL_PROXY -u http_proxy -u https_proxy -u all_proxy "
+    "-u PIP_PROXY -u npm_config_proxy -u npm_config_https_proxy ";
+
+TEST_F(EgressTest, PipAndNpmReadALocalIndexThroughTheProxyOnly) {
+  // pip's "simple" index of one project, and npm's registry document of one
+  // package: what each client reads first.
+  const std::string root = web_root_.path();
+  std::filesystem::create_directories(root + "/simple/brigpkg");
+  write_host_file(root + "/simple/brigpkg/index.html",
+                  "<!DOCTYPE html><html><body>"
+                  "<a href=\"brigpkg-1.0-py3-none-any.whl\">brigpkg-1.0-py3-none-any.whl</a>"
+                  "</body></html>\n");
+  write_host_file(root + "/brigpkg",
+                  R"({"name":"brigpkg","dist-tags":{"latest":"1.0.0"},"versions":{"1.0.0":)"
+                  R"({"name":"brigpkg","version":"1.0.0","description":"served on loopback",)"
+                  R"("dist":{"tarball":"http://web.test/brigpkg-1.0.0.tgz","shasum":"0"}}}})");
+  const std::string pip =
+      "python3 -m pip index versions brigpkg --disable-pip-version-check "
+      "--no-cache-dir --timeout 10 --retries 0 --trusted-host web.test --index-url " +
+      web_url("web.test", "/simple/");
+  const std::string npm =
+      "npm view brigpkg version --no-update-notifier --fetch-retries=0 "
+      "--registry " +
+      web_url("web.test", "/");
+  const BrigRan ran = jail_sh(step("pip_direct", kNoProxyEnv + pip) + step("pip", pip + " 2>&1") +
+                              step("npm_direct", kNoProxyEnv + npm) + step("npm", npm + " 2>&1"));
+  const auto l = lines(ran.out);
+  // Without the proxy both reach for web.test's address, the jail's own
+  // loopback, where nothing listens.
+  EXPECT_THAT(l, Not(Contains("pip_direct=0"))) << ran.out << ran.err;
+  EXPECT_THAT(l, Not(Contains("npm_direct=0"))) << ran.out << ran.err;
+  // Control: through the proxy, each read its index.
+  EXPECT_THAT(l, Contains("pip=0")) << ran.out << ran.err;
+  EXPECT_THAT(ran.out, HasSubstr("brigpkg (1.0)"));
+  EXPECT_THAT(l, Contains("npm=0")) << ran.out << ran.err;
+  EXPECT_THAT(l, Contains("1.0.0")) << ran.out;
+  EXPECT_GE(web_->requests_for("/simple/brigpkg/"), 1u);
+  EXPECT_GE(web_->requests_for("/brigpkg"), 1u);
+}
+
+TEST_F(EgressTest, BrigConnectTunnelsToAnAllowedPortAndIsRefusedElsewhere) {
+  // The program GIT_SSH_COMMAND names, which ssh would run as ProxyCommand.
+  const std::string program =
+      "prog=$(printf %s \"$GIT_SSH_COMMAND\" | sed -n \"s/.*ProxyCommand='\\([^ ]*\\) "
+      "connect.*/\\1/p\"); echo \"prog=$prog\"\n";
+  const std::string get = "printf 'GET /small HTTP/1.0\\r\\nHost: web.test\\r\\n\\r\\n'";
+  const std::string port = std::to_string(web_->port());
+  // A sanitized brig's leak check cannot stop the world under the jail's
+  // seccomp filter (no ptrace) and would fail its exit; the release one has none.
+  const std::string connect = "ASAN_OPTIONS=detect_leaks=0 \"$prog\" connect ";
+  const BrigRan ran =
+      jail_sh(program + step("allowed", get + " | " + connect + "web.test " + port) +
+              step("refused", get + " | " + connect + "other.test " + port + " 2>&1"));
+  const auto l = lines(ran.out);
+  EXPECT_THAT(ran.out, HasSubstr("prog=/")) << ran.out << ran.err;
+  EXPECT_THAT(l, Contains("allowed=0")) << ran.out << ran.err;
+  EXPECT_THAT(ran.out, HasSubstr("small-content"));
+  EXPECT_THAT(l, Contains("refused=1")) << ran.out << ran.err;
+  EXPECT_THAT(ran.out, HasSubstr("other.test:" + port + " refused: HTTP/1.1 403"));
+  EXPECT_THAT(ran.out, HasSubstr("allow_add"));
+  EXPECT_EQ(web_->requests_for("/small"), 1u);
+}
+
 TEST_F(EgressTest, TheDnsStubAnswersAllowedNamesAndRefusesOthers) {
   const BrigRan ran = jail_sh("cat /etc/resolv.conf\n" + step("web", "getent hosts web.test") +
                               step("ok", "getent hosts ok.allowed.test") +
