@@ -208,8 +208,8 @@ struct Jail {
   JailListeners listeners;
   std::unordered_set<std::uint64_t> conns;  // proxy and DNS-over-TCP connections
   std::size_t dns_pending = 0;              // UDP queries awaiting the resolver
-  // The audit's rate limit: refusals recorded in the window that started at
-  // audit_window, and those left out.
+  // The audit's rate limit: refusals and DNS answers recorded in the window
+  // that started at audit_window, and those left out of it.
   Clock::time_point audit_window;
   std::size_t audit_count = 0;
   std::uint64_t suppressed = 0;

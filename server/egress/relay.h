@@ -84,7 +84,9 @@ struct RelayOptions {
   // "[::1]:53". /etc/hosts is read either way.
   std::vector<std::string> resolvers;
   // Called on the relay's thread for every EgressRecord; keep it short. DNS
-  // records: port 0, status the rcode, address the addresses answered.
+  // records: port 0, status the rcode, address the addresses answered. The
+  // summary of suppressed ones: kind http, refused, host "", status 0, rule
+  // "N more refusals and DNS answers suppressed (...)".
   std::function<void(const EgressRecord&)> audit;
 };
 
