@@ -101,15 +101,16 @@ std::string cannot_serve_others(uid_t self) {
 }
 
 // The egress proxy and DNS stub of a `proxy` policy's jails; null for the
-// other modes. Every decision goes to the audit log, and refusals to the
-// log at info, so an operator sees why a command's request failed.
+// other modes. Every decision goes to the audit log (refusals rate-limited
+// per jail by the relay); nothing to the server's log, see below.
 Result<std::shared_ptr<egress::Relay>> start_relay(const policy::Policy& p,
                                                    std::shared_ptr<session::AuditLog> audit) {
   if (p.network.mode != policy::NetworkMode::proxy) return nullptr;
   egress::RelayOptions options;
   options.audit = [audit = std::move(audit)](const egress::EgressRecord& r) {
+    // Only the audit log: this runs on the relay's thread, and the server's
+    // logger has a single-threaded sink (logging.cc).
     if (audit) audit->write_egress(r);
-    if (!r.allowed) spdlog::info("egress: {}", egress::describe(r));
   };
   auto relay = egress::Relay::start(std::move(options));
   if (!relay) return std::unexpected(relay.error());

@@ -7,6 +7,7 @@
 #include <signal.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -56,6 +57,14 @@ constexpr std::chrono::milliseconds kLinger{2000};
 constexpr std::size_t kUdpDnsLimit = 512;
 constexpr std::size_t kMaxAnswers = 8;
 constexpr std::uint32_t kStaticTtl = 300;
+// Out of fds, the listeners leave the epoll set for this long: level-
+// triggered, they would report the connection no accept can take at once,
+// forever.
+constexpr std::chrono::milliseconds kAcceptPause{100};
+// Fds the default max_connections leaves to the rest of the process.
+constexpr std::size_t kFdHeadroom = 256;
+// The window of max_refusal_records_per_second.
+constexpr std::chrono::seconds kAuditWindow{1};
 constexpr std::string_view kEstablished = "HTTP/1.1 200 Connection established\r\n\r\n";
 
 // What an epoll event is about: the low 3 bits of its data, the id above.
@@ -199,6 +208,11 @@ struct Jail {
   JailListeners listeners;
   std::unordered_set<std::uint64_t> conns;  // proxy and DNS-over-TCP connections
   std::size_t dns_pending = 0;              // UDP queries awaiting the resolver
+  // The audit's rate limit: refusals and DNS answers recorded in the window
+  // that started at audit_window, and those left out of it.
+  Clock::time_point audit_window;
+  std::size_t audit_count = 0;
+  std::uint64_t suppressed = 0;
 };
 
 struct Conn {
@@ -268,6 +282,9 @@ struct Relay::Impl {
   std::unordered_set<int> ares_fds;
   std::uint64_t next_conn = 1;
   std::uint64_t next_lookup = 1;
+  std::size_t max_connections = 0;  // options.max_connections, or the default
+  // Set while the TCP listeners are out of the epoll set (out of fds).
+  std::optional<Clock::time_point> accept_paused_until;
   Clock::time_point now = Clock::now();
   std::atomic<std::size_t> open{0};
   std::atomic<std::uint64_t> next_jail{1};
@@ -283,6 +300,8 @@ struct Relay::Impl {
   void dispatch(const epoll_event& ev);
   void take_commands(bool& stop);
   void run_timers();
+  void pause_accepting();
+  void resume_accepting();
   void run_again();
   void deliver_answers();
   void close_all();
@@ -293,9 +312,11 @@ struct Relay::Impl {
   void add(std::unique_ptr<Jail> jail);
   void remove(std::uint64_t id);
   void set_deadline(Conn& c, Clock::time_point t);
-  void audit(const EgressRecord& r) {
-    if (options.audit) options.audit(r);
-  }
+  // Every record goes through here; see max_refusal_records_per_second.
+  void audit(Jail& jail, const EgressRecord& r);
+  void flush_suppressed(Jail& jail);
+  void flush_audit_windows();
+  std::size_t suppressing = 0;  // jails with suppressed records
 
   // Connections.
   void accept_on(Jail& jail, Conn::Kind kind);
@@ -330,8 +351,10 @@ struct Relay::Impl {
                                       std::span<const Address> addresses, std::uint32_t ttl,
                                       bool allowed);
   void dns_read(Conn& c);
-  void dns_send(Conn& c, const std::vector<std::uint8_t>& message);
-  void dns_write(Conn& c);
+  // Both true when the answer is written and `c` reads its next query: the
+  // caller reads it, or queues `c` for the next turn (never recursion).
+  bool dns_send(Conn& c, const std::vector<std::uint8_t>& message);
+  bool dns_write(Conn& c);
   void on_answer(Resolver::Answer& answer);
 };
 
@@ -358,6 +381,8 @@ void Relay::Impl::run() {
     resolver->process(-1, false, false);
     deliver_answers();
     run_timers();
+    flush_audit_windows();
+    if (accept_paused_until && *accept_paused_until <= now) resume_accepting();
     run_again();
   }
   close_all();
@@ -366,11 +391,15 @@ void Relay::Impl::run() {
 int Relay::Impl::wait_ms() const {
   if (!again.empty()) return 0;
   std::optional<std::chrono::milliseconds> wait = resolver->timeout();
-  if (!timers.empty()) {
-    auto t = std::chrono::ceil<std::chrono::milliseconds>(timers.begin()->first - Clock::now());
+  auto until = [&](Clock::time_point at) {
+    auto t = std::chrono::ceil<std::chrono::milliseconds>(at - Clock::now());
     t = std::max(t, std::chrono::milliseconds(0));
     wait = wait ? std::min(*wait, t) : t;
-  }
+  };
+  if (!timers.empty()) until(timers.begin()->first);
+  if (accept_paused_until) until(*accept_paused_until);
+  for (const auto& [id, jail] : jails)
+    if (jail->suppressed) until(jail->audit_window + kAuditWindow);
   return wait ? static_cast<int>(std::min<std::int64_t>(wait->count(), 60'000)) : -1;
 }
 
@@ -435,6 +464,68 @@ void Relay::Impl::run_timers() {
   }
 }
 
+// Out of fds: every TCP listener leaves the epoll set for kAcceptPause, so
+// the loop sleeps instead of being told of the same pending connection
+// again and again. Connections wait in the kernel's backlog meanwhile.
+void Relay::Impl::pause_accepting() {
+  if (accept_paused_until) return;
+  accept_paused_until = now + kAcceptPause;
+  for (auto& [id, jail] : jails) {
+    for (const UniqueFd* fd : {&jail->listeners.proxy, &jail->listeners.dns_tcp})
+      if (*fd) ::epoll_ctl(epoll.get(), EPOLL_CTL_DEL, fd->get(), nullptr);
+  }
+}
+
+void Relay::Impl::resume_accepting() {
+  accept_paused_until.reset();
+  for (auto& [id, jail] : jails) {
+    if (jail->listeners.proxy) watch(jail->listeners.proxy.get(), EPOLLIN, token(Tag::proxy, id));
+    if (jail->listeners.dns_tcp)
+      watch(jail->listeners.dns_tcp.get(), EPOLLIN, token(Tag::dns_tcp, id));
+  }
+}
+
+// A jail provokes refusals (and DNS answers) as fast as it can send, and
+// each record is written on this thread: past the window's budget they are
+// only counted. Allowed connections and failures of allowed ones (502, 504)
+// cost an upstream connection each, and are always recorded.
+void Relay::Impl::audit(Jail& jail, const EgressRecord& r) {
+  if (!options.audit) return;
+  if (!r.allowed || r.kind == EgressRecord::Kind::dns) {
+    if (now - jail.audit_window >= kAuditWindow) {
+      flush_suppressed(jail);
+      jail.audit_window = now;
+      jail.audit_count = 0;
+    }
+    if (jail.audit_count >= options.max_refusal_records_per_second) {
+      if (jail.suppressed++ == 0) ++suppressing;
+      return;
+    }
+    ++jail.audit_count;
+  }
+  options.audit(r);
+}
+
+void Relay::Impl::flush_suppressed(Jail& jail) {
+  if (jail.suppressed == 0) return;
+  EgressRecord r;
+  r.jail = jail.label;
+  r.kind = EgressRecord::Kind::http;
+  r.rule = fmt::format("{} more refusals and DNS answers suppressed (over {} a second)",
+                       jail.suppressed, options.max_refusal_records_per_second);
+  jail.suppressed = 0;
+  --suppressing;
+  options.audit(r);
+}
+
+// A window with suppressed records is summed up once it is over, even if
+// the jail has gone quiet.
+void Relay::Impl::flush_audit_windows() {
+  if (suppressing == 0) return;
+  for (auto& [id, jail] : jails)
+    if (jail->suppressed && now - jail->audit_window >= kAuditWindow) flush_suppressed(*jail);
+}
+
 void Relay::Impl::run_again() {
   std::vector<std::uint64_t> ids;
   ids.swap(again);
@@ -442,10 +533,22 @@ void Relay::Impl::run_again() {
     auto it = conns.find(id);
     if (it == conns.end()) continue;
     Conn& c = *it->second;
-    if (c.state == Conn::State::relaying)
-      pump(c);
-    else if (c.state == Conn::State::answering)
-      linger(c);
+    switch (c.state) {
+      case Conn::State::head:
+        read_head(c);
+        break;
+      case Conn::State::relaying:
+        pump(c);
+        break;
+      case Conn::State::answering:
+        linger(c);
+        break;
+      case Conn::State::dns_read:
+        dns_read(c);
+        break;
+      default:
+        break;  // waiting for the resolver, a connect, or EPOLLOUT
+    }
   }
 }
 
@@ -488,6 +591,8 @@ void Relay::Impl::add(std::unique_ptr<Jail> jail) {
   // again on the next.
   auto listen = [&](const UniqueFd& fd, Tag tag) {
     if (!fd) return;
+    // Paused (out of fds), resume_accepting() adds the TCP ones.
+    if (accept_paused_until && tag != Tag::dns_udp) return;
     set_nonblocking(fd.get());
     watch(fd.get(), EPOLLIN, token(tag, jail->id));
   };
@@ -508,6 +613,7 @@ void Relay::Impl::remove(std::uint64_t id) {
     if (*fd) ::epoll_ctl(epoll.get(), EPOLL_CTL_DEL, fd->get(), nullptr);
   }
   while (!jail.conns.empty()) close_conn(*conns.at(*jail.conns.begin()));
+  flush_suppressed(jail);
   std::erase_if(lookups, [&](const auto& entry) { return entry.second.jail == id; });
   jails.erase(it);
 }
@@ -527,9 +633,11 @@ void Relay::Impl::accept_on(Jail& jail, Conn::Kind kind) {
     UniqueFd fd(::accept4(listener, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC));
     if (!fd) {
       if (errno == EINTR || errno == ECONNABORTED) continue;
-      return;  // EAGAIN, or out of fds: the listener reports again
+      if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM)
+        pause_accepting();
+      return;  // EAGAIN: the listener reports the next one
     }
-    if (jail.conns.size() >= options.max_connections_per_jail) {
+    if (jail.conns.size() >= options.max_connections_per_jail || open >= max_connections) {
       refuse_over_cap(jail, std::move(fd), kind);
       continue;
     }
@@ -540,19 +648,26 @@ void Relay::Impl::accept_on(Jail& jail, Conn::Kind kind) {
 
 void Relay::Impl::refuse_over_cap(Jail& jail, UniqueFd fd, Conn::Kind kind) {
   if (kind == Conn::Kind::dns) return;  // closed: a DNS client retries
+  bool jail_cap = jail.conns.size() >= options.max_connections_per_jail;
   EgressRecord r;
   r.jail = jail.label;
   r.kind = EgressRecord::Kind::http;
   r.status = 503;
-  r.rule = fmt::format("max_connections_per_jail ({})", options.max_connections_per_jail);
-  auto body = fmt::format("brig: this jail has {} proxied connections open, the most it may.\n",
-                          options.max_connections_per_jail);
+  r.rule = jail_cap ? fmt::format("max_connections_per_jail ({})", options.max_connections_per_jail)
+                    : fmt::format("max_connections ({})", max_connections);
+  auto body =
+      jail_cap ? fmt::format("brig: this jail has {} proxied connections open, the most it may.\n",
+                             options.max_connections_per_jail)
+               : fmt::format(
+                     "brig: brig has {} proxied connections open for all its jails, the "
+                     "most it may.\n",
+                     max_connections);
   auto answer = error_response(503, reason_of(503), body);
   // Best effort: a fresh socket's send buffer takes a short answer whole.
   [[maybe_unused]] auto n = ::send(fd.get(), answer.data(), answer.size(), MSG_NOSIGNAL);
   ::shutdown(fd.get(), SHUT_WR);
   [[maybe_unused]] auto m = ::recv(fd.get(), scratch.data(), scratch.size(), 0);
-  audit(r);
+  audit(jail, r);
 }
 
 Conn& Relay::Impl::new_conn(Jail& jail, UniqueFd fd, Conn::Kind kind) {
@@ -581,7 +696,8 @@ void Relay::Impl::on_client(Conn& c) {
     case Conn::State::dns_read:
       return dns_read(c);
     case Conn::State::dns_write:
-      return dns_write(c);
+      if (dns_write(c)) again.push_back(c.id);
+      return;
     default:
       // resolving, connecting, dns_wait: the event stays recorded in the
       // endpoint's flags until then.
@@ -619,7 +735,7 @@ void Relay::Impl::close_conn(Conn& c) {
     c.record.bytes_up = c.up.bytes();
     c.record.bytes_down = c.down.bytes();
     if (c.response) c.record.status = c.response->status();
-    audit(c.record);
+    audit(*c.jail, c.record);
   }
   set_deadline(c, Clock::time_point::max());
   if (c.lookup) lookups.erase(c.lookup);
@@ -634,7 +750,13 @@ void Relay::Impl::close_conn(Conn& c) {
 // ------------------------------------------------------------- the proxy
 
 void Relay::Impl::read_head(Conn& c) {
-  while (c.client.readable) {
+  // Bounded by max_head anyway, but a head dribbled in small segments still
+  // takes its turn like everything else.
+  for (int reads = 0; c.client.readable; ++reads) {
+    if (reads == kBudget) {
+      again.push_back(c.id);
+      return;
+    }
     std::size_t room = options.max_head + 1 - std::min(c.in.size(), options.max_head + 1);
     if (room == 0) break;
     std::size_t want = std::min(room, scratch.size());
@@ -721,7 +843,7 @@ void Relay::Impl::refuse(Conn& c, int status, std::string_view body, std::string
   c.record.rule = std::move(rule);
   c.decided = false;
   c.recorded = true;
-  audit(c.record);
+  audit(*c.jail, c.record);
   if (c.lookup) lookups.erase(std::exchange(c.lookup, 0));
   c.upstream = Endpoint{};
   c.up = Flow{};
@@ -894,7 +1016,7 @@ std::optional<std::vector<std::uint8_t>> Relay::Impl::dns_query(Jail& jail,
     r.kind = EgressRecord::Kind::dns;
     r.status = static_cast<int>(Rcode::formerr);
     r.rule = "malformed query: " + query.error().why;
-    audit(r);
+    audit(jail, r);
     // Too short to carry an id: nothing to answer (an empty reply: drop).
     return dns_error(msg, Rcode::formerr).value_or(std::vector<std::uint8_t>{});
   }
@@ -947,7 +1069,7 @@ std::vector<std::uint8_t> Relay::Impl::dns_reply(Jail& jail, const DnsQuery& q, 
   r.rule = dns_rule_text(jail.rules, q.name);
   r.status = static_cast<int>(rcode);
   r.address = join_addresses(addresses);
-  audit(r);
+  audit(jail, r);
   return dns_response(q, rcode, addresses, ttl);
 }
 
@@ -969,8 +1091,10 @@ void Relay::Impl::on_answer(Resolver::Answer& answer) {
   if (conn == conns.end()) return;
   Conn& c = *conn->second;
   c.lookup = 0;
-  if (c.kind == Conn::Kind::dns)
-    return dns_send(c, dns_answer(*jail->second, target.query, answer));
+  if (c.kind == Conn::Kind::dns) {
+    if (dns_send(c, dns_answer(*jail->second, target.query, answer))) again.push_back(c.id);
+    return;
+  }
   if (answer.status != Resolver::Status::ok) {
     auto why = answer.status == Resolver::Status::failed ? "the name servers did not answer"
                                                          : "the name has no address";
@@ -981,7 +1105,14 @@ void Relay::Impl::on_answer(Resolver::Answer& answer) {
 }
 
 void Relay::Impl::dns_read(Conn& c) {
-  while (c.client.readable && c.state == Conn::State::dns_read) {
+  // A turn is a few reads (about kBudget messages, each a length and a
+  // body): a connection streaming queries gets the next turn after the
+  // others, and its answers are written from here, never by recursing.
+  for (int step = 0; c.client.readable && c.state == Conn::State::dns_read; ++step) {
+    if (step == 3 * kBudget) {
+      again.push_back(c.id);
+      return;
+    }
     std::size_t need = 2;
     if (c.in.size() >= 2) {
       std::size_t length =
@@ -996,7 +1127,8 @@ void Relay::Impl::dns_read(Conn& c) {
       auto reply = dns_query(*c.jail, msg, false, Lookup{c.jail->id, c.id, {}, {}, 0});
       if (!reply) return;  // the resolver answers later
       if (reply->empty()) return close_conn(c);
-      return dns_send(c, *reply);
+      if (!dns_send(c, *reply)) return;  // closed, or the answer waits for EPOLLOUT
+      continue;
     }
     // Never past this message: one message at most is buffered.
     ssize_t n = ::recv(c.client.fd.get(), scratch.data(), need - c.in.size(), 0);
@@ -1010,24 +1142,26 @@ void Relay::Impl::dns_read(Conn& c) {
   }
 }
 
-void Relay::Impl::dns_send(Conn& c, const std::vector<std::uint8_t>& message) {
+bool Relay::Impl::dns_send(Conn& c, const std::vector<std::uint8_t>& message) {
   std::string framed;
   framed.push_back(static_cast<char>(message.size() >> 8));
   framed.push_back(static_cast<char>(message.size() & 0xff));
   framed.append(message.begin(), message.end());
   c.down.queue(framed, false);
   c.state = Conn::State::dns_write;
-  dns_write(c);
+  return dns_write(c);
 }
 
-void Relay::Impl::dns_write(Conn& c) {
+bool Relay::Impl::dns_write(Conn& c) {
   Endpoint none;
-  if (c.down.pump(none, c.client, pipes, scratch, kBudget) == Flow::Step::error)
-    return close_conn(c);
-  if (!c.down.drained()) return;
+  if (c.down.pump(none, c.client, pipes, scratch, kBudget) == Flow::Step::error) {
+    close_conn(c);
+    return false;
+  }
+  if (!c.down.drained()) return false;
   c.state = Conn::State::dns_read;
   set_deadline(c, now + options.head_timeout);
-  dns_read(c);
+  return true;
 }
 
 // ------------------------------------------------------------ the Relay
@@ -1035,8 +1169,22 @@ void Relay::Impl::dns_write(Conn& c) {
 Relay::Relay(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
 Result<std::unique_ptr<Relay>> Relay::start(RelayOptions options) {
+  // Every connection costs fds, so the relay wants all the process may
+  // have; the soft limit is often 1024 while the hard one is far higher.
+  rlimit files{};
+  if (::getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur < files.rlim_max) {
+    rlimit raised = files;
+    raised.rlim_cur = files.rlim_max;
+    if (::setrlimit(RLIMIT_NOFILE, &raised) == 0) files = raised;
+  }
   auto impl = std::make_unique<Impl>();
   impl->options = std::move(options);
+  impl->max_connections = impl->options.max_connections;
+  if (impl->max_connections == 0) {
+    std::size_t soft = files.rlim_cur == RLIM_INFINITY ? std::size_t{1} << 20
+                                                       : static_cast<std::size_t>(files.rlim_cur);
+    impl->max_connections = soft > 2 * kFdHeadroom ? (soft - kFdHeadroom) / 4 : soft / 8 + 1;
+  }
   impl->epoll.reset(::epoll_create1(EPOLL_CLOEXEC));
   if (!impl->epoll) return std::unexpected(sys_error("start the egress relay", "epoll", errno));
   impl->wake.reset(::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC));

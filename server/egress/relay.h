@@ -68,18 +68,34 @@ struct RelayOptions {
   std::chrono::milliseconds connect_timeout{10'000};  // 504 when resolving + connecting take longer
   std::chrono::milliseconds idle_timeout{0};          // 0: a tunnel may idle forever
   std::size_t max_connections_per_jail = 512;         // then 503 (and DNS over TCP closed)
+  // All jails together, likewise. 0: from the fd limit start() leaves,
+  // (soft limit - 256) / 4, since a tunnel may hold two sockets and the two
+  // fds of a pipe; the 256 are for the pooled pipes, c-ares and the rest of
+  // the process.
+  std::size_t max_connections = 0;
+  // Per jail: refusals (and DNS answers) beyond this many a second are not
+  // given to `audit` one by one but counted, and one record says how many
+  // were left out, once the second is over (or the jail is removed). A jail
+  // decides how many it provokes; allowed connections are each recorded.
+  std::size_t max_refusal_records_per_second = 20;
   // DNS queries over UDP awaiting the resolver, per jail; more are dropped.
   std::size_t max_dns_pending_per_jail = 256;
   // Name servers to ask instead of the host's resolv.conf: "127.0.0.1:5353",
   // "[::1]:53". /etc/hosts is read either way.
   std::vector<std::string> resolvers;
   // Called on the relay's thread for every EgressRecord; keep it short. DNS
-  // records: port 0, status the rcode, address the addresses answered.
+  // records: port 0, status the rcode, address the addresses answered. The
+  // summary of suppressed ones: kind http, refused, host "", status 0, rule
+  // "N more refusals and DNS answers suppressed (...)".
   std::function<void(const EgressRecord&)> audit;
 };
 
 class Relay {
  public:
+  // Also raises this process's RLIMIT_NOFILE soft limit to its hard limit
+  // (process-wide, for good): every relayed connection costs fds, and both
+  // `brig run` and `brig serve` want all they may have. max_connections
+  // defaults from the limit it leaves.
   static Result<std::unique_ptr<Relay>> start(RelayOptions options);
   // Stops the thread; every listener and connection is closed.
   ~Relay();

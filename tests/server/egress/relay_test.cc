@@ -7,10 +7,14 @@
 #include "server/egress/relay.h"
 
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -812,6 +816,31 @@ TEST_F(RelayTest, ConnectionsOverTheJailsCapAre503) {
   EXPECT_TRUE(ok.starts_with("HTTP/1.1 403")) << "served again under the cap: " << ok;
 }
 
+TEST_F(RelayTest, ConnectionsOverTheRelaysCapAre503WhateverTheJail) {
+  options_.max_connections = 2;
+  start();
+  auto a = add_jail("jail-a", rules());
+  auto b = add_jail("jail-b", rules());
+  UniqueFd one = connect_to(a.proxy);
+  UniqueFd two = connect_to(b.proxy);
+  ASSERT_TRUE(wait_connections(2));
+  auto answer = exchange(a, connect_head("other.test:443"));
+  EXPECT_TRUE(answer.starts_with("HTTP/1.1 503")) << answer;
+  UniqueFd dns = connect_to(b.dns);  // DNS over TCP past the cap: closed
+  char c;
+  EXPECT_LE(::recv(dns.get(), &c, 1, 0), 0);
+  auto r = record([](const EgressRecord& r) {
+    return r.status == 503 && r.rule.starts_with("max_connections (");
+  });
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->jail, "jail-a");
+  EXPECT_EQ(relay_->connections(), 2u);
+  two.reset();
+  ASSERT_TRUE(wait_connections(1));
+  auto ok = exchange(b, connect_head("other.test:443"));
+  EXPECT_TRUE(ok.starts_with("HTTP/1.1 403")) << "served again under the cap: " << ok;
+}
+
 TEST_F(RelayTest, RemoveJailClosesItsTunnelsAndConnections) {
   start();
   auto j = add_jail("jail-a", rules());
@@ -953,6 +982,43 @@ TEST_F(RelayTest, DnsOverTcpAnswersSeveralQueriesOnOneConnection) {
   EXPECT_EQ(hosts.addresses, std::vector<std::string>{"127.0.0.1"});
 }
 
+// Thousands of queries pipelined on one connection: each is answered in
+// turn, none on the stack of the one before (that overflowed it), and
+// another jail is served meanwhile.
+TEST_F(RelayTest, AStreamOfDnsOverTcpQueriesNeitherOverflowsTheStackNorStarvesOthers) {
+  options_.audit = nullptr;  // 50,000 records are not the point here
+  start();
+  auto flood = add_jail("flood", rules());
+  auto calm = add_jail("calm", rules());
+  UniqueFd fd = connect_to(flood.dns);
+  ASSERT_TRUE(fd);
+  set_timeouts(fd.get(), 20s);
+  constexpr int kQueries = 50'000;
+  std::string stream;
+  for (int i = 0; i < kQueries; ++i) {
+    auto q = dns_query_bytes(static_cast<std::uint16_t>(i), "other.test", 1);
+    stream.push_back(static_cast<char>(q.size() >> 8));
+    stream.push_back(static_cast<char>(q.size()));
+    stream.append(q.begin(), q.end());
+  }
+  std::thread writer([&] { send_all(fd.get(), stream); });
+  int answered = 0;
+  int calm_rcode = -1;
+  for (; answered < kQueries; ++answered) {
+    auto len = read_n(fd.get(), 2);
+    if (len.size() != 2) break;
+    auto body = read_n(fd.get(),
+                       static_cast<std::uint8_t>(len[0]) << 8 | static_cast<std::uint8_t>(len[1]));
+    auto reply = parse_reply({reinterpret_cast<const std::uint8_t*>(body.data()), body.size()});
+    if (reply.rcode != 5 || reply.id != static_cast<std::uint16_t>(answered)) break;
+    if (answered == 1000) calm_rcode = ask_udp(calm.dns, dns_query_bytes(7, "web.test", 1)).rcode;
+  }
+  ::shutdown(fd.get(), SHUT_RDWR);
+  writer.join();
+  EXPECT_EQ(answered, kQueries);
+  EXPECT_EQ(calm_rcode, 0) << "the other jail was not answered during the stream";
+}
+
 TEST_F(RelayTest, AnAbsentResolverIsServfail) {
   UniqueFd silent = bound(SOCK_DGRAM);  // bound, never read: c-ares times out
   std::uint16_t port = port_of(silent.get());
@@ -967,6 +1033,111 @@ TEST_F(RelayTest, AnAbsentResolverIsServfail) {
   ssize_t n = ::recv(fd.get(), buf, sizeof buf, 0);
   ASSERT_GT(n, 0);
   EXPECT_EQ(parse_reply({buf, static_cast<std::size_t>(n)}).rcode, 2);
+}
+
+// ---------------------------------------------------------- the audit
+
+TEST_F(RelayTest, RefusalRecordsAreRateLimitedPerJailAndSummarized) {
+  options_.max_refusal_records_per_second = 5;
+  start();
+  auto j = add_jail("noisy", rules());
+  auto quiet = add_jail("quiet", rules());
+  UniqueFd fd = connect_to(j.dns, SOCK_DGRAM);
+  auto ask = [&](int n) {
+    for (int i = 0; i < n; ++i) {
+      auto q = dns_query_bytes(static_cast<std::uint16_t>(i), "other.test", 1);
+      ::send(fd.get(), q.data(), q.size(), 0);
+      std::uint8_t buf[512];
+      ASSERT_GT(::recv(fd.get(), buf, sizeof buf, 0), 0);  // answered all the same
+    }
+  };
+  ask(200);
+  // An allowed connection is recorded however many refusals came before.
+  UniqueFd tunnel = connect_to(j.proxy);
+  ASSERT_TRUE(send_all(tunnel.get(), connect_head(fmt::format("echo.test:{}", echo_.port()))));
+  ASSERT_EQ(read_n(tunnel.get(), kEstablished.size()), kEstablished);
+  tunnel.reset();
+  ASSERT_TRUE(record_for("echo.test"));
+  // Another jail's refusals have their own budget.
+  EXPECT_EQ(ask_udp(quiet.dns, dns_query_bytes(1, "quiet-other.test", 1)).rcode, 5);
+  EXPECT_TRUE(record_for("quiet-other.test"));
+  // The summary comes once the window has passed, with no further refusal.
+  ASSERT_TRUE(record([](const EgressRecord& r) {
+    return r.jail == "noisy" && r.rule.find("suppressed") != std::string::npos;
+  }));
+  ask(20);
+  relay_->remove_jail(j.id);  // says what it suppressed before it returns
+  std::lock_guard lock(mutex_);
+  std::size_t single = 0;
+  std::size_t suppressed = 0;
+  for (const auto& r : records_) {
+    if (r.jail != "noisy") continue;
+    if (r.host == "other.test") ++single;
+    if (r.rule.find("suppressed") != std::string::npos) suppressed += std::stoul(r.rule);
+  }
+  EXPECT_LT(single, 50u);
+  EXPECT_EQ(single + suppressed, 220u);
+}
+
+TEST(DescribeTest, EscapesEverythingOutsidePrintableAscii) {
+  EgressRecord r;
+  r.kind = EgressRecord::Kind::dns;
+  r.host = "a\nb\x1b[2J.test";
+  r.rule = "back\\slash \x7f";
+  r.address = "\xc3\xa9";
+  auto text = describe(r);
+  EXPECT_EQ(text, "refused DNS a\\x0ab\\x1b[2J.test: back\\x5cslash \\x7f -> \\xc3\\xa9");
+  for (char c : text) EXPECT_TRUE(c >= 0x20 && c < 0x7f) << text;
+}
+
+// --------------------------------------------------------- fd exhaustion
+
+// In a child (its fd limit lowered for good): the relay with its fd table
+// full. Returns 0, or what went wrong.
+int full_fd_table_child() {
+  rlimit lim{128, 128};
+  if (::setrlimit(RLIMIT_NOFILE, &lim) != 0) return 2;
+  RelayOptions options;
+  options.resolvers = {"127.0.0.1:9"};
+  options.max_connections = 1000;  // the fd table, not the cap, is what runs out here
+  auto relay = Relay::start(options);
+  if (!relay) return 2;
+  JailListeners l;
+  l.proxy = bound(SOCK_STREAM | SOCK_NONBLOCK);
+  std::uint16_t port = port_of(l.proxy.get());
+  (*relay)->add_jail("jail", policy::NetRules{}, std::move(l));
+  std::this_thread::sleep_for(100ms);
+  std::vector<UniqueFd> filler;
+  for (UniqueFd f; (f = UniqueFd(::open("/dev/null", O_RDONLY | O_CLOEXEC)));)
+    filler.push_back(std::move(f));
+  if (filler.empty()) return 2;
+  filler.pop_back();  // room for the client's socket; then none for the relay's accept
+  UniqueFd client = connect_to(port);
+  if (!client || !send_all(client.get(), connect_head("other.test:443"))) return 2;
+  std::this_thread::sleep_for(200ms);
+  auto cpu = [] {
+    timespec t{};
+    ::clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+    return std::chrono::seconds(t.tv_sec) + std::chrono::nanoseconds(t.tv_nsec);
+  };
+  auto before = cpu();
+  std::this_thread::sleep_for(1s);
+  if (cpu() - before > 300ms) return 3;
+  filler.clear();  // fds again: the pending connection is served
+  auto answer = read_all(client.get());
+  return answer.starts_with("HTTP/1.1 403") ? 0 : 4;
+}
+
+TEST(RelayFdExhaustionTest, AFullFdTableLetsTheLoopSleepAndServesOnceFdsAreBack) {
+  pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) ::_exit(full_fd_table_child());
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status)) << "status " << status;
+  EXPECT_EQ(WEXITSTATUS(status), 0)
+      << "2: setup failed, 3: the loop spun (over 300 ms CPU in an idle second), 4: not served "
+         "once fds were back";
 }
 
 TEST(RelayOptionsTest, BadResolversAreRefusedAtStart) {
