@@ -133,6 +133,24 @@ std::optional<std::pair<sockaddr_storage, socklen_t>> socket_address(const Addre
   return std::pair{ss, socklen_t{sizeof in}};
 }
 
+// Whether the connected socket `fd` leads to this host: its local and peer
+// addresses are one.
+bool to_this_host(int fd) {
+  sockaddr_storage local{}, peer{};
+  socklen_t local_len = sizeof local, peer_len = sizeof peer;
+  if (::getsockname(fd, reinterpret_cast<sockaddr*>(&local), &local_len) != 0 ||
+      ::getpeername(fd, reinterpret_cast<sockaddr*>(&peer), &peer_len) != 0)
+    return false;
+  if (local.ss_family != peer.ss_family) return false;
+  if (local.ss_family == AF_INET)
+    return reinterpret_cast<const sockaddr_in&>(local).sin_addr.s_addr ==
+           reinterpret_cast<const sockaddr_in&>(peer).sin_addr.s_addr;
+  if (local.ss_family == AF_INET6)
+    return std::memcmp(&reinterpret_cast<const sockaddr_in6&>(local).sin6_addr,
+                       &reinterpret_cast<const sockaddr_in6&>(peer).sin6_addr, 16) == 0;
+  return false;
+}
+
 std::string join_addresses(std::span<const Address> addresses) {
   std::string out;
   for (const auto& a : addresses) out += (out.empty() ? "" : ",") + policy::address_text(a);
@@ -931,7 +949,21 @@ void Relay::Impl::finish_connect(Conn& c) {
 }
 
 void Relay::Impl::connected(Conn& c) {
-  c.record.address = policy::address_text(c.candidates[c.next - 1]);
+  const Address used = c.candidates[c.next - 1];
+  // One of this host's own addresses (its public one, which a name under an
+  // allowed wildcard can resolve to) reaches the host's own services, as
+  // loopback would: the kernel routes it locally, and the connection's two
+  // ends then have one address. Refused unless the policy named it.
+  if (to_this_host(c.upstream.fd.get()) &&
+      !policy::address_named(c.jail->rules, c.record.host, used, c.record.port)) {
+    const std::string text = policy::address_text(used);
+    auto body = fmt::format(
+        "brig: {}:{} resolves to {}, an address of brig's own host: refused, as loopback "
+        "is.\nIf it is meant, name the address in the policy's [network] section.\n",
+        c.record.host, c.record.port, text);
+    return refuse(c, 403, body, fmt::format("resolves to {} (this host)", text));
+  }
+  c.record.address = policy::address_text(used);
   std::vector<Address>().swap(c.candidates);
   std::string().swap(c.connect_errors);
   c.state = Conn::State::relaying;

@@ -402,7 +402,11 @@ bool address_permitted(const NetRules& rules, std::string_view host, const Addre
   for (const NetRule& d : rules.deny) {
     if (port_matches(d, port, Side::deny) && covers_address(d, address)) return false;
   }
-  if (!non_global(address)) return true;
+  return !non_global(address) || address_named(rules, host, address, port);
+}
+
+bool address_named(const NetRules& rules, std::string_view host, const Address& address,
+                   std::uint16_t port) {
   for (const Address& a : static_addresses(rules, host)) {
     if (canonical(a).bytes == canonical(address).bytes) return true;
   }

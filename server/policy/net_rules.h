@@ -87,6 +87,13 @@ NetVerdict decide(const NetRules& rules, std::string_view host, std::uint16_t po
 bool address_permitted(const NetRules& rules, std::string_view host, const Address& address,
                        std::uint16_t port);
 
+// Whether the policy names `address` for `host` on `port`: a `hosts` entry
+// of that very name, or an address or network allow rule covering it. What
+// a non-global address needs, and what the proxy asks of an address that
+// turns out to be this host's own.
+bool address_named(const NetRules& rules, std::string_view host, const Address& address,
+                   std::uint16_t port);
+
 // `hosts` addresses of `name` (any case, trailing dot ignored); empty if none.
 std::vector<Address> static_addresses(const NetRules& rules, std::string_view name);
 

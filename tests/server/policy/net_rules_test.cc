@@ -374,6 +374,20 @@ TEST(AddressPermitted, AnIpv6NetworkNeverHoldsIpv4Addresses) {
   EXPECT_TRUE(decide(rules({"::ffff:0:0/96"}), "8.8.8.8", 443).allowed);
 }
 
+TEST(AddressNamed, OnlyAHostsEntryOfThatNameOrAnAddressAllowRuleOnThatPort) {
+  NetRules r = rules({"*.example.com", "198.51.100.0/24:8443", "[2001:db8::1]:22"});
+  r.hosts.push_back({"db.example.com", *parse_address("203.0.113.9")});
+  // What the proxy asks of an address that turns out to be this host's own.
+  EXPECT_TRUE(address_named(r, "db.example.com", *parse_address("203.0.113.9"), 443));
+  EXPECT_FALSE(address_named(r, "www.example.com", *parse_address("203.0.113.9"), 443));
+  EXPECT_TRUE(address_named(r, "www.example.com", *parse_address("198.51.100.7"), 8443));
+  EXPECT_FALSE(address_named(r, "www.example.com", *parse_address("198.51.100.7"), 443));
+  EXPECT_TRUE(address_named(r, "x", *parse_address("::ffff:198.51.100.7"), 8443));
+  EXPECT_TRUE(address_named(r, "x", *parse_address("2001:db8::1"), 22));
+  // A name rule names no address, however the name resolves.
+  EXPECT_FALSE(address_named(r, "www.example.com", *parse_address("93.184.216.34"), 443));
+}
+
 TEST(AddressPermitted, AddressesThatEmbedOrStandForOthersMustBeNamed) {
   const NetRules r = rules({"*.example.com"});
   for (const char* a : {"2002:7f00:1::1", "2001:0:4136:e378::1", "64:ff9b:1::a00:1",
