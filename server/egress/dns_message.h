@@ -17,7 +17,13 @@ inline constexpr std::uint16_t kTypeA = 1;
 inline constexpr std::uint16_t kTypeAAAA = 28;
 inline constexpr std::uint16_t kClassIN = 1;
 
-enum class Rcode : std::uint8_t { noerror = 0, formerr = 1, servfail = 2, nxdomain = 3, refused = 5 };
+enum class Rcode : std::uint8_t {
+  noerror = 0,
+  formerr = 1,
+  servfail = 2,
+  nxdomain = 3,
+  refused = 5
+};
 
 struct DnsQuery {
   std::uint16_t id = 0;

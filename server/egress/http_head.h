@@ -11,13 +11,13 @@
 namespace brig::egress {
 
 struct HttpHeader {
-  std::string name;  // as sent
+  std::string name;   // as sent
   std::string value;  // leading and trailing whitespace removed
 };
 
 struct RequestHead {
-  std::string method;  // "CONNECT", "GET", ...
-  std::string target;  // as sent: "host:port" (CONNECT) or "http://host[:port]/path"
+  std::string method;     // "CONNECT", "GET", ...
+  std::string target;     // as sent: "host:port" (CONNECT) or "http://host[:port]/path"
   int version_minor = 1;  // HTTP/1.x
   std::vector<HttpHeader> headers;
   std::size_t size = 0;  // bytes of the head, its final empty line included
