@@ -7,6 +7,8 @@
 
 #include <fmt/format.h>
 
+#include "jail/base/ascii.h"
+
 namespace brig::egress {
 namespace {
 
@@ -54,16 +56,6 @@ void put16(std::vector<std::uint8_t>& out, std::uint16_t v) {
 void put32(std::vector<std::uint8_t>& out, std::uint32_t v) {
   put16(out, static_cast<std::uint16_t>(v >> 16));
   put16(out, static_cast<std::uint16_t>(v));
-}
-
-char lower(char c) {
-  return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
-}
-
-std::string lowered(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = lower(c);
-  return out;
 }
 
 // A name as labels; the text of a parsed name has no '.' inside a label, so
@@ -127,7 +119,7 @@ Result<DnsQuery> parse_dns_query(std::span<const std::uint8_t> message) {
   }
   if (!r.u16(q.type) || !r.u16(q.klass))
     return refused("the question's type and class are cut off");
-  q.name = lowered(q.name_as_sent);
+  q.name = ascii_lowered(q.name_as_sent);
 
   bool seen_opt = false;
   for (std::uint16_t i = 0; i < arcount; ++i) {
@@ -157,7 +149,8 @@ std::vector<std::uint8_t> dns_response(const DnsQuery& query, Rcode rcode,
                                        std::span<const policy::Address> addresses,
                                        std::uint32_t ttl) {
   std::vector<std::uint8_t> out;
-  const bool as_sent = !query.name_as_sent.empty() && lowered(query.name_as_sent) == query.name;
+  const bool as_sent =
+      !query.name_as_sent.empty() && ascii_lowered(query.name_as_sent) == query.name;
   // Answers only for a success of class IN: the addresses are IN's, and a
   // REFUSED or NXDOMAIN with answers would contradict itself.
   const bool answer = rcode == Rcode::noerror && query.klass == kClassIN &&

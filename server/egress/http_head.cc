@@ -32,22 +32,15 @@
 
 #include <fmt/format.h>
 
+#include "jail/base/ascii.h"
+
 namespace brig::egress {
 namespace {
 
-char lower(char c) {
-  return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
-}
-
-std::string lowered(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = lower(c);
-  return out;
-}
-
 bool iequals(std::string_view a, std::string_view b) {
-  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(),
-                                            [](char x, char y) { return lower(x) == lower(y); });
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+           return ascii_lower(x) == ascii_lower(y);
+         });
 }
 
 std::string_view trimmed(std::string_view s) {
@@ -203,7 +196,7 @@ std::string set_upstream(RequestHead& head, std::string_view url, const http_par
   // http_parser takes an IPv6 zone ("[fe80::1%25eth0]"); a zone names an
   // interface of this host, which is nothing a jail may choose.
   if (host.find('%') != std::string_view::npos) return fmt::format("host {} has a zone", host);
-  head.host = lowered(host);
+  head.host = ascii_lowered(host);
   head.port = default_port;
   if (has(u, UF_PORT)) {
     auto port = port_number(field(url, u, UF_PORT));

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "jail/base/ascii.h"
 #include "server/policy/toml_text.h"
 
 namespace brig::policy {
@@ -29,15 +30,11 @@ bool is_digit_or_dot(char c) {
   return is_digit(c) || c == '.';
 }
 
-char lower(char c) {
-  return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c;
-}
-
 // Lower-case, without one trailing dot: the form rules and hosts keep names in.
 std::string normal_name(std::string_view name) {
   if (name.ends_with('.')) name.remove_suffix(1);
   std::string out(name);
-  std::transform(out.begin(), out.end(), out.begin(), lower);
+  std::transform(out.begin(), out.end(), out.begin(), ascii_lower);
   return out;
 }
 
