@@ -76,7 +76,10 @@ Process process_of(spawner::RunningJail running, const std::shared_ptr<egress::R
   Process p;
   p.pid = shared->pid();
   p.signal = [shared](int sig) { return shared->signal(sig); };
-  p.wait = [shared, lease] { return wait_running(shared, lease); };
+  // The lease moves into the wait: the jail's listeners (and through them
+  // its network namespace) close as soon as it has ended, not only once the
+  // Job has drained its output and dropped the Process.
+  p.wait = [shared, lease]() mutable { return wait_running(shared, std::move(lease)); };
   return p;
 }
 

@@ -538,6 +538,29 @@ TEST_F(EgressTest, TheEnvironmentPointsAtTheProxy) {
 
 // The same jail through the MCP `exec` tool of `brig serve`, whose relay
 // runs in brig-server, and its decisions in the audit log.
+// How many sockets `pid` holds once that number has held still for 200 ms
+// (a jail's end reaches brig-server a moment after the call's reply).
+std::size_t settled_socket_count(pid_t pid) {
+  auto count = [pid] {
+    std::size_t n = 0;
+    const std::string dir = "/proc/" + std::to_string(pid) + "/fd";
+    std::error_code ec;
+    for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
+      std::error_code link_ec;
+      if (std::filesystem::read_symlink(e.path(), link_ec).string().starts_with("socket:")) ++n;
+    }
+    return n;
+  };
+  std::size_t last = count();
+  for (int still = 0, i = 0; still < 4 && i < 100; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    const std::size_t now = count();
+    still = now == last ? still + 1 : 0;
+    last = now;
+  }
+  return last;
+}
+
 TEST_F(EgressTest, ServeExecReachesOnlyThroughTheProxyAndAuditsEachDecision) {
   namespace st = server::testing;
   // Not needed here, and the reaping below must not wait for it.
@@ -557,12 +580,18 @@ TEST_F(EgressTest, ServeExecReachesOnlyThroughTheProxyAndAuditsEachDecision) {
         curl("-o /dev/null -w '%{http_code}' " + web_url("other.test", "/small")),
     };
     int id = 1;
+    std::vector<std::size_t> sockets;  // brig-server's, after each call
     for (const std::string& command : commands) {
       ASSERT_TRUE(client.send(st::tool_call(id, "exec", {{"command", command}})));
       const auto reply = client.read_response(id++, nullptr, std::chrono::seconds(60));
       ASSERT_TRUE(reply) << command;
       replies.push_back((*reply)["result"].value("structuredContent", Json::object()));
+      sockets.push_back(settled_socket_count(server.pid()));
     }
+    // A finished job stays listed, but its jail's three listeners (which
+    // hold its network namespace) are closed when the jail ends.
+    EXPECT_EQ(sockets.front(), sockets.back())
+        << "brig-server's sockets after each exec call: " << ::testing::PrintToString(sockets);
     // End of input ends brig; its spawner and worker die with it and come
     // to this subreaper, which reaps them before the leftover checks.
     client.close_write();
