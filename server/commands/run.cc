@@ -109,8 +109,10 @@ int run_command(const RunOptions& o) {
   }
 
   policy::Context ctx = policy::caller_context(ws->path, cwd, std::move(env), home);
-  // This very program serves `brig connect` in a proxy jail (git over ssh).
-  if (auto self = process::find_sibling({"brig"})) ctx.connect_program = *self;
+  // This very program serves `brig connect` in a proxy jail (git over ssh);
+  // no other mode looks for it, so `brig run`'s start pays nothing for it.
+  if (p.network.mode == policy::NetworkMode::proxy)
+    if (auto self = process::find_sibling({"brig"})) ctx.connect_program = *self;
   auto spec = policy::to_jail_spec(p, ctx);
   if (!spec) return fail(spec.error().to_string());
   if (auto ok = policy::refuse_writable_policy_files(loaded->files, *spec); !ok)

@@ -40,8 +40,9 @@ Result<Sandbox> plan(const std::string& policy_ref, const std::string& workspace
   }
   // `brig connect` for a proxy jail's git over ssh: the front end beside
   // brig-server (bin/ of the build tree, ../../bin from libexec/brig).
-  if (auto brig = process::find_sibling({"brig", "../../bin/brig"}))
-    sandbox.context.connect_program = *brig;
+  if (sandbox.policy.network.mode == policy::NetworkMode::proxy)
+    if (auto brig = process::find_sibling({"brig", "../../bin/brig"}))
+      sandbox.context.connect_program = *brig;
   sandbox.spec = BRIG_TRY(policy::to_jail_spec(sandbox.policy, sandbox.context));
   BRIG_TRY_VOID(policy::refuse_writable_policy_files(loaded->files, sandbox.spec));
   sandbox.env = policy::jail_environment(sandbox.policy, sandbox.context);
