@@ -94,6 +94,7 @@ class Launch {
   Result<void> make_cgroups();
   Result<void> send_cgroups();
   Result<void> take_listeners();
+  Result<void> start_filter();
   Result<void> finish_filter();
   void step_aside();
   RunningJail take() { return std::move(j_); }
@@ -248,10 +249,14 @@ Result<void> Launch::take_listeners() {
       BRIG_TRY(net::receive_from_helper(ch_.listen_launcher.get(), spec_.listeners, filtered()));
   j_.listeners_ = std::move(got.listeners);
   ch_.listen_launcher.reset();
-  if (filtered()) {
-    filter_.emplace(BRIG_TRY(filter::start(spec_.filter, got.netns.get())));
-    stamps_.mark(Side::launcher, SetupStep::netfilter, Stage::begun);
-  }
+  if (filter_) BRIG_TRY_VOID(filter_->give_netns(got.netns.get()));
+  return {};
+}
+
+Result<void> Launch::start_filter() {
+  if (!filtered()) return {};
+  filter_.emplace(BRIG_TRY(filter::start(spec_.filter)));
+  stamps_.mark(Side::launcher, SetupStep::netfilter, Stage::begun);
   return {};
 }
 
@@ -286,6 +291,9 @@ Result<RunningJail> spawn_jail(const JailSpec& spec, const ExecRequest& req, Spa
   BRIG_TRY_VOID(l.check_layers());
   // The pipes and sockets to the child, and the fd numbers it moves them to.
   BRIG_TRY_VOID(l.open_channels());
+  // A filtered jail's brig-netfilter, loading while the jail is cloned
+  // (filter.h); it waits for the namespace.
+  BRIG_TRY_VOID(l.start_filter());
   // clone3 with every namespace but the network's; the child runs contain()
   // and waits for its go byte. User namespaces refused: the fallback tier.
   BRIG_TRY_VOID(l.clone());
@@ -297,9 +305,9 @@ Result<RunningJail> spawn_jail(const JailSpec& spec, const ExecRequest& req, Spa
   BRIG_TRY_VOID(l.write_id_maps());
   // Go: the child builds the jail from here on its own.
   BRIG_TRY_VOID(l.release_child());
-  // A filtered jail's namespace, as soon as the helper has made it, and
-  // brig-netfilter started on it (its veth and rules: filter.h) while the
-  // child builds its mounts.
+  // A filtered jail's namespace, as soon as the helper has made it, to
+  // brig-netfilter (its veth and rules: filter.h) while the child builds
+  // its mounts.
   if (spec.network == NetworkMode::filtered) BRIG_TRY_VOID(l.take_listeners());
   // The cgroups (~0.2 ms as root), made while the child builds its mounts:
   // it needs them only for the command. A required one missing refuses.

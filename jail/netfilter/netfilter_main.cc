@@ -2,7 +2,9 @@
 // Run by the launcher, as brig's own user, once the jail's network
 // namespace exists and before its command starts:
 //   fd 0: the jail's nftables rules (ruleset.h, jail_ruleset), then EOF
-//   fd 3: the jail's network namespace
+//   fd 3: a socket that brings one byte and the jail's network namespace
+//         (SCM_RIGHTS) once it exists: started before it, the program
+//         loads its libraries and checks the host's table meanwhile
 // Exit 0 when the jail's veth is up and its rules are loaded; else 1 and
 // one line on stderr saying what failed. A separate program because
 // libnftables is a shared library and brig's launchers are static; and it
@@ -17,16 +19,19 @@
 #include <cstdio>
 #include <cstring>
 #include <string>
+#include <thread>
 
 #include "jail/base/error.h"
+#include "jail/base/fd_message.h"
 #include "jail/base/unique_fd.h"
+#include "jail/netfilter/nft_table.h"
 #include "jail/netfilter/ruleset.h"
 #include "jail/netfilter/veth.h"
 
 namespace brig::jail::netfilter {
 namespace {
 
-constexpr int kNetnsFd = 3;
+constexpr int kNetnsSock = 3;
 
 Result<std::string> read_all(int fd) {
   std::string out;
@@ -71,14 +76,10 @@ Result<void> load(const std::string& rules, const char* where) {
   return std::unexpected(Error{"load nftables rules", where, why.empty() ? "failed" : why});
 }
 
-Result<void> run() {
-  const std::string jail_rules = BRIG_TRY(read_all(0));
-  BRIG_TRY_VOID(check_forwarding());
-  BRIG_TRY_VOID(load(host_ruleset(), "the host's table inet brig_filtered"));
-  std::uint32_t start = 0;
-  if (::getrandom(&start, sizeof start, 0) != sizeof start)
-    start = static_cast<std::uint32_t>(::getpid());
-  auto index = create_veth(kNetnsFd, start % kMaxVeths);
+// The veth, its addresses and the jail's route. Starts in the host's
+// namespace; the calling thread ends in the jail's.
+Result<void> give_veth(int netns, std::uint32_t start) {
+  auto index = create_veth(netns, start);
   if (!index) {
     if (index.error().sys_errno == EPERM)
       index.error().why +=
@@ -86,11 +87,48 @@ Result<void> run() {
     return std::unexpected(std::move(index.error()));
   }
   BRIG_TRY_VOID(address_and_up(kVethPrefix + std::to_string(*index), host_address(*index), 30));
-  if (::setns(kNetnsFd, CLONE_NEWNET) != 0)
+  if (::setns(netns, CLONE_NEWNET) != 0)
     return std::unexpected(sys_error("join", "the jail's network namespace", errno));
   BRIG_TRY_VOID(address_and_up("eth0", jail_address(*index), 30));
   BRIG_TRY_VOID(default_route(host_address(*index)));
-  BRIG_TRY_VOID(load(jail_rules, "the jail's table inet brig"));
+  return {};
+}
+
+Result<void> run() {
+  const std::string jail_rules = BRIG_TRY(read_all(0));
+  BRIG_TRY_VOID(check_forwarding());
+  // The host's table is the same for every jail: loaded when missing only.
+  // Replacing it costs the most of all this (its NAT hook is registered
+  // again), and concurrent loads of it are safe either way.
+  if (!BRIG_TRY(inet_table_exists("brig_filtered")))
+    BRIG_TRY_VOID(load(host_ruleset(), "the host's table inet brig_filtered"));
+  std::uint32_t start = 0;
+  if (::getrandom(&start, sizeof start, 0) != sizeof start)
+    start = static_cast<std::uint32_t>(::getpid());
+  int fds[kMaxMessageFds];
+  std::size_t nfds = 0;
+  char go = 0;
+  if (int e = receive_with_fds(kNetnsSock, &go, 1, fds, &nfds); e != 0 || nfds != 1) {
+    for (std::size_t i = 0; i < nfds; ++i) ::close(fds[i]);
+    // The launcher gave up before the namespace existed: nothing to do.
+    return std::unexpected(Error{"wait for the jail's network namespace", "",
+                                 e == 0 ? "no namespace came" : std::strerror(e)});
+  }
+  const UniqueFd netns(fds[0]);
+  // The jail's rules name no interface but lo, so they load while the veth
+  // is made: on a thread of their own in the jail's namespace (setns
+  // moves only the calling thread).
+  Result<void> rules_loaded = std::unexpected(Error{"load nftables rules", "", "not run"});
+  std::thread rules([&] {
+    if (::setns(netns.get(), CLONE_NEWNET) != 0)
+      rules_loaded = std::unexpected(sys_error("join", "the jail's network namespace", errno));
+    else
+      rules_loaded = load(jail_rules, "the jail's table inet brig");
+  });
+  auto veth = give_veth(netns.get(), start % kMaxVeths);
+  rules.join();
+  BRIG_TRY_VOID(veth);
+  BRIG_TRY_VOID(rules_loaded);
   return {};
 }
 

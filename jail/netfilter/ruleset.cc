@@ -49,7 +49,7 @@ std::string jail_ruleset(const NetFilter& f) {
   return "table inet brig {\n" + set("deny", f.deny) + set("allow", f.allow) +
          "  chain output {\n"
          "    type filter hook output priority filter; policy drop;\n"
-         "    oif lo accept\n"
+         "    oifname \"lo\" accept\n"
          "    ct state established,related accept\n"
          "    meta nfproto ipv4 meta l4proto { tcp, udp } ip daddr . th dport @deny goto refuse\n"
          "    meta nfproto ipv4 meta l4proto { tcp, udp } ip daddr . th dport @allow accept\n"
@@ -61,7 +61,7 @@ std::string jail_ruleset(const NetFilter& f) {
          "  }\n"
          "  chain input {\n"
          "    type filter hook input priority filter; policy drop;\n"
-         "    iif lo accept\n"
+         "    iifname \"lo\" accept\n"
          "    ct state established,related accept\n"
          "  }\n"
          "}\n";

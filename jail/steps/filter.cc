@@ -3,12 +3,14 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <string>
 
+#include "jail/base/fd_message.h"
 #include "jail/netfilter/ruleset.h"
 #include "jail/step_error.h"
 #include "jail/steps/clone.h"
@@ -25,9 +27,9 @@ Error sys_failed(const char* what, int err) {
 }
 
 // The child, between clone3 and execve: async-signal-safe calls only.
-[[noreturn]] void exec_program(const char* program, int rules, int errors, int netns) {
+[[noreturn]] void exec_program(const char* program, int rules, int errors, int sock) {
   if (::dup2(rules, 0) < 0 || ::dup2(errors, 1) < 0 || ::dup2(errors, 2) < 0 ||
-      (netns == 3 ? ::fcntl(3, F_SETFD, 0) : ::dup2(netns, 3)) < 0)
+      (sock == 3 ? ::fcntl(3, F_SETFD, 0) : ::dup2(sock, 3)) < 0)
     ::_exit(126);
   ::syscall(SYS_close_range, 4U, ~0U, 0U);
   char* const argv[] = {const_cast<char*>(program), nullptr};
@@ -52,22 +54,26 @@ std::string read_some(int fd) {
 
 }  // namespace
 
-Result<Running> start(const NetFilter& filter, int netns) {
+Result<Running> start(const NetFilter& filter) {
   const std::string rules = netfilter::jail_ruleset(filter);
-  int in[2], err[2];
+  int in[2], err[2], sock[2];
   if (::pipe2(in, O_CLOEXEC) != 0)
     return std::unexpected(sys_failed("pipe2 for brig-netfilter", errno));
   UniqueFd in_read(in[0]), in_write(in[1]);
   if (::pipe2(err, O_CLOEXEC) != 0)
     return std::unexpected(sys_failed("pipe2 for brig-netfilter", errno));
   UniqueFd err_read(err[0]), err_write(err[1]);
+  if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sock) != 0)
+    return std::unexpected(sys_failed("socketpair for brig-netfilter", errno));
+  UniqueFd ours(sock[0]), its(sock[1]);
   int pidfd = -1;
   const pid_t pid = clone::clone3_with_pidfd(0, &pidfd);
   if (pid < 0) return std::unexpected(sys_failed("clone3 brig-netfilter", errno));
-  if (pid == 0) exec_program(filter.program.c_str(), in_read.get(), err_write.get(), netns);
-  Running running(pid, UniqueFd(pidfd), std::move(err_read));
+  if (pid == 0) exec_program(filter.program.c_str(), in_read.get(), err_write.get(), its.get());
+  Running running(UniqueFd(pidfd), std::move(ours), std::move(err_read));
   in_read.reset();
   err_write.reset();
+  its.reset();
   // The program reads all of its stdin before anything else, so this
   // finishes however large the rules; EPIPE means it died, which finish()
   // reports.
@@ -93,7 +99,18 @@ Running::~Running() {
   }
 }
 
+Result<void> Running::give_netns(int netns) {
+  const char go = 1;
+  const int e = send_with_fds(netns_sock_.get(), &go, 1, &netns, 1);
+  netns_sock_.reset();
+  // EPIPE: it has failed already; finish() says why.
+  if (e != 0 && e != EPIPE)
+    return std::unexpected(sys_failed("hand brig-netfilter the jail's namespace", e));
+  return {};
+}
+
 Result<void> Running::finish() {
+  netns_sock_.reset();  // never given one: it stops waiting
   const std::string said = read_some(errors_.get());
   siginfo_t info{};
   while (::waitid(static_cast<idtype_t>(P_PIDFD), static_cast<id_t>(pidfd_.get()), &info,

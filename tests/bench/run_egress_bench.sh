@@ -14,7 +14,7 @@ build=$src/build/release
 cd "$src"
 build_release() {
   cmake --preset release >/dev/null
-  cmake --build --preset release -j "$(nproc)" --target brig brig-egress-bench
+  cmake --build --preset release -j "$(nproc)" --target brig brig-netfilter brig-egress-bench
 }
 if [[ -n ${BRIG_BUILD_LOCK:-} ]]; then
   export -f build_release
