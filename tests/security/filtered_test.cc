@@ -19,6 +19,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <optional>
 #include <regex>
 #include <sstream>
@@ -51,7 +52,7 @@ std::string page(const std::string& addr, int port) {
 }
 
 // The ports of the upstream namespace.
-constexpr int kWebPort = 80;       // HTTP on .2, .3 and .4
+constexpr int kWebPort = 80;         // HTTP on .2, .3 and .4
 constexpr int kOtherWebPort = 8080;  // HTTP on .2 that no policy allows
 constexpr int kTcpTallyPort = 7000;  // TCP on .2 that no policy allows
 constexpr int kUdpAllowed = 9999;    // UDP on .2, allowed by address
@@ -61,12 +62,16 @@ constexpr int kHostPort = 7001;      // TCP on every address of the host namespa
 // The test policy: one address and port (TCP and UDP), one name from
 // `hosts` (an address allowed by no other rule), and a wildcard whose
 // address only the proxy may reach.
-const std::string kPolicy =
-    "extends = \"default\"\n"
-    "[network]\n"
-    "mode = \"filtered\"\n"
-    "allow = [\"10.77.0.2:80\", \"10.77.0.2:9999\", \"web.test:80\", \"*.wild.test:80\"]\n"
-    "hosts = { \"web.test\" = \"10.77.0.3\", \"a.wild.test\" = \"10.77.0.4\" }\n";
+// `extra_allow`: more entries for `allow`, each written `, "rule"`.
+std::string filtered_policy(const std::string& extra_allow = "") {
+  return "extends = \"default\"\n"
+         "[network]\n"
+         "mode = \"filtered\"\n"
+         "allow = [\"10.77.0.2:80\", \"10.77.0.2:9999\", \"web.test:80\", \"*.wild.test:80\"" +
+         extra_allow +
+         "]\n"
+         "hosts = { \"web.test\" = \"10.77.0.3\", \"a.wild.test\" = \"10.77.0.4\" }\n";
+}
 
 // A curl inside the jail, direct (no proxy), bounded: a dropped SYN shows as
 // a timeout (28), a refused connect as 7.
@@ -140,7 +145,8 @@ class FilteredTest : public SecurityTest {
       InNetns up(net_->upstream_ns());
       ASSERT_TRUE(up.ok());
       for (const char* addr : {"10.77.0.2", "10.77.0.3", "10.77.0.4"})
-        web_.emplace_back(std::make_unique<CountingHttpServer>(addr, kWebPort, page(addr, kWebPort)));
+        web_.emplace_back(
+            std::make_unique<CountingHttpServer>(addr, kWebPort, page(addr, kWebPort)));
       other_web_.emplace("10.77.0.2", kOtherWebPort, page("10.77.0.2", kOtherWebPort));
       tcp_tally_.emplace(Tally::Kind::tcp, "10.77.0.2", kTcpTallyPort);
       udp_allowed_.emplace(Tally::Kind::udp, "10.77.0.2", kUdpAllowed);
@@ -157,7 +163,7 @@ class FilteredTest : public SecurityTest {
     ASSERT_TRUE(udp_allowed_->ok()) << udp_allowed_->error();
     ASSERT_TRUE(udp_refused_->ok()) << udp_refused_->error();
     ASSERT_TRUE(host_tally_->ok()) << host_tally_->error();
-    policy_ = policy_file("filtered", kPolicy);
+    policy_ = policy_file("filtered", filtered_policy());
   }
 
   void TearDown() override {
@@ -174,7 +180,8 @@ class FilteredTest : public SecurityTest {
 
   // `brig run --policy <policy> -- /bin/bash -c SCRIPT` in the host namespace.
   BrigRan jail_sh(const std::string& script, const std::string& policy = "") {
-    return brig_run({"--policy", policy.empty() ? policy_ : policy, "--", "/bin/bash", "-c", script});
+    return brig_run(
+        {"--policy", policy.empty() ? policy_ : policy, "--", "/bin/bash", "-c", script});
   }
 
   // The web server on 10.77.0.<last>:80.
@@ -182,7 +189,8 @@ class FilteredTest : public SecurityTest {
 
   // The host namespace's interface names now.
   std::vector<std::string> host_links() {
-    const HostRan r = host_command({"/usr/sbin/ip", "-o", "link"}, "/", {"PATH=/usr/sbin:/usr/bin"});
+    const HostRan r =
+        host_command({"/usr/sbin/ip", "-o", "link"}, "/", {"PATH=/usr/sbin:/usr/bin"});
     EXPECT_TRUE(r.ok()) << r.output;
     return link_names(r.output);
   }
@@ -220,11 +228,11 @@ TEST_F(FilteredTest, TheTestNetworkCarriesTheHostNamespacesTraffic) {
     EXPECT_EQ(web(last).requests(), 1u);
     EXPECT_THAT(web(last).peers(), ::testing::ElementsAre(TestNetwork::kHostAddr));
   }
-  const HostRan udp = host_command(
-      {"/bin/bash", "-c",
-       "echo x > /dev/udp/10.77.0.2/" + std::to_string(kUdpRefused) + " && exec 3<>/dev/tcp/10.77.0.2/" +
-           std::to_string(kTcpTallyPort)},
-      "/", {"PATH=/usr/bin:/bin"});
+  const HostRan udp =
+      host_command({"/bin/bash", "-c",
+                    "echo x > /dev/udp/10.77.0.2/" + std::to_string(kUdpRefused) +
+                        " && exec 3<>/dev/tcp/10.77.0.2/" + std::to_string(kTcpTallyPort)},
+                   "/", {"PATH=/usr/bin:/bin"});
   EXPECT_TRUE(udp.ok()) << udp.output;
   EXPECT_TRUE(server::testing::wait_until([&] { return udp_refused_->arrivals() == 1; }));
   EXPECT_TRUE(server::testing::wait_until([&] { return tcp_tally_->arrivals() == 1; }));
@@ -254,18 +262,19 @@ TEST_F(FilteredTest, ADirectConnectionReachesTheAllowedPortOnlyAndARefusalIsImme
 }
 
 TEST_F(FilteredTest, AHostsNameAllowedByNameResolvesToItsAddressAndIsReachedDirectly) {
-  const BrigRan ran =
-      jail_sh(step("web", "getent hosts web.test") + step("other", "getent hosts other.test") +
-              step("named", direct_curl("http://web.test/")) +
-              // web.test's address on another port, and another address
-              // (a.wild.test's, allowed only through the proxy): neither is
-              // in the kernel's rules.
-              timed("port", direct_curl("http://10.77.0.3:" + std::to_string(kOtherWebPort) + "/")) +
-              timed("wild_direct", direct_curl("http://10.77.0.4/")));
+  const BrigRan ran = jail_sh(
+      step("web", "getent hosts web.test") + step("other", "getent hosts other.test") +
+      step("named", direct_curl("http://web.test/")) +
+      // web.test's address on another port, and another address
+      // (a.wild.test's, allowed only through the proxy): neither is
+      // in the kernel's rules.
+      timed("port", direct_curl("http://10.77.0.3:" + std::to_string(kOtherWebPort) + "/")) +
+      timed("wild_direct", direct_curl("http://10.77.0.4/")));
   const auto l = lines(ran.out);
   // The stub answers the allowed name with the address in the rules, and
   // nothing else.
-  EXPECT_THAT(ran.out, ContainsRegex("(^|\n)10\\.77\\.0\\.3[ \t]+web\\.test\n")) << ran.out << ran.err;
+  EXPECT_THAT(ran.out, ContainsRegex("(^|\n)10\\.77\\.0\\.3[ \t]+web\\.test\n"))
+      << ran.out << ran.err;
   EXPECT_THAT(l, Contains("web=0"));
   // getent: 2 is "not found".
   EXPECT_THAT(l, Contains("other=2")) << ran.out << ran.err;
@@ -283,11 +292,11 @@ TEST_F(FilteredTest, ACidrAllowReachesEveryAddressInItAndADenyWinsOverIt) {
   const std::string cidr = policy_file("cidr",
                                        "extends = \"default\"\n[network]\nmode = \"filtered\"\n"
                                        "allow = [\"10.77.0.0/24:80\"]\n");
-  const BrigRan ran = jail_sh(step("two", direct_curl("http://10.77.0.2/")) +
-                                  step("three", direct_curl("http://10.77.0.3/")) +
-                                  timed("port", direct_curl("http://10.77.0.2:" +
-                                                            std::to_string(kOtherWebPort) + "/")),
-                              cidr);
+  const BrigRan ran = jail_sh(
+      step("two", direct_curl("http://10.77.0.2/")) +
+          step("three", direct_curl("http://10.77.0.3/")) +
+          timed("port", direct_curl("http://10.77.0.2:" + std::to_string(kOtherWebPort) + "/")),
+      cidr);
   auto l = lines(ran.out);
   EXPECT_THAT(l, Contains("two=0")) << ran.out << ran.err;
   EXPECT_THAT(l, Contains("three=0")) << ran.out << ran.err;
@@ -316,11 +325,11 @@ TEST_F(FilteredTest, ACidrAllowReachesEveryAddressInItAndADenyWinsOverIt) {
 }
 
 TEST_F(FilteredTest, UdpArrivesOnlyAtAnAllowedAddressAndPort) {
-  const BrigRan ran = jail_sh(
-      step("refused", "echo refused > /dev/udp/10.77.0.2/" + std::to_string(kUdpRefused)) +
-      step("allowed", "echo allowed > /dev/udp/10.77.0.2/" + std::to_string(kUdpAllowed)) +
-      // The allow entry is an address and a port: it names TCP too.
-      step("tcp", "(exec 3<>/dev/tcp/10.77.0.2/" + std::to_string(kUdpAllowed) + ")"));
+  const BrigRan ran =
+      jail_sh(step("refused", "echo refused > /dev/udp/10.77.0.2/" + std::to_string(kUdpRefused)) +
+              step("allowed", "echo allowed > /dev/udp/10.77.0.2/" + std::to_string(kUdpAllowed)) +
+              // The allow entry is an address and a port: it names TCP too.
+              step("tcp", "(exec 3<>/dev/tcp/10.77.0.2/" + std::to_string(kUdpAllowed) + ")"));
   const auto l = lines(ran.out);
   EXPECT_THAT(l, Not(Contains("refused=0"))) << ran.out << ran.err;
   EXPECT_THAT(l, Contains("allowed=0")) << ran.out << ran.err;
@@ -337,7 +346,8 @@ TEST_F(FilteredTest, UdpArrivesOnlyAtAnAllowedAddressAndPort) {
 }
 
 TEST_F(FilteredTest, TheJailCannotUndoItsRules) {
-  const std::string refused = direct_curl("http://10.77.0.2:" + std::to_string(kOtherWebPort) + "/");
+  const std::string refused =
+      direct_curl("http://10.77.0.2:" + std::to_string(kOtherWebPort) + "/");
   const BrigRan ran = jail_sh(
       // The tools are there: a failure below is a refusal, not a missing program.
       step("have_nft", "test -x /usr/sbin/nft") + step("have_ip", "test -x /usr/sbin/ip") +
@@ -348,8 +358,8 @@ TEST_F(FilteredTest, TheJailCannotUndoItsRules) {
       step("down", "/usr/sbin/ip link set eth0 down") +
       step("addr", "/usr/sbin/ip addr add 10.77.0.9/24 dev eth0") +
       step("route", "/usr/sbin/ip route add 10.77.0.0/24 dev eth0") +
-      step("link", "/usr/sbin/ip link add x0 type dummy") +
-      timed("after", refused) + step("allowed", direct_curl("http://10.77.0.2/")));
+      step("link", "/usr/sbin/ip link add x0 type dummy") + timed("after", refused) +
+      step("allowed", direct_curl("http://10.77.0.2/")));
   const auto l = lines(ran.out);
   EXPECT_THAT(l, Contains("have_nft=0")) << ran.out << ran.err;
   EXPECT_THAT(l, Contains("have_ip=0")) << ran.out << ran.err;
@@ -357,7 +367,8 @@ TEST_F(FilteredTest, TheJailCannotUndoItsRules) {
   EXPECT_THAT(l, Contains("show=0")) << ran.out << ran.err;
   EXPECT_THAT(ran.out, ContainsRegex("eth0 +inet 10\\.213\\.[0-9]+\\.[0-9]+/30")) << ran.out;
   for (const char* attack : {"flush", "delete", "accept", "down", "addr", "route", "link"})
-    EXPECT_THAT(l, Not(Contains(std::string(attack) + "=0"))) << attack << "\n" << ran.out << ran.err;
+    EXPECT_THAT(l, Not(Contains(std::string(attack) + "=0"))) << attack << "\n"
+                                                              << ran.out << ran.err;
   EXPECT_THAT(l, Contains("after=7")) << ran.out << ran.err;
   EXPECT_THAT(ms_of(ran.out, "after"), Lt(3000)) << ran.out;
   EXPECT_EQ(other_web_->connections(), 0u);
@@ -368,9 +379,9 @@ TEST_F(FilteredTest, TheJailCannotUndoItsRules) {
 TEST_F(FilteredTest, TheHostNamespaceItselfIsOutOfReach) {
   // 10.77.0.1:7001 allowed by the jail's own rules: the host namespace's
   // input chain must still drop what comes from a brig veth.
-  const std::string policy = policy_file(
-      "host", kPolicy + "allow_add = [\"" + std::string(TestNetwork::kHostAddr) + ":" +
-                  std::to_string(kHostPort) + "\"]\n");
+  const std::string policy =
+      policy_file("host", filtered_policy(", \"" + std::string(TestNetwork::kHostAddr) + ":" +
+                                          std::to_string(kHostPort) + "\""));
   const std::string port = std::to_string(kHostPort);
   const BrigRan ran = jail_sh(
       kGateway + step("host", "timeout 5 bash -c 'exec 3<>/dev/tcp/10.77.0.1/" + port + "'") +
@@ -378,7 +389,8 @@ TEST_F(FilteredTest, TheHostNamespaceItselfIsOutOfReach) {
           step("allowed", direct_curl("http://10.77.0.2/")),
       policy);
   const auto l = lines(ran.out);
-  EXPECT_THAT(ran.out, ContainsRegex("(^|\n)gw=10\\.213\\.[0-9]+\\.[0-9]+\n")) << ran.out << ran.err;
+  EXPECT_THAT(ran.out, ContainsRegex("(^|\n)gw=10\\.213\\.[0-9]+\\.[0-9]+\n"))
+      << ran.out << ran.err;
   EXPECT_THAT(l, Not(Contains("host=0"))) << ran.out << ran.err;
   EXPECT_THAT(l, Not(Contains("gateway=0"))) << ran.out << ran.err;
   EXPECT_EQ(host_tally_->arrivals(), 0u) << "the jail reached the host namespace's own listener";
@@ -420,7 +432,8 @@ TEST_F(FilteredTest, NothingIsLeftBehindAndTheNextJailsWorkOneAfterAnotherAndTog
   EXPECT_THAT(lines(first.out), Contains("first=0")) << first.out << first.err;
   // The jail's veth is gone with it; the host keeps brig's one shared table.
   EXPECT_THAT(brig_links(host_links()), IsEmpty());
-  EXPECT_THAT(lines(host_nft({"list", "tables"})), ::testing::ElementsAre("table inet brig_filtered"));
+  EXPECT_THAT(lines(host_nft({"list", "tables"})),
+              ::testing::ElementsAre("table inet brig_filtered"));
   const std::string ruleset = host_nft({"-s", "list", "ruleset"});
 
   const BrigRan second = jail_sh(step("second", direct_curl("http://10.77.0.2/")) +
@@ -457,9 +470,9 @@ TEST_F(FilteredTest, ServeExecHoldsTheSameRules) {
   std::vector<Json> replies;
   {
     // brig-server, its spawner and the jails in the host namespace.
-    st::Child server({jail::test::bin_dir() + "/brig", "serve", "--workspace", workspace(),
-                      "--policy", policy_},
-                     st::Child::Options{.cwd = workspace()});
+    st::Child server(
+        {jail::test::bin_dir() + "/brig", "serve", "--workspace", workspace(), "--policy", policy_},
+        st::Child::Options{.cwd = workspace()});
     st::LineClient client = server.take_client();
     ASSERT_TRUE(st::initialize(client));
     const std::vector<std::string> commands = {
@@ -467,8 +480,9 @@ TEST_F(FilteredTest, ServeExecHoldsTheSameRules) {
         step("refused", direct_curl("http://10.77.0.2:" + std::to_string(kOtherWebPort) + "/")),
         "getent hosts web.test",
         "curl -sS --max-time 15 http://a.wild.test/",
-        "echo x > /dev/udp/10.77.0.2/" + std::to_string(kUdpRefused) + "; echo x > /dev/udp/10.77.0.2/" +
-            std::to_string(kUdpAllowed),
+        // exec's shell may not be bash, which has /dev/udp.
+        "bash -c 'echo x > /dev/udp/10.77.0.2/" + std::to_string(kUdpRefused) +
+            "; echo x > /dev/udp/10.77.0.2/" + std::to_string(kUdpAllowed) + "'",
     };
     int id = 1;
     for (const std::string& command : commands) {
@@ -530,7 +544,7 @@ class FilteredUnprivilegedTest : public SecurityTest {
 };
 
 TEST_F(FilteredUnprivilegedTest, BrigRunRefusesFilteredAndRunsNothing) {
-  const std::string policy = policy_file("filtered", kPolicy);
+  const std::string policy = policy_file("filtered", filtered_policy());
   const BrigRan ran = brig_run({"--policy", policy, "--", "/bin/sh", "-c", "touch ran"});
   EXPECT_NE(ran.status, 0) << ran.out << ran.err;
   EXPECT_THAT(ran.err, HasSubstr("filtered")) << ran.err;

@@ -9,6 +9,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
@@ -210,12 +211,12 @@ TestNetwork::TestNetwork() {
     error_ = "setting up the host namespace: " + host.output;
     return;
   }
-  const HostRan up = in_upstream(
-      {"/bin/sh", "-c",
-       "set -e\nip link set lo up\nip addr add 10.77.0.2/24 dev eth0\n"
-       "ip addr add 10.77.0.3/24 dev eth0\nip addr add 10.77.0.4/24 dev eth0\n"
-       "ip link set eth0 up\nip route add default via " +
-           std::string(kHostAddr) + "\n"});
+  const HostRan up =
+      in_upstream({"/bin/sh", "-c",
+                   "set -e\nip link set lo up\nip addr add 10.77.0.2/24 dev eth0\n"
+                   "ip addr add 10.77.0.3/24 dev eth0\nip addr add 10.77.0.4/24 dev eth0\n"
+                   "ip link set eth0 up\nip route add default via " +
+                       std::string(kHostAddr) + "\n"});
   if (!up.ok()) {
     error_ = "setting up the upstream namespace: " + up.output;
     return;
@@ -238,7 +239,8 @@ HostRan TestNetwork::in_upstream(const std::vector<std::string>& argv) const {
 bool TestNetwork::set_ip_forward(bool on) const {
   // A command of its own: /proc/sys/net shows the namespace of the process
   // that opens it.
-  return host_sh(std::string("echo ") + (on ? "1" : "0") + " > /proc/sys/net/ipv4/ip_forward").ok() &&
+  return host_sh(std::string("echo ") + (on ? "1" : "0") + " > /proc/sys/net/ipv4/ip_forward")
+             .ok() &&
          ip_forward() == (on ? "1" : "0");
 }
 
