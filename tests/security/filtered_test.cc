@@ -103,6 +103,12 @@ const std::string kGateway =
     "while read -r i d g rest; do [ \"$d\" = 00000000 ] && gh=$g; done < /proc/net/route\n"
     "gw=$(printf '%d.%d.%d.%d' 0x${gh:6:2} 0x${gh:4:2} 0x${gh:2:2} 0x${gh:0:2}); echo gw=$gw\n";
 
+// The first line every jail_sh() script prints: the command ran.
+const std::string kStarted = "jail-started";
+bool started(const BrigRan& ran) {
+  return ran.out.starts_with(kStarted + "\n");
+}
+
 // The interface names `ip -o link` lists.
 std::vector<std::string> link_names(const std::string& ip_o_link) {
   std::vector<std::string> names;
@@ -180,8 +186,8 @@ class FilteredTest : public SecurityTest {
 
   // `brig run --policy <policy> -- /bin/bash -c SCRIPT` in the host namespace.
   BrigRan jail_sh(const std::string& script, const std::string& policy = "") {
-    return brig_run(
-        {"--policy", policy.empty() ? policy_ : policy, "--", "/bin/bash", "-c", script});
+    return brig_run({"--policy", policy.empty() ? policy_ : policy, "--", "/bin/bash", "-c",
+                     "echo " + kStarted + "\n" + script});
   }
 
   // The web server on 10.77.0.<last>:80.
@@ -245,6 +251,7 @@ TEST_F(FilteredTest, ADirectConnectionReachesTheAllowedPortOnlyAndARefusalIsImme
       timed("refused", direct_curl("http://10.77.0.2:" + std::to_string(kOtherWebPort) + "/")) +
       timed("raw", "(exec 3<>/dev/tcp/10.77.0.2/" + std::to_string(kTcpTallyPort) + ")") +
       step("allowed", direct_curl("http://10.77.0.2/")));
+  ASSERT_TRUE(started(ran)) << "brig run did not run the command: " << ran.err;
   const auto l = lines(ran.out);
   // EPERM from the jail's output chain: curl's "could not connect", at once,
   // not a dropped SYN's timeout.
@@ -270,6 +277,7 @@ TEST_F(FilteredTest, AHostsNameAllowedByNameResolvesToItsAddressAndIsReachedDire
       // in the kernel's rules.
       timed("port", direct_curl("http://10.77.0.3:" + std::to_string(kOtherWebPort) + "/")) +
       timed("wild_direct", direct_curl("http://10.77.0.4/")));
+  ASSERT_TRUE(started(ran)) << "brig run did not run the command: " << ran.err;
   const auto l = lines(ran.out);
   // The stub answers the allowed name with the address in the rules, and
   // nothing else.
@@ -297,6 +305,7 @@ TEST_F(FilteredTest, ACidrAllowReachesEveryAddressInItAndADenyWinsOverIt) {
           step("three", direct_curl("http://10.77.0.3/")) +
           timed("port", direct_curl("http://10.77.0.2:" + std::to_string(kOtherWebPort) + "/")),
       cidr);
+  ASSERT_TRUE(started(ran)) << "brig run did not run the command: " << ran.err;
   auto l = lines(ran.out);
   EXPECT_THAT(l, Contains("two=0")) << ran.out << ran.err;
   EXPECT_THAT(l, Contains("three=0")) << ran.out << ran.err;
@@ -313,6 +322,7 @@ TEST_F(FilteredTest, ACidrAllowReachesEveryAddressInItAndADenyWinsOverIt) {
                                    step("two", direct_curl("http://10.77.0.2/")) +
                                    step("four", direct_curl("http://10.77.0.4/")),
                                denied);
+  ASSERT_TRUE(started(ran2)) << "brig run did not run the command: " << ran2.err;
   l = lines(ran2.out);
   EXPECT_THAT(l, Contains("three=7")) << ran2.out << ran2.err;
   EXPECT_THAT(ms_of(ran2.out, "three"), Lt(3000)) << ran2.out;
@@ -330,6 +340,7 @@ TEST_F(FilteredTest, UdpArrivesOnlyAtAnAllowedAddressAndPort) {
               step("allowed", "echo allowed > /dev/udp/10.77.0.2/" + std::to_string(kUdpAllowed)) +
               // The allow entry is an address and a port: it names TCP too.
               step("tcp", "(exec 3<>/dev/tcp/10.77.0.2/" + std::to_string(kUdpAllowed) + ")"));
+  ASSERT_TRUE(started(ran)) << "brig run did not run the command: " << ran.err;
   const auto l = lines(ran.out);
   EXPECT_THAT(l, Not(Contains("refused=0"))) << ran.out << ran.err;
   EXPECT_THAT(l, Contains("allowed=0")) << ran.out << ran.err;
@@ -360,6 +371,7 @@ TEST_F(FilteredTest, TheJailCannotUndoItsRules) {
       step("route", "/usr/sbin/ip route add 10.77.0.0/24 dev eth0") +
       step("link", "/usr/sbin/ip link add x0 type dummy") + timed("after", refused) +
       step("allowed", direct_curl("http://10.77.0.2/")));
+  ASSERT_TRUE(started(ran)) << "brig run did not run the command: " << ran.err;
   const auto l = lines(ran.out);
   EXPECT_THAT(l, Contains("have_nft=0")) << ran.out << ran.err;
   EXPECT_THAT(l, Contains("have_ip=0")) << ran.out << ran.err;
@@ -388,6 +400,7 @@ TEST_F(FilteredTest, TheHostNamespaceItselfIsOutOfReach) {
           step("gateway", "timeout 5 bash -c \"exec 3<>/dev/tcp/$gw/" + port + "\"") +
           step("allowed", direct_curl("http://10.77.0.2/")),
       policy);
+  ASSERT_TRUE(started(ran)) << "brig run did not run the command: " << ran.err;
   const auto l = lines(ran.out);
   EXPECT_THAT(ran.out, ContainsRegex("(^|\n)gw=10\\.213\\.[0-9]+\\.[0-9]+\n"))
       << ran.out << ran.err;
@@ -412,6 +425,7 @@ TEST_F(FilteredTest, TheProxyStillServesAllowedNamesAndWildcards) {
       step("wild", "curl -sS --max-time 15 -w 'wild=%{http_code}\\n' http://a.wild.test/") +
       step("unlisted",
            "curl -sS --max-time 15 -o /dev/null -w 'unlisted=%{http_code}\\n' http://other.test/"));
+  ASSERT_TRUE(started(ran)) << "brig run did not run the command: " << ran.err;
   const auto l = lines(ran.out);
   EXPECT_THAT(l, Contains("env=0")) << ran.out << ran.err;
   EXPECT_THAT(l, Contains("named=200")) << ran.out << ran.err;
@@ -429,6 +443,7 @@ TEST_F(FilteredTest, NothingIsLeftBehindAndTheNextJailsWorkOneAfterAnotherAndTog
   const auto before = host_links();
   EXPECT_THAT(brig_links(before), IsEmpty());
   const BrigRan first = jail_sh(step("first", direct_curl("http://10.77.0.2/")));
+  ASSERT_TRUE(started(first)) << "brig run did not run the command: " << first.err;
   EXPECT_THAT(lines(first.out), Contains("first=0")) << first.out << first.err;
   // The jail's veth is gone with it; the host keeps brig's one shared table.
   EXPECT_THAT(brig_links(host_links()), IsEmpty());
@@ -438,6 +453,7 @@ TEST_F(FilteredTest, NothingIsLeftBehindAndTheNextJailsWorkOneAfterAnotherAndTog
 
   const BrigRan second = jail_sh(step("second", direct_curl("http://10.77.0.2/")) +
                                  timed("refused", direct_curl("http://10.77.0.2:8080/")));
+  ASSERT_TRUE(started(second)) << "brig run did not run the command: " << second.err;
   EXPECT_THAT(lines(second.out), Contains("second=0")) << second.out << second.err;
   EXPECT_THAT(lines(second.out), Contains("refused=7")) << second.out << second.err;
   EXPECT_THAT(brig_links(host_links()), IsEmpty());
@@ -512,6 +528,7 @@ TEST_F(FilteredTest, ServeExecHoldsTheSameRules) {
 TEST_F(FilteredTest, WithoutIpForwardingBrigRefusesAndRunsNothing) {
   ASSERT_TRUE(net_->set_ip_forward(false));
   const BrigRan ran = jail_sh("touch ran\n" + direct_curl("http://10.77.0.2/"));
+  EXPECT_FALSE(started(ran)) << "the command ran: " << ran.out;
   EXPECT_NE(ran.status, 0) << ran.out << ran.err;
   EXPECT_THAT(ran.err, HasSubstr("net.ipv4.ip_forward")) << ran.err;
   EXPECT_FALSE(std::filesystem::exists(workspace() + "/ran")) << "the command ran";
@@ -520,6 +537,7 @@ TEST_F(FilteredTest, WithoutIpForwardingBrigRefusesAndRunsNothing) {
   // Control: the same run with forwarding on.
   ASSERT_TRUE(net_->set_ip_forward(true));
   const BrigRan again = jail_sh("touch ran\n" + step("allowed", direct_curl("http://10.77.0.2/")));
+  ASSERT_TRUE(started(again)) << "brig run did not run the command: " << again.err;
   EXPECT_THAT(lines(again.out), Contains("allowed=0")) << again.out << again.err;
   EXPECT_TRUE(std::filesystem::exists(workspace() + "/ran"));
 }
