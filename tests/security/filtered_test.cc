@@ -129,6 +129,17 @@ std::vector<std::string> brig_links(const std::vector<std::string>& names) {
   return out;
 }
 
+std::string read_host_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+void write_host_file(const std::string& path, const std::string& bytes) {
+  std::ofstream(path, std::ios::binary) << bytes;
+}
+
 // Reaps the children that come to this subreaper (a jail's init that
 // `brig run` or `brig serve` left to exit by itself) until none is left.
 void reap_orphans() {
@@ -479,6 +490,63 @@ TEST_F(FilteredTest, NothingIsLeftBehindAndTheNextJailsWorkOneAfterAnotherAndTog
   EXPECT_EQ(web(2).requests(), 4u);
   EXPECT_THAT(brig_links(host_links()), IsEmpty());
   EXPECT_EQ(host_nft({"-s", "list", "ruleset"}), ruleset) << "the host's rules grew with a jail";
+}
+
+TEST_F(FilteredTest, OneJailCannotReachAnotherEvenWhereItsRulesAllow) {
+  // Jail A counts the datagrams reaching its eth0 address on UDP 8000 for a
+  // while; jail B, whose own rules let out anything to 10.213.0.0/16:8000,
+  // sends to it. The host namespace's forward chain must drop B's; the
+  // host's own datagram (the control) arrives.
+  write_host_file(workspace() + "/listen.py",
+                  "import socket, sys, time\n"
+                  "s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)\n"
+                  "s.bind(('0.0.0.0', 8000))\n"
+                  "s.settimeout(0.5)\n"
+                  "open('a-ready', 'w').close()\n"
+                  "end = time.time() + float(sys.argv[1])\n"
+                  "while time.time() < end:\n"
+                  "    try:\n"
+                  "        d, _ = s.recvfrom(100)\n"
+                  "        print('got=' + d.decode().strip(), flush=True)\n"
+                  "    except socket.timeout:\n"
+                  "        pass\n");
+  ASSERT_EQ(::chmod((workspace() + "/listen.py").c_str(), 0644), 0);
+  HostRan a;
+  std::thread jail_a([&] {
+    // A thread started here is in the host namespace too.
+    a = host_command(
+        {jail::test::bin_dir() + "/brig", "run", "--policy", policy_, "--", "/bin/bash", "-c",
+         "x=$(/usr/sbin/ip -4 -o addr show dev eth0); x=${x#*inet }; "
+         "echo ${x%%/*} > a-addr.tmp && mv a-addr.tmp a-addr\n"
+         "exec python3 listen.py 12\n"},
+        workspace(), {"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + home()},
+        std::chrono::seconds(60));
+  });
+  const bool ready = server::testing::wait_until(
+      [&] { return std::filesystem::exists(workspace() + "/a-ready"); }, std::chrono::seconds(30));
+  std::string addr = read_host_file(workspace() + "/a-addr");
+  while (!addr.empty() && addr.back() == '\n') addr.pop_back();
+  BrigRan b;
+  HostRan host;
+  if (ready) {
+    const std::string policy = policy_file("jail-b", filtered_policy(", \"10.213.0.0/16:8000\""));
+    b = jail_sh(step("b", "for i in 1 2 3; do echo from-b > /dev/udp/" + addr + "/8000; done") +
+                    step("allowed", direct_curl("http://10.77.0.2/")),
+                policy);
+    host = host_command({"/bin/bash", "-c", "echo from-host > /dev/udp/" + addr + "/8000"}, "/",
+                        {"PATH=/usr/bin:/bin"});
+  }
+  jail_a.join();
+  reap_orphans();
+  ASSERT_TRUE(ready) << "jail A did not start listening: " << a.output;
+  EXPECT_THAT(addr, StartsWith("10.213.")) << a.output;
+  ASSERT_TRUE(started(b)) << "brig run did not run jail B: " << b.err;
+  EXPECT_TRUE(host.ok()) << host.output;
+  EXPECT_THAT(lines(a.output), Contains("got=from-host")) << a.output;
+  EXPECT_THAT(lines(a.output), Not(Contains("got=from-b")))
+      << a.output << "\nB: " << b.out << b.err;
+  // Control in B: the upstream is reachable.
+  EXPECT_THAT(lines(b.out), Contains("allowed=0")) << b.out << b.err;
 }
 
 TEST_F(FilteredTest, ServeExecHoldsTheSameRules) {
