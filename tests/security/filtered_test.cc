@@ -1,5 +1,5 @@
 // Network mode `filtered` end to end: a veth into the jail (`eth0`, a
-// default route through the host end `brig<N>`), the host masquerading,
+// default route through the host end, named `brig…`), the host masquerading,
 // and nftables in the jail's own namespace letting out only the addresses
 // and ports the policy allows (TCP and UDP; deny first; names resolved at
 // the start), with brig's proxy and DNS stub still on the jail's loopback
@@ -61,8 +61,8 @@ constexpr int kHostPort = 7001;      // TCP on every address of the host namespa
 
 // The test policy: one address and port (TCP and UDP), one name from
 // `hosts` (an address allowed by no other rule), and a wildcard whose
-// address only the proxy may reach.
-// `extra_allow`: more entries for `allow`, each written `, "rule"`.
+// address only the proxy may reach. `extra_allow`: more entries for
+// `allow`, each written `, "rule"`.
 std::string filtered_policy(const std::string& extra_allow = "") {
   return "extends = \"default\"\n"
          "[network]\n"
@@ -530,6 +530,9 @@ TEST_F(FilteredTest, OneJailCannotReachAnotherEvenWhereItsRulesAllow) {
       [&] { return std::filesystem::exists(workspace() + "/a-addr"); }, std::chrono::seconds(30));
   std::string addr = read_host_file(workspace() + "/a-addr");
   while (!addr.empty() && addr.back() == '\n') addr.pop_back();
+  // While A runs, its veth's host end is there (so the checks that none is
+  // left after a jail are not vacuous).
+  const std::vector<std::string> during = brig_links(host_links());
   BrigRan b;
   if (ready) {
     const std::string policy = policy_file("jail-b", filtered_policy(", \"10.213.0.0/16:8000\""));
@@ -540,6 +543,8 @@ TEST_F(FilteredTest, OneJailCannotReachAnotherEvenWhereItsRulesAllow) {
   jail_a.join();
   reap_orphans();
   ASSERT_TRUE(ready) << "jail A did not start listening: " << a.output;
+  EXPECT_THAT(during, Not(IsEmpty())) << "no brig veth in the host namespace while a jail runs";
+  EXPECT_THAT(brig_links(host_links()), IsEmpty());
   EXPECT_THAT(addr, StartsWith("10.213.")) << a.output;
   ASSERT_TRUE(started(b)) << "brig run did not run jail B: " << b.err;
   EXPECT_THAT(lines(a.output), Contains("got=from-self")) << a.output;
