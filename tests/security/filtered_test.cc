@@ -517,7 +517,7 @@ TEST_F(FilteredTest, OneJailCannotReachAnotherEvenWhereItsRulesAllow) {
     a = host_command(
         {jail::test::bin_dir() + "/brig", "run", "--policy", policy_, "--", "/bin/bash", "-c",
          "x=$(/usr/sbin/ip -4 -o addr show dev eth0); x=${x#*inet }; x=${x%%/*}\n"
-         "python3 listen.py 12 &\n"
+         "python3 listen.py 8 &\n"
          "for i in $(seq 100); do [ -e a-ready ] && break; sleep 0.1; done\n"
          // Control: the listener counts (A to its own address, over lo).
          "echo from-self > /dev/udp/$x/8000\n"
