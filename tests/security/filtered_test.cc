@@ -345,6 +345,54 @@ TEST_F(FilteredTest, ACidrAllowReachesEveryAddressInItAndADenyWinsOverIt) {
   EXPECT_EQ(web(4).requests(), 1u);
 }
 
+TEST_F(FilteredTest, ADeniedNameOrMappedAddressIsRefusedUnderACidrAllow) {
+  // deny by name: the name's address (from `hosts`) is dropped, whatever
+  // allows it; deny by an IPv4-mapped IPv6 address: the IPv4 address it
+  // carries, as the proxy reads it.
+  const std::string policy = policy_file("deny-forms",
+                                         "extends = \"default\"\n[network]\nmode = \"filtered\"\n"
+                                         "allow = [\"10.77.0.0/24:80\"]\n"
+                                         "deny = [\"web.test\", \"::ffff:10.77.0.4\"]\n"
+                                         "hosts = { \"web.test\" = \"10.77.0.3\" }\n");
+  const BrigRan ran = jail_sh(timed("named", direct_curl("http://10.77.0.3/")) +
+                                  timed("mapped", direct_curl("http://10.77.0.4/")) +
+                                  step("allowed", direct_curl("http://10.77.0.2/")),
+                              policy);
+  ASSERT_TRUE(started(ran)) << "brig run did not run the command: " << ran.err;
+  const auto l = lines(ran.out);
+  EXPECT_THAT(l, Contains("named=7")) << ran.out << ran.err;
+  EXPECT_THAT(ms_of(ran.out, "named"), Lt(3000)) << ran.out;
+  EXPECT_THAT(l, Contains("mapped=7")) << ran.out << ran.err;
+  EXPECT_THAT(ms_of(ran.out, "mapped"), Lt(3000)) << ran.out;
+  EXPECT_EQ(web(3).connections(), 0u) << "the address of a denied name was reached";
+  EXPECT_EQ(web(4).connections(), 0u) << "a denied (IPv4-mapped) address was reached";
+  // Control: the rest of the CIDR, in the same jail.
+  EXPECT_THAT(l, Contains("allowed=0")) << ran.out << ran.err;
+  EXPECT_EQ(web(2).requests(), 1u);
+}
+
+TEST_F(FilteredTest, UnderStrictLandlocksTcpRuleLetsTheAllowedPortsThroughOnly) {
+  // strict: loopback_servers = false, so Landlock's TCP rule refuses every
+  // connect but the ones filtered needs (the proxy, DNS, the allowed ports).
+  const std::string policy = policy_file("strict-filtered",
+                                         "extends = \"strict\"\n[network]\nmode = \"filtered\"\n"
+                                         "allow = [\"10.77.0.2:80\", \"web.test:80\"]\n"
+                                         "hosts = { \"web.test\" = \"10.77.0.3\" }\n");
+  const BrigRan ran = jail_sh(
+      step("direct", direct_curl("http://10.77.0.2/")) +
+          step("proxied", "curl -sS --max-time 15 -w 'proxied=%{http_code}\\n' http://web.test/") +
+          step("refused", direct_curl("http://10.77.0.2:" + std::to_string(kOtherWebPort) + "/")),
+      policy);
+  ASSERT_TRUE(started(ran)) << "brig run did not run the command: " << ran.err;
+  const auto l = lines(ran.out);
+  EXPECT_THAT(l, Contains("direct=0")) << ran.out << ran.err;
+  EXPECT_THAT(l, Contains("page 10.77.0.2:80"));
+  EXPECT_THAT(l, Contains("proxied=200")) << ran.out << ran.err;
+  EXPECT_THAT(l, Contains("page 10.77.0.3:80"));
+  EXPECT_THAT(l, Not(Contains("refused=0"))) << ran.out << ran.err;
+  EXPECT_EQ(other_web_->connections(), 0u);
+}
+
 TEST_F(FilteredTest, UdpArrivesOnlyAtAnAllowedAddressAndPort) {
   const BrigRan ran =
       jail_sh(step("refused", "echo refused > /dev/udp/10.77.0.2/" + std::to_string(kUdpRefused)) +
