@@ -13,6 +13,8 @@
 //
 // Runs as root and as an unprivileged user (scripts/test.sh): as root the
 // jails run; unprivileged, brig must refuse the mode and run nothing.
+#include <fcntl.h>
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -600,6 +602,59 @@ TEST_F(FilteredTest, OneJailCannotReachAnotherEvenWhereItsRulesAllow) {
       << a.output << "\nB: " << b.out << b.err;
   // Control in B: the upstream is reachable.
   EXPECT_THAT(lines(b.out), Contains("allowed=0")) << b.out << b.err;
+}
+
+TEST_F(FilteredTest, ALinkNamedLikeBrigsIsNeitherInTheWayNorRemoved) {
+  // Someone else's interface, or one a crashed brig left, under the names
+  // brig gives its veths' host ends.
+  // (veths: this kernel may have no dummy links)
+  const HostRan made = net_->host_sh(
+      "ip link add brig0 type veth peer name other0 && ip link add brigf0 type veth peer name "
+      "other1 && ip link add brigf1 type veth peer name other2");
+  ASSERT_TRUE(made.ok()) << made.output;
+  const BrigRan ran = jail_sh(step("allowed", direct_curl("http://10.77.0.2/")));
+  ASSERT_TRUE(started(ran)) << "brig run did not run the command: " << ran.err;
+  EXPECT_THAT(lines(ran.out), Contains("allowed=0")) << ran.out << ran.err;
+  EXPECT_THAT(brig_links(host_links()),
+              ::testing::UnorderedElementsAre("brig0", "brigf0", "brigf1"));
+}
+
+TEST_F(FilteredTest, KillingBrigRunLeavesNoVethBehind) {
+  const std::vector<std::string> argv = {
+      jail::test::bin_dir() + "/brig",           "run", "--policy", policy_, "--", "/bin/sh", "-c",
+      "echo up > up; sleep 60; echo " + marker()};
+  const std::vector<std::string> env = {"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + home()};
+  std::vector<char*> cargv, cenv;
+  std::vector<std::string> a = argv, e = env;
+  for (auto& s : a) cargv.push_back(s.data());
+  cargv.push_back(nullptr);
+  for (auto& s : e) cenv.push_back(s.data());
+  cenv.push_back(nullptr);
+  const std::string cwd = workspace();
+  const pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    const int null = ::open("/dev/null", O_RDWR);
+    if (null < 0 || ::dup2(null, 0) < 0 || ::dup2(null, 1) < 0 || ::chdir(cwd.c_str()) != 0)
+      ::_exit(120);
+    ::execve(cargv[0], cargv.data(), cenv.data());
+    ::_exit(121);
+  }
+  const bool up = server::testing::wait_until(
+      [&] { return std::filesystem::exists(workspace() + "/up"); }, std::chrono::seconds(30));
+  const std::vector<std::string> during = brig_links(host_links());
+  ::kill(pid, SIGKILL);
+  ::waitpid(pid, nullptr, 0);
+  ASSERT_TRUE(up) << "the jail did not start";
+  EXPECT_THAT(during, Not(IsEmpty()));
+  // The jail dies with brig run, and its namespace with the veth in it.
+  EXPECT_TRUE(server::testing::wait_until([&] { return brig_links(host_links()).empty(); }))
+      << ::testing::PrintToString(brig_links(host_links()));
+  reap_orphans();
+  // The next jail works.
+  const BrigRan ran = jail_sh(step("allowed", direct_curl("http://10.77.0.2/")));
+  ASSERT_TRUE(started(ran)) << "brig run did not run the command: " << ran.err;
+  EXPECT_THAT(lines(ran.out), Contains("allowed=0")) << ran.out << ran.err;
 }
 
 TEST_F(FilteredTest, ServeExecHoldsTheSameRules) {
