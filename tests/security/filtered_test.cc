@@ -545,8 +545,8 @@ TEST_F(FilteredTest, NothingIsLeftBehindAndTheNextJailsWorkOneAfterAnotherAndTog
 TEST_F(FilteredTest, OneJailCannotReachAnotherEvenWhereItsRulesAllow) {
   // Jail A counts the datagrams reaching UDP 8000 on its eth0 address for a
   // while; jail B, whose own rules let out anything to 10.213.0.0/16:8000,
-  // sends to it. Nothing of B's may arrive (the host's forward chain, and
-  // A's own input chain, which takes only replies).
+  // sends to it, and so does the upstream. Nothing of theirs may arrive (the
+  // host's forward chain, and A's own input chain, which takes only replies).
   write_host_file(workspace() + "/listen.py",
                   "import socket, sys, time\n"
                   "s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)\n"
@@ -584,11 +584,15 @@ TEST_F(FilteredTest, OneJailCannotReachAnotherEvenWhereItsRulesAllow) {
   // left after a jail are not vacuous).
   const std::vector<std::string> during = brig_links(host_links());
   BrigRan b;
+  HostRan upstream;
   if (ready) {
     const std::string policy = policy_file("jail-b", filtered_policy(", \"10.213.0.0/16:8000\""));
     b = jail_sh(step("b", "for i in 1 2 3; do echo from-b > /dev/udp/" + addr + "/8000; done") +
                     step("allowed", direct_curl("http://10.77.0.2/")),
                 policy);
+    // And from outside: the upstream's default route leads to the host.
+    upstream =
+        net_->in_upstream({"/bin/bash", "-c", "echo from-upstream > /dev/udp/" + addr + "/8000"});
   }
   jail_a.join();
   reap_orphans();
@@ -600,6 +604,8 @@ TEST_F(FilteredTest, OneJailCannotReachAnotherEvenWhereItsRulesAllow) {
   EXPECT_THAT(lines(a.output), Contains("got=from-self")) << a.output;
   EXPECT_THAT(lines(a.output), Not(Contains("got=from-b")))
       << a.output << "\nB: " << b.out << b.err;
+  EXPECT_TRUE(upstream.ok()) << upstream.output;
+  EXPECT_THAT(lines(a.output), Not(Contains("got=from-upstream"))) << a.output;
   // Control in B: the upstream is reachable.
   EXPECT_THAT(lines(b.out), Contains("allowed=0")) << b.out << b.err;
 }
