@@ -759,6 +759,34 @@ TEST_F(FilteredUnprivilegedTest, BrigRunRefusesFilteredAndRunsNothing) {
   EXPECT_TRUE(std::filesystem::exists(workspace() + "/ran"));
 }
 
+TEST_F(FilteredUnprivilegedTest, BrigServeRunsNothingUnderFiltered) {
+  namespace st = server::testing;
+  const std::string policy = policy_file("filtered", filtered_policy());
+  st::Child server(
+      {jail::test::bin_dir() + "/brig", "serve", "--workspace", workspace(), "--policy", policy},
+      st::Child::Options{.cwd = workspace()});
+  st::LineClient client = server.take_client();
+  // Refused at start (the server says why and ends), or at the call (an
+  // error naming the mode): either way, nothing runs.
+  if (st::initialize(client)) {
+    ASSERT_TRUE(client.send(st::tool_call(1, "exec", {{"command", "touch ran"}})));
+    const auto reply = client.read_response(1, nullptr, std::chrono::seconds(60));
+    ASSERT_TRUE(reply);
+    EXPECT_THAT(reply->dump(), HasSubstr("filtered")) << reply->dump();
+    client.close_write();
+    EXPECT_TRUE(server.wait());
+  } else {
+    const std::string err = server.read_stderr();
+    const auto status = server.wait();
+    ASSERT_TRUE(status);
+    EXPECT_FALSE(WIFEXITED(*status) && WEXITSTATUS(*status) == 0) << err;
+    EXPECT_THAT(err, HasSubstr("filtered")) << err;
+    EXPECT_THAT(err, HasSubstr("CAP_NET_ADMIN")) << err;
+  }
+  reap_orphans();
+  EXPECT_FALSE(std::filesystem::exists(workspace() + "/ran")) << "the command ran";
+}
+
 TEST_F(FilteredUnprivilegedTest, DoctorListsFilteredAsUnavailable) {
   const HostRan r = host_command({jail::test::bin_dir() + "/brig", "doctor"}, workspace(),
                                  {"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + home()});
