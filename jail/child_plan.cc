@@ -49,7 +49,7 @@ Result<std::unique_ptr<ChildPlan>> plan_child(const JailSpec& spec, const ExecRe
   if (!req.argv.empty()) p->exec = exec::prepare(req);  // else: awaiting, it comes later
   p->cwd = req.cwd.empty() ? "/" : req.cwd;
   p->pid_namespace = spec.namespaces.pid;
-  p->new_netns = spec.namespaces.net && spec.network == NetworkMode::none;
+  p->new_netns = spec.namespaces.net && spec.network != NetworkMode::dangerously_host;
   p->set_hostname = spec.namespaces.uts;
   p->hostname = spec.hostname;
   plan_identity(spec, *p);

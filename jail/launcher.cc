@@ -21,6 +21,7 @@
 #include "jail/speed.h"
 #include "jail/step_error.h"
 #include "jail/steps/clone.h"
+#include "jail/steps/filter.h"
 #include "jail/steps/idmap.h"
 #include "jail/steps/net.h"
 #include "jail/steps/userns.h"
@@ -93,6 +94,7 @@ class Launch {
   Result<void> make_cgroups();
   Result<void> send_cgroups();
   Result<void> take_listeners();
+  Result<void> finish_filter();
   void step_aside();
   RunningJail take() { return std::move(j_); }
 
@@ -111,6 +113,9 @@ class Launch {
   uint64_t flags_ = 0;  // the namespaces clone3 made
   speed::CpuPlacement cpus_;
   std::optional<clone::Reaped> helper_;
+  std::optional<filter::Running> filter_;
+
+  bool filtered() const { return spec_.network == NetworkMode::filtered; }
 };
 
 Result<void> Launch::validate() const {
@@ -140,7 +145,7 @@ Result<void> Launch::check_layers() {
 }
 
 Result<void> Launch::open_channels() {
-  ch_ = BRIG_TRY(jail::open_channels(plan_->new_netns, !spec_.listeners.empty()));
+  ch_ = BRIG_TRY(jail::open_channels(plan_->new_netns, !spec_.listeners.empty() || filtered()));
   j_.status_fd_ = std::move(ch_.status_r);
   j_.watch_fd_ = std::move(ch_.watch_w);
   // The workspace's idmapped tree (keep_owner binds), made here in the
@@ -185,9 +190,9 @@ Result<void> Launch::clone() {
 
 Result<void> Launch::start_network_helper() {
   if (!plan_->new_netns) return {};
-  helper_.emplace(BRIG_TRY(net::start_helper(j_.pid_, flags_ & CLONE_NEWUSER,
-                                             ch_.netns_helper.get(), spec_.listeners,
-                                             ch_.listen_helper ? ch_.listen_helper.get() : -1)));
+  helper_.emplace(BRIG_TRY(
+      net::start_helper(j_.pid_, flags_ & CLONE_NEWUSER, ch_.netns_helper.get(), spec_.listeners,
+                        ch_.listen_helper ? ch_.listen_helper.get() : -1, filtered())));
   cpus_.move_away(helper_->pid());
   ch_.netns_helper.reset();
   ch_.listen_helper.reset();
@@ -238,9 +243,23 @@ Result<void> Launch::send_cgroups() {
 }
 
 Result<void> Launch::take_listeners() {
-  if (!ch_.listen_launcher) return {};
-  j_.listeners_ = BRIG_TRY(net::receive_listeners(ch_.listen_launcher.get(), spec_.listeners));
+  if (!ch_.listen_launcher) return {};  // none, or taken already
+  net::HelperFds got =
+      BRIG_TRY(net::receive_from_helper(ch_.listen_launcher.get(), spec_.listeners, filtered()));
+  j_.listeners_ = std::move(got.listeners);
   ch_.listen_launcher.reset();
+  if (filtered()) {
+    filter_.emplace(BRIG_TRY(filter::start(spec_.filter, got.netns.get())));
+    stamps_.mark(Side::launcher, SetupStep::netfilter, Stage::begun);
+  }
+  return {};
+}
+
+Result<void> Launch::finish_filter() {
+  if (!filter_) return {};
+  BRIG_TRY_VOID(filter_->finish());
+  filter_.reset();
+  stamps_.mark(Side::launcher, SetupStep::netfilter);
   return {};
 }
 
@@ -278,9 +297,15 @@ Result<RunningJail> spawn_jail(const JailSpec& spec, const ExecRequest& req, Spa
   BRIG_TRY_VOID(l.write_id_maps());
   // Go: the child builds the jail from here on its own.
   BRIG_TRY_VOID(l.release_child());
+  // A filtered jail's namespace, as soon as the helper has made it, and
+  // brig-netfilter started on it (its veth and rules: filter.h) while the
+  // child builds its mounts.
+  if (spec.network == NetworkMode::filtered) BRIG_TRY_VOID(l.take_listeners());
   // The cgroups (~0.2 ms as root), made while the child builds its mounts:
   // it needs them only for the command. A required one missing refuses.
   BRIG_TRY_VOID(l.make_cgroups());
+  // The command waits for the cgroups: nothing runs before the rules are in.
+  BRIG_TRY_VOID(l.finish_filter());
   // Sent once the helper is reaped: in the jail's user namespace, under the
   // jail's uid, it counts against the command's RLIMIT_NPROC until then.
   BRIG_TRY_VOID(l.send_cgroups());

@@ -6,6 +6,7 @@
 
 #include <sys/types.h>
 
+#include <array>
 #include <chrono>
 #include <cstdint>
 #include <optional>
@@ -144,8 +145,30 @@ struct Limits {
 
 enum class NetworkMode {
   none,              // own network namespace, loopback only (and `listeners` on it)
+  filtered,          // own network namespace, loopback and a veth to the host (`filter`)
   dangerously_host,  // the host's network (no net namespace)
 };
+
+// What a `filtered` jail may reach over its veth (IPv4 only), as nftables
+// rules in its own network namespace: an output chain that drops every
+// packet but those to loopback, replies, and `allow` entries not in `deny`.
+// Made by the program `program` (brig-netfilter, jail/netfilter/), which
+// needs CAP_NET_ADMIN in the host's network namespace.
+struct NetFilter {
+  // An IPv4 network and a range of ports, over TCP and UDP.
+  struct Entry {
+    std::array<std::uint8_t, 4> address{};  // host bits zero
+    std::uint8_t prefix = 32;               // 0-32
+    std::uint16_t first_port = 1;
+    std::uint16_t last_port = 65535;
+    friend bool operator==(const Entry&, const Entry&) = default;
+  };
+  std::vector<Entry> allow;
+  std::vector<Entry> deny;  // wins over allow
+  std::string program;      // absolute path of brig-netfilter
+  friend bool operator==(const NetFilter&, const NetFilter&) = default;
+};
+inline constexpr std::size_t kMaxFilterEntries = 4096;
 
 // A listening socket on the jail's 127.0.0.1, made inside its network
 // namespace by the network helper and handed to the launcher's caller
@@ -171,8 +194,9 @@ struct JailSpec {
   std::vector<Mount> mounts;  // in order; empty = the host's root (no mount namespace use)
   std::string hostname = "brig";
   NetworkMode network = NetworkMode::none;
-  // network none only: made in the jail's namespace, in this order
+  // network none or filtered: made in the jail's namespace, in this order
   std::vector<Listener> listeners;
+  NetFilter filter;  // network filtered only
   Limits limits;
   LandlockRules landlock;
   SeccompSpec seccomp;

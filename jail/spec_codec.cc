@@ -167,6 +167,16 @@ void put_spec(Writer& w, const JailSpec& s) {
     w.u8(static_cast<std::uint8_t>(l.protocol));
     w.u32(l.port);
   }
+  for (const auto* entries : {&s.filter.allow, &s.filter.deny}) {
+    w.u32(static_cast<std::uint32_t>(entries->size()));
+    for (const NetFilter::Entry& e : *entries) {
+      for (std::uint8_t b : e.address) w.u8(b);
+      w.u8(e.prefix);
+      w.u32(e.first_port);
+      w.u32(e.last_port);
+    }
+  }
+  w.str(s.filter.program);
   const Limits& l = s.limits;
   put_optional(w, l.memory_bytes);
   put_optional(w, l.pids);
@@ -230,6 +240,19 @@ JailSpec get_spec(Reader& r) {
     if (port > 65535) r.fail("listener port out of range");
     l.port = static_cast<std::uint16_t>(port);
   }
+  // A filter entry takes 13 bytes: address, prefix, two ports.
+  for (auto* entries : {&s.filter.allow, &s.filter.deny}) {
+    entries->resize(r.count(13));
+    for (NetFilter::Entry& e : *entries) {
+      for (std::uint8_t& b : e.address) b = r.u8();
+      e.prefix = r.u8();
+      const std::uint32_t first = r.u32(), last = r.u32();
+      if (first > 65535 || last > 65535) r.fail("filter port out of range");
+      e.first_port = static_cast<std::uint16_t>(first);
+      e.last_port = static_cast<std::uint16_t>(last);
+    }
+  }
+  s.filter.program = r.str();
   Limits& l = s.limits;
   l.memory_bytes = get_optional(r);
   l.pids = get_optional(r);

@@ -114,7 +114,7 @@ Result<void> check_mounts(const JailSpec& spec) {
 // would be the host's loopback, which other users share.
 Result<void> check_listeners(const JailSpec& spec) {
   if (spec.listeners.empty()) return {};
-  if (spec.network != NetworkMode::none)
+  if (spec.network == NetworkMode::dangerously_host)
     return std::unexpected(invalid("listeners", "need the jail's own network namespace"));
   if (spec.listeners.size() > kMaxListeners)
     return std::unexpected(invalid("listeners", "more than " + std::to_string(kMaxListeners)));
@@ -125,6 +125,37 @@ Result<void> check_listeners(const JailSpec& spec) {
     for (size_t j = 0; j < i; ++j)
       if (spec.listeners[j] == l)
         return std::unexpected(invalid(at, "the same as listeners[" + std::to_string(j) + "]"));
+  }
+  return {};
+}
+
+// A filter belongs to a filtered jail, and the launcher runs its program:
+// an absolute path, and entries the kernel's rules can hold.
+Result<void> check_filter(const JailSpec& spec) {
+  const NetFilter& f = spec.filter;
+  if (spec.network != NetworkMode::filtered) {
+    if (f != NetFilter{}) return std::unexpected(invalid("filter", "only for network filtered"));
+    return {};
+  }
+  if (f.program.empty() || f.program[0] != '/' || has_nul(f.program))
+    return std::unexpected(invalid("filter.program", "must be an absolute path"));
+  if (f.allow.size() + f.deny.size() > kMaxFilterEntries)
+    return std::unexpected(
+        invalid("filter", "more than " + std::to_string(kMaxFilterEntries) + " entries"));
+  for (const auto* entries : {&f.allow, &f.deny}) {
+    const std::string list = entries == &f.allow ? "filter.allow" : "filter.deny";
+    for (size_t i = 0; i < entries->size(); ++i) {
+      const NetFilter::Entry& e = (*entries)[i];
+      const std::string at = list + "[" + std::to_string(i) + "]";
+      if (e.prefix > 32) return std::unexpected(invalid(at + ".prefix", "must be 0-32"));
+      const std::uint32_t a = (std::uint32_t{e.address[0]} << 24) |
+                              (std::uint32_t{e.address[1]} << 16) |
+                              (std::uint32_t{e.address[2]} << 8) | e.address[3];
+      if (e.prefix < 32 && (a & (0xffffffffu >> e.prefix)) != 0)
+        return std::unexpected(invalid(at + ".address", "has bits past its prefix"));
+      if (e.first_port == 0 || e.first_port > e.last_port)
+        return std::unexpected(invalid(at, "ports must be 1-65535, first <= last"));
+    }
   }
   return {};
 }
@@ -167,8 +198,9 @@ std::optional<std::string> device_path_problem(const std::string& path) {
 
 Result<void> validate(const JailSpec& spec) {
   const Namespaces& ns = spec.namespaces;
-  if (spec.network == NetworkMode::none && !ns.net)
-    return std::unexpected(invalid("network", "mode none needs the network namespace"));
+  if (spec.network != NetworkMode::dangerously_host && !ns.net)
+    return std::unexpected(
+        invalid("network", "modes none and filtered need the network namespace"));
   if (spec.network == NetworkMode::dangerously_host && ns.net)
     return std::unexpected(invalid("network", "dangerously_host needs the network namespace off"));
   if (ns.uts) {
@@ -185,6 +217,7 @@ Result<void> validate(const JailSpec& spec) {
                 "namespace of its own"));
   BRIG_TRY_VOID(check_mounts(spec));
   BRIG_TRY_VOID(check_listeners(spec));
+  BRIG_TRY_VOID(check_filter(spec));
   BRIG_TRY_VOID(check_limits(spec.limits));
   for (size_t i = 0; i < spec.landlock.read_only.size(); ++i)
     BRIG_TRY_VOID(

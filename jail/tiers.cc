@@ -183,6 +183,9 @@ Result<void> fall_back_to_no_namespaces(const JailSpec& spec, ChildPlan& plan, L
   if (!spec.listeners.empty())
     return std::unexpected(no_namespace_tier_refused(
         err, "the jail's loopback listeners (network mode proxy) need a network namespace"));
+  if (spec.network == NetworkMode::filtered)
+    return std::unexpected(no_namespace_tier_refused(
+        err, "network mode filtered is rules in the jail's own network namespace"));
   // Without a mount namespace the filesystem is limited by Landlock alone:
   // no Landlock or no seccomp leaves nothing meaningful.
   if (plan.landlock.abi == 0 || !plan.seccomp.enabled)

@@ -11,8 +11,9 @@
 
 namespace brig {
 
-// The most descriptors one message carries (the cgroups: two per hierarchy).
-inline constexpr std::size_t kMaxMessageFds = 8;
+// The most descriptors one message carries (the cgroups: two per hierarchy;
+// the network helper: eight listeners and a filtered jail's namespace).
+inline constexpr std::size_t kMaxMessageFds = 9;
 
 // Sends the `size` bytes at `data` with `nfds` descriptors (at most
 // kMaxMessageFds). Returns 0, errno, or EPIPE when the socket took less.

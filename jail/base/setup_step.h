@@ -30,6 +30,7 @@ enum class SetupStep : std::uint32_t {
   signals,       // the init's signal handling
   loopback,      // lo up in the new network namespace
   listen,        // the spec's listeners on the jail's 127.0.0.1, made by the network helper
+  netfilter,     // a filtered jail's veth and nftables rules (brig-netfilter)
   hostname,      // sethostname in the new uts namespace
   command,       // a jail built ahead receiving its command
   fork,          // the init starting the command
@@ -80,6 +81,8 @@ constexpr const char* step_name(SetupStep step) {
       return "loopback";
     case SetupStep::listen:
       return "listen";
+    case SetupStep::netfilter:
+      return "netfilter";
     case SetupStep::hostname:
       return "hostname";
     case SetupStep::command:

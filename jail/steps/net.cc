@@ -66,16 +66,20 @@ int make_listener(const Listener& l, int* out) {
   return 0;
 }
 
-// Makes every listener and sends them to the launcher; errno or 0.
-int send_listeners(const HelperPlan& plan) {
+// Makes every listener and sends them, and with send_netns the namespace
+// `ns` after them, to the launcher; errno or 0.
+int send_to_launcher(const HelperPlan& plan, int ns) {
   int fds[kMaxMessageFds];
   ListenReply reply;
+  if (plan.listener_count + 1 > kMaxMessageFds) return E2BIG;
   for (; reply.index < plan.listener_count && reply.err == 0; ++reply.index)
     reply.err = make_listener(plan.listeners[reply.index], &fds[reply.index]);
   if (reply.err != 0) --reply.index;
   const std::size_t made = reply.err == 0 ? plan.listener_count : reply.index;
+  std::size_t count = made;
+  if (reply.err == 0 && plan.send_netns) fds[count++] = ns;
   const int sent =
-      send_with_fds(plan.listen_sock, &reply, sizeof reply, fds, reply.err == 0 ? made : 0);
+      send_with_fds(plan.listen_sock, &reply, sizeof reply, fds, reply.err == 0 ? count : 0);
   for (std::size_t i = 0; i < made; ++i) ::close(fds[i]);
   return reply.err != 0 ? reply.err : sent;
 }
@@ -96,8 +100,8 @@ void make_in_helper(const HelperPlan& plan) {
     reply = {e, SetupStep::loopback};
   } else if ((ns = ::ioctl(fd, SIOCGSKNS, 0)) < 0) {
     reply.err = errno;
-  } else if (plan.listener_count > 0) {
-    if (int e = send_listeners(plan)) reply = {e, SetupStep::listen};
+  } else if (plan.listener_count > 0 || plan.send_netns) {
+    if (int e = send_to_launcher(plan, ns)) reply = {e, SetupStep::listen};
   }
   send_with_fds(plan.child_sock, &reply, sizeof reply, &ns, reply.err == 0 ? 1 : 0);
   ::_exit(0);
@@ -120,7 +124,8 @@ int join_in_child(int sock, SetupStep* step) {
 }
 
 Result<clone::Reaped> start_helper(pid_t child, bool in_userns, int sock,
-                                   std::span<const Listener> listeners, int listen_sock) {
+                                   std::span<const Listener> listeners, int listen_sock,
+                                   bool send_netns) {
   UniqueFd userns;
   if (in_userns) {
     const std::string path = "/proc/" + std::to_string(child) + "/ns/user";
@@ -131,7 +136,8 @@ Result<clone::Reaped> start_helper(pid_t child, bool in_userns, int sock,
                         .child_sock = sock,
                         .listeners = listeners.data(),
                         .listener_count = listeners.size(),
-                        .listen_sock = listen_sock};
+                        .listen_sock = listen_sock,
+                        .send_netns = send_netns};
   int pidfd = -1;
   const pid_t pid = clone::clone3_with_pidfd(0, &pidfd);
   if (pid < 0) return std::unexpected(step_sys_error(SetupStep::netns, "clone3 the helper", errno));
@@ -139,14 +145,14 @@ Result<clone::Reaped> start_helper(pid_t child, bool in_userns, int sock,
   return clone::Reaped(pid, pidfd);
 }
 
-Result<std::vector<UniqueFd>> receive_listeners(int listen_sock,
-                                                std::span<const Listener> listeners) {
+Result<HelperFds> receive_from_helper(int listen_sock, std::span<const Listener> listeners,
+                                      bool with_netns) {
   ListenReply reply{EPIPE, 0};
   int fds[kMaxMessageFds];
   size_t nfds = 0;
   const int e = receive_with_fds(listen_sock, &reply, sizeof reply, fds, &nfds);
-  std::vector<UniqueFd> out;
-  for (size_t i = 0; i < nfds; ++i) out.emplace_back(fds[i]);
+  HelperFds out;
+  for (size_t i = 0; i < nfds; ++i) out.listeners.emplace_back(fds[i]);
   if (e != 0 || reply.err != 0) {
     const int err = e != 0 ? e : reply.err;
     std::string what = "the network helper's listeners";
@@ -157,9 +163,13 @@ Result<std::vector<UniqueFd>> receive_listeners(int listen_sock,
     }
     return std::unexpected(step_sys_error(SetupStep::listen, what, err));
   }
-  if (out.size() != listeners.size())
+  if (out.listeners.size() != listeners.size() + (with_netns ? 1 : 0))
     return std::unexpected(
         step_sys_error(SetupStep::listen, "the network helper's listeners", EPROTO));
+  if (with_netns) {
+    out.netns = std::move(out.listeners.back());
+    out.listeners.pop_back();
+  }
   return out;
 }
 

@@ -11,6 +11,8 @@
 // namespace's 127.0.0.1 and sends them to the launcher: sockets bound in the
 // jail's namespace, accepted from outside it (the egress relay). Made there
 // by the process that already exists, they cost no process of their own.
+// For a `filtered` jail it sends the launcher the namespace too, which
+// brig-netfilter joins to give it its veth and rules (netfilter.h).
 #pragma once
 
 #include <sys/types.h>
@@ -33,31 +35,41 @@ struct HelperPlan {
   int child_sock = -1;  // the namespace, or what failed, goes to the jail's child here
   const Listener* listeners = nullptr;
   std::size_t listener_count = 0;
-  int listen_sock = -1;  // the listeners go to the launcher here (when listener_count > 0)
+  int listen_sock = -1;     // the listeners go to the launcher here (when listener_count > 0)
+  bool send_netns = false;  // and the namespace, after them (on listen_sock)
 };
 
 // The helper: joins the jail's user namespace, makes a network namespace
 // there, brings lo up (ioctl SIOCSIFFLAGS; CAP_NET_ADMIN in that user
 // namespace), makes the listeners (CAP_NET_BIND_SERVICE there for port 53)
-// and sends them on listen_sock, then sends the namespace (the fd SIOCGSKNS
-// gives for its socket), or the step that failed and its errno, on
-// child_sock; then exits. Async-signal-safe (it runs in a raw clone).
+// and sends them (and with send_netns the namespace) on listen_sock, then
+// sends the namespace (the fd SIOCGSKNS gives for its socket), or the step
+// that failed and its errno, on child_sock; then exits. Async-signal-safe
+// (it runs in a raw clone).
 [[noreturn]] void make_in_helper(const HelperPlan& plan);
 
 // Launcher side: clones the helper for the jail's child `child` (before its
 // go byte: the child is still dumpable, so its user namespace can be
 // opened). `in_userns`: the child has a user namespace of its own for the
 // helper to join. `sock`: the helper's end of the child's socket;
-// `listen_sock`: its end of the launcher's (-1 without listeners). The
-// helper is reaped when the result goes. Fails with SetupStep::netns.
+// `listen_sock`: its end of the launcher's (-1 without listeners or
+// send_netns). The helper is reaped when the result goes. Fails with
+// SetupStep::netns.
 Result<clone::Reaped> start_helper(pid_t child, bool in_userns, int sock,
-                                   std::span<const Listener> listeners, int listen_sock);
+                                   std::span<const Listener> listeners, int listen_sock,
+                                   bool send_netns);
 
-// Launcher side, once the helper is reaped: the listeners it sent on
-// `listen_sock`, in the spec's order, non-blocking and close-on-exec.
-// Fails with SetupStep::listen (the child reports why the helper failed).
-Result<std::vector<UniqueFd>> receive_listeners(int listen_sock,
-                                                std::span<const Listener> listeners);
+// What the helper sent the launcher.
+struct HelperFds {
+  std::vector<UniqueFd> listeners;  // in the spec's order, non-blocking, close-on-exec
+  UniqueFd netns;                   // with send_netns: the jail's network namespace
+};
+
+// Launcher side: what the helper sent on `listen_sock` (it blocks until the
+// helper has made them). Fails with SetupStep::listen (the child reports
+// why the helper failed).
+Result<HelperFds> receive_from_helper(int listen_sock, std::span<const Listener> listeners,
+                                      bool with_netns);
 
 // Child side: waits for make_in_helper's namespace on `sock` and joins it.
 // Returns 0 or errno; *step: the step that failed (netns, loopback or listen).

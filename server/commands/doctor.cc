@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "jail/layer_report.h"
+#include "jail/netfilter/availability.h"
 #include "jail/steps/idmap.h"
 #include "server/commands/workspace.h"
 #include "server/policy/builtin.h"
@@ -21,6 +22,7 @@
 #include "server/policy/loader.h"
 #include "server/policy/to_jail_spec.h"
 #include "server/policy/writable.h"
+#include "server/process/self_exe.h"
 
 namespace brig::commands {
 namespace {
@@ -85,9 +87,34 @@ struct ModeSupport {
   std::string detail;
 };
 
-// Every mode a policy can name, as this host runs it. Both confined modes
-// need nothing beyond the jail's network namespace: proxy's listeners are
-// made inside it, by the process that makes it, as the caller.
+// Whether this brig can run `filtered` here, and if not why: the privilege
+// and forwarding it needs, nftables in a new namespace (the probe), and
+// brig-netfilter beside brig-server.
+ModeSupport filtered_support(const jail::KernelFeatures& kernel) {
+  const std::string what =
+      "a veth to the host with NAT, under nftables rules in the jail's own namespace: TCP and "
+      "UDP to the IPv4 addresses and ports allow names, nothing else; the proxy and DNS stub "
+      "too";
+  std::string why;
+  if (!kernel.namespaces) {
+    why = "no network namespace here: see namespaces";
+  } else if (auto no = jail::netfilter::filtered_unavailable()) {
+    why = *no;
+  } else if (auto nft = std::find_if(kernel.features.begin(), kernel.features.end(),
+                                     [](const jail::Feature& f) { return f.name == "nftables"; });
+             nft != kernel.features.end() && !nft->available) {
+    why = "nftables does not work here: " + nft->detail;
+  } else if (!process::find_sibling({"brig-netfilter"})) {
+    why =
+        "brig-netfilter, which sets a filtered jail up, is not beside brig-server: reinstall brig";
+  }
+  if (why.empty()) return {"filtered", true, what};
+  return {"filtered", false, what + "; unavailable: " + why};
+}
+
+// Every mode a policy can name, as this host runs it. none and proxy need
+// nothing beyond the jail's network namespace: proxy's listeners are made
+// inside it, by the process that makes it, as the caller.
 std::vector<ModeSupport> network_modes(const jail::KernelFeatures& kernel) {
   const std::string ns = kernel.namespaces ? "" : " (no network namespace here: see namespaces)";
   return {
@@ -97,8 +124,7 @@ std::vector<ModeSupport> network_modes(const jail::KernelFeatures& kernel) {
        "stub on 127.0.0.1:53 are the only way out, deciding by the policy's allow and deny; "
        "needs no privilege" +
            ns},
-      {"filtered", false,
-       "not in this version of brig (a veth with nftables rules): a policy naming it is refused"},
+      filtered_support(kernel),
       {"dangerously_host", true,
        "DANGEROUS: the host's own network, every address and port the host can reach"},
   };
@@ -108,6 +134,8 @@ std::vector<ModeSupport> network_modes(const jail::KernelFeatures& kernel) {
 std::string network_of(const jail::JailSpec& spec) {
   if (spec.network == jail::NetworkMode::dangerously_host)
     return "dangerously_host: the host's network (DANGEROUS)";
+  if (spec.network == jail::NetworkMode::filtered)
+    return "filtered: a veth under nftables rules, and brig's egress proxy and DNS stub";
   if (!spec.listeners.empty()) return "proxy: out only through brig's egress proxy and DNS stub";
   return "none: loopback only";
 }

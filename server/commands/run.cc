@@ -14,6 +14,7 @@
 #include "jail/launcher.h"
 #include "jail/steps/cgroups.h"
 #include "server/commands/workspace.h"
+#include "server/egress/pins.h"
 #include "server/egress/relay.h"
 #include "server/policy/caller.h"
 #include "server/policy/loader.h"
@@ -108,11 +109,19 @@ int run_command(const RunOptions& o) {
     p.limits.wall_time = *wall;
   }
 
+  if (p.network.mode == policy::NetworkMode::filtered) {
+    auto warnings = egress::prepare_filtered(p.network.rules);
+    if (!warnings) return fail(warnings.error().to_string());
+    for (const std::string& w : *warnings) fmt::print(stderr, "brig run: warning: {}\n", w);
+  }
   policy::Context ctx = policy::caller_context(ws->path, cwd, std::move(env), home);
   // This very program serves `brig connect` in a proxy jail (git over ssh);
   // no other mode looks for it, so `brig run`'s start pays nothing for it.
   if (p.network.mode == policy::NetworkMode::proxy)
     if (auto self = process::find_sibling({"brig"})) ctx.connect_program = *self;
+  if (p.network.mode == policy::NetworkMode::filtered)
+    if (auto nf = process::find_sibling({"brig-netfilter", "../libexec/brig/brig-netfilter"}))
+      ctx.netfilter_program = *nf;
   auto spec = policy::to_jail_spec(p, ctx);
   if (!spec) return fail(spec.error().to_string());
   if (auto ok = policy::refuse_writable_policy_files(loaded->files, *spec); !ok)

@@ -100,12 +100,14 @@ std::string cannot_serve_others(uid_t self) {
       self);
 }
 
-// The egress proxy and DNS stub of a `proxy` policy's jails; null for the
-// other modes. Every decision goes to the audit log (refusals rate-limited
+// The egress proxy and DNS stub of a `proxy` or `filtered` policy's jails;
+// null for the other modes. Every decision goes to the audit log (refusals rate-limited
 // per jail by the relay); nothing to the server's log, see below.
 Result<std::shared_ptr<egress::Relay>> start_relay(const policy::Policy& p,
                                                    std::shared_ptr<session::AuditLog> audit) {
-  if (p.network.mode != policy::NetworkMode::proxy) return nullptr;
+  if (p.network.mode != policy::NetworkMode::proxy &&
+      p.network.mode != policy::NetworkMode::filtered)
+    return nullptr;
   egress::RelayOptions options;
   options.audit = [audit = std::move(audit)](const egress::EgressRecord& r) {
     // Only the audit log: this runs on the relay's thread, and the server's
@@ -305,6 +307,7 @@ int run_serve(const ServeOptions& o, const ToolInstaller& extra_tools) {
   asio::io_context io(1);
   auto sandbox = sandbox::plan_sandbox(o.policy, workspace->path, current_directory());
   if (!sandbox) return fail(sandbox.error());
+  for (const std::string& w : sandbox->warnings) spdlog::warn("{}", w);
   // Before anything else is read (the LLM proxy's keys, one day): the
   // spawner must not inherit a secret.
   auto spawner_path = process::find_sibling({"brig-spawner", "../libexec/brig/brig-spawner"});

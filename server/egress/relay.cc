@@ -828,7 +828,7 @@ void Relay::Impl::decide_head(Conn& c, HeadParse& parse) {
   std::string().swap(c.in);
   set_deadline(c, now + options.connect_timeout);
   if (auto literal = policy::parse_address(head.host)) return with_addresses(c, {&*literal, 1});
-  auto statics = policy::static_addresses(c.jail->rules, head.host);
+  auto statics = policy::fixed_addresses(c.jail->rules, head.host);
   if (!statics.empty()) return with_addresses(c, statics);
   c.state = Conn::State::resolving;
   c.lookup = next_lookup++;
@@ -1058,7 +1058,7 @@ std::optional<std::vector<std::uint8_t>> Relay::Impl::dns_query(Jail& jail,
   bool address_type = query->type == kTypeA || query->type == kTypeAAAA;
   if (query->klass != kClassIN || !address_type)
     return dns_reply(jail, *query, Rcode::noerror, {}, 0, true);
-  auto statics = policy::static_addresses(rules, query->name);
+  auto statics = policy::fixed_addresses(rules, query->name);
   if (!statics.empty()) {
     auto kept = dns_permitted(rules, query->name, statics);
     return dns_reply(jail, *query, Rcode::noerror, kept, kStaticTtl, true);

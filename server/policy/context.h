@@ -25,6 +25,9 @@ struct Context {
   // a `proxy` jail and named by its GIT_SSH_COMMAND, so git over ssh goes
   // through the proxy; empty = not bound, and git over ssh fails.
   std::string connect_program;
+  // brig-netfilter (jail/netfilter/), which a `filtered` jail's launcher
+  // runs; planning a filtered jail without it fails.
+  std::string netfilter_program;
 };
 
 }  // namespace brig::policy

@@ -243,15 +243,20 @@ constexpr Key kKeys[] = {
     // --- [network] ---
     {.section = "network",
      .name = "mode",
-     .type = "`\"none\"` \\| `\"proxy\"` \\| `\"dangerously_host\"`",
+     .type = "`\"none\"` \\| `\"proxy\"` \\| `\"filtered\"` \\| `\"dangerously_host\"`",
      .doc = "`none`: a network namespace of its own with nothing but loopback. `proxy`: the same "
             "loopback only, and on the jail's `127.0.0.1` an HTTP proxy with `CONNECT` on port "
             "3128 and a DNS stub on port 53, relayed by brig outside the jail: the only way out. "
             "The proxy decides each host and port by `deny`, then `allow`, then refuses; it "
             "resolves names itself and refuses a loopback, link-local or private address the "
             "policy did not name (a `hosts` entry, or an address or CIDR in `allow`). "
+            "`filtered` (root or CAP_NET_ADMIN, and `net.ipv4.ip_forward = 1`): the proxy and "
+            "stub too, and a veth to the host with NAT under nftables rules in the jail's "
+            "namespace: TCP and UDP to the IPv4 addresses and ports `allow` names (names resolved "
+            "when the jail starts, `*.domain` through the proxy only), `deny` first, nothing "
+            "else. "
             "`dangerously_host`: the host's network, every address and port; no rule applies. "
-            "`allow`, `deny` and `hosts` are an error with any mode but `proxy`",
+            "`allow`, `deny` and `hosts` are an error with any mode but `proxy` and `filtered`",
      .apply = [](Reader& r, Policy& p,
                  const Setting& s) { r.set(p.network.mode, s, names::kNetworkModes); },
      // The risky mode is named as such wherever the policy is shown.
@@ -276,7 +281,8 @@ constexpr Key kKeys[] = {
      .name = "allow",
      .form = Form::list,
      .type = "list of rules",
-     .doc = "what `proxy` lets through: a name (`\"pypi.org\"`), the names under a domain "
+     .doc = "what `proxy` and `filtered` let through: a name (`\"pypi.org\"`), the names under a "
+            "domain "
             "(`\"*.pythonhosted.org\"`, not the domain itself), an address or a CIDR, each with an "
             "optional `:port` (80 and 443 without one); see *Network rules* below. Empty = nothing "
             "outside the jail",

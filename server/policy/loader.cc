@@ -184,14 +184,14 @@ void check_consistency(const Policy& p, const Positions& positions, const std::s
   }
 }
 
-// allow, deny and hosts hold only in proxy mode; elsewhere a rule would be
+// allow, deny and hosts hold only in proxy and filtered mode; elsewhere a rule would be
 // believed and not hold. Rules inherited from a file before the one that
 // chose the mode are dropped (that file knowingly overrode its base, and
 // `hosts` could not be cleared otherwise); rules written in that file or
 // after it are an error. `files`: the chain's display names, leaf first.
 void settle_network_rules(Policy& p, const Positions& positions,
                           const std::vector<std::string>& files, std::vector<Error>& errors) {
-  if (p.network.mode == NetworkMode::proxy) return;
+  if (p.network.mode == NetworkMode::proxy || p.network.mode == NetworkMode::filtered) return;
   // 0 is the leaf, the last file applied; files.size() the built-in defaults.
   auto rank = [&](const std::string& key) {
     auto it = positions.find(key);
@@ -217,8 +217,8 @@ void settle_network_rules(Policy& p, const Positions& positions,
     auto at = positions.find(path);
     errors.push_back(policy_error(
         at != positions.end() ? at->second : SourcePos{files.front(), 1, 1},
-        fmt::format("{} takes effect only with mode = \"proxy\", and mode is \"{}\"{}: {}; write "
-                    "mode = \"proxy\" in [network], or remove {}",
+        fmt::format("{} takes effect only with mode = \"proxy\" or \"filtered\", and mode is "
+                    "\"{}\"{}: {}; write mode = \"proxy\" in [network], or remove {}",
                     path, mode, from, consequence, path)));
   };
   settle("allow", rules.allow.empty(), [&] { rules.allow.clear(); });

@@ -12,7 +12,7 @@
 namespace brig::policy::names {
 
 inline constexpr std::array<std::string_view, 2> kWorkspaceAccess = {"read_write", "read_only"};
-inline constexpr std::array<std::string_view, 3> kNetworkModes = {"none", "proxy",
+inline constexpr std::array<std::string_view, 4> kNetworkModes = {"none", "proxy", "filtered",
                                                                   "dangerously_host"};
 inline constexpr std::array<std::string_view, 3> kRootIdentities = {"mapped", "user",
                                                                     "dangerously_host_root"};

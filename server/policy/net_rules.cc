@@ -304,6 +304,14 @@ std::optional<Address> parse_address(std::string_view text) {
   return std::nullopt;
 }
 
+std::optional<std::array<std::uint8_t, 4>> ipv4_of(const Address& a) {
+  const Canonical c = canonical(a);
+  if (!c.v4) return std::nullopt;
+  std::array<std::uint8_t, 4> out{};
+  std::copy_n(c.bytes.begin() + 12, 4, out.begin());
+  return out;
+}
+
 std::string address_text(const Address& a) {
   char buf[INET6_ADDRSTRLEN];
   if (::inet_ntop(a.v6 ? AF_INET6 : AF_INET, a.bytes.data(), buf, sizeof buf) == nullptr)
@@ -416,6 +424,16 @@ std::vector<Address> static_addresses(const NetRules& rules, std::string_view na
   const std::string n = normal_name(name);
   std::vector<Address> out;
   for (const StaticHost& h : rules.hosts) {
+    if (h.name == n) out.push_back(h.address);
+  }
+  return out;
+}
+
+std::vector<Address> fixed_addresses(const NetRules& rules, std::string_view name) {
+  std::vector<Address> out = static_addresses(rules, name);
+  if (!out.empty()) return out;
+  const std::string n = normal_name(name);
+  for (const StaticHost& h : rules.pinned) {
     if (h.name == n) out.push_back(h.address);
   }
   return out;

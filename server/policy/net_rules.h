@@ -27,6 +27,9 @@ struct Address {
 // "10.1.2.7", "::1", "[::1]" (brackets allowed); nullopt if it is not one.
 std::optional<Address> parse_address(std::string_view text);
 std::string address_text(const Address& a);  // "10.1.2.7", "::1"
+// The IPv4 address `a` is or carries (IPv4-mapped, NAT64); nullopt for
+// other IPv6 addresses.
+std::optional<std::array<std::uint8_t, 4>> ipv4_of(const Address& a);
 
 struct NetRule {
   enum class Kind {
@@ -61,6 +64,11 @@ struct NetRules {
   std::vector<NetRule> allow;
   std::vector<NetRule> deny;  // wins over allow
   std::vector<StaticHost> hosts;
+  // Not from the policy: in a `filtered` jail, the addresses the allowed
+  // names resolved to when it started, which its kernel rules let through
+  // (net_filter.h). The proxy and the DNS stub answer those names with
+  // these alone, so what the jail resolves is what it can reach directly.
+  std::vector<StaticHost> pinned;
   friend bool operator==(const NetRules&, const NetRules&) = default;
 };
 
@@ -96,6 +104,10 @@ bool address_named(const NetRules& rules, std::string_view host, const Address& 
 
 // `hosts` addresses of `name` (any case, trailing dot ignored); empty if none.
 std::vector<Address> static_addresses(const NetRules& rules, std::string_view name);
+
+// What the proxy and the DNS stub use for `name` instead of resolving it:
+// its `hosts` addresses, else its `pinned` ones; empty: resolve it.
+std::vector<Address> fixed_addresses(const NetRules& rules, std::string_view name);
 
 // Would any port of `name` be allowed (the DNS stub answers only those)?
 bool name_allowed(const NetRules& rules, std::string_view name);

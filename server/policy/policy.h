@@ -59,8 +59,10 @@ struct Environment {
 
 // What the jail's network namespace reaches. Both none and proxy give the
 // jail a namespace of its own with only loopback; proxy adds brig's egress
-// proxy and DNS stub on its 127.0.0.1, the only way out.
-enum class NetworkMode { none, proxy, dangerously_host };
+// proxy and DNS stub on its 127.0.0.1, the only way out. filtered adds those
+// and a veth to the host with NAT, under nftables rules in the jail's
+// namespace (root or CAP_NET_ADMIN; docs/network.md).
+enum class NetworkMode { none, proxy, filtered, dangerously_host };
 // The proxy mode's ports on the jail's 127.0.0.1, as its doc states them
 // (to_jail_spec.h, egress_listeners).
 inline constexpr std::uint16_t kProxyPort = 3128;
@@ -71,8 +73,9 @@ struct Network {
   // Whether the command may bind and connect TCP sockets (servers on the
   // jail's own loopback). false: Landlock refuses TCP bind and connect.
   bool loopback_servers = false;
-  // What the egress proxy lets through (mode proxy only; the loader refuses
-  // rules with another mode). Empty allow = nothing outside is reachable.
+  // What the egress proxy (and in filtered mode the kernel's rules) let
+  // through: modes proxy and filtered only, the loader refuses rules with
+  // another. Empty allow = nothing outside is reachable.
   NetRules rules;
   friend bool operator==(const Network&, const Network&) = default;
 };

@@ -8,6 +8,7 @@
 
 #include "jail/base/path.h"
 #include "server/policy/expand.h"
+#include "server/policy/net_filter.h"
 
 namespace brig::policy {
 namespace {
@@ -186,10 +187,21 @@ jail::LandlockRules landlock_for(const Policy& p, const Context& ctx,
   // boundary; loopback_servers = false adds Landlock's TCP rule on top (with
   // empty port lists: no bind or connect at all, even there), except for
   // connecting to the proxy and to DNS over TCP, proxy's only way out.
+  // A filtered jail also connects directly to the ports its rules allow
+  // (Landlock's rule has ports, not addresses: the nftables rules hold the
+  // addresses).
   rules.restrict_tcp =
       p.network.mode != NetworkMode::dangerously_host && !p.network.loopback_servers;
-  if (rules.restrict_tcp && p.network.mode == NetworkMode::proxy)
+  if (rules.restrict_tcp &&
+      (p.network.mode == NetworkMode::proxy || p.network.mode == NetworkMode::filtered))
     rules.connect_tcp = {kProxyPort, kDnsPort};
+  if (rules.restrict_tcp && p.network.mode == NetworkMode::filtered) {
+    for (const jail::NetFilter::Entry& e : net_filter(p.network.rules).allow)
+      for (std::uint32_t port = e.first_port; port <= e.last_port; ++port)
+        if (std::find(rules.connect_tcp.begin(), rules.connect_tcp.end(), port) ==
+            rules.connect_tcp.end())
+          rules.connect_tcp.push_back(static_cast<std::uint16_t>(port));
+  }
   return rules;
 }
 
@@ -215,9 +227,10 @@ bool connect_program_usable(const Policy& p, const Context& ctx) {
          !is_hidden(p, ctx.connect_program);
 }
 
-// Proxy mode: the listeners, and resolv.conf naming the stub, in the jail's
-// own network namespace and over the host's file (landlock_for lets the
-// command connect to them); brig's program for `brig connect`.
+// Proxy and filtered mode: the listeners, and resolv.conf naming the stub,
+// in the jail's own network namespace and over the host's file
+// (landlock_for lets the command connect to them); brig's program for
+// `brig connect`.
 void add_egress(const Policy& p, const Context& ctx, jail::JailSpec& spec) {
   spec.listeners = egress_listeners();
   if (spec.namespaces.mount && connect_program_usable(p, ctx)) {
@@ -303,10 +316,24 @@ Result<jail::JailSpec> to_jail_spec(const Policy& p, const Context& ctx) {
   // only: what proxy adds lives on that loopback.
   spec.network = p.network.mode == NetworkMode::dangerously_host
                      ? jail::NetworkMode::dangerously_host
-                     : jail::NetworkMode::none;
+                 : p.network.mode == NetworkMode::filtered ? jail::NetworkMode::filtered
+                                                           : jail::NetworkMode::none;
   spec.limits = p.limits;
   spec.seccomp.enabled = p.seccomp;
   spec.required = p.require;
+  if (p.network.mode == NetworkMode::filtered) {
+    if (!is_normal_absolute(ctx.netfilter_program))
+      return std::unexpected(Error{"plan the jail", "network.mode = \"filtered\"",
+                                   "brig-netfilter, the program that sets up a filtered jail's "
+                                   "network, was not found beside brig; reinstall brig"});
+    spec.filter = net_filter(p.network.rules);
+    spec.filter.program = ctx.netfilter_program;
+    // The rules live in the jail's own network namespace: never the tier
+    // without one.
+    if (std::find(spec.required.begin(), spec.required.end(), jail::Layer::namespaces) ==
+        spec.required.end())
+      spec.required.push_back(jail::Layer::namespaces);
+  }
 
   if (spec.namespaces.mount) {
     // Listed by precedence: at one target the first wins (the workspace over
@@ -345,7 +372,8 @@ Result<jail::JailSpec> to_jail_spec(const Policy& p, const Context& ctx) {
                      [](const Mount& a, const Mount& b) { return path_less(a.target, b.target); });
   }
   spec.landlock = landlock_for(p, ctx, spec.mounts, spec.namespaces.mount);
-  if (p.network.mode == NetworkMode::proxy) add_egress(p, ctx, spec);
+  if (p.network.mode == NetworkMode::proxy || p.network.mode == NetworkMode::filtered)
+    add_egress(p, ctx, spec);
   return spec;
 }
 
@@ -362,7 +390,7 @@ std::vector<std::string> jail_environment(const Policy& p, const Context& ctx) {
       }
     }
   }
-  if (p.network.mode == NetworkMode::proxy) {
+  if (p.network.mode == NetworkMode::proxy || p.network.mode == NetworkMode::filtered) {
     for (auto& [name, value] : proxy_environment()) env[name] = std::move(value);
     // ssh has no HTTP proxy of its own: git over ssh asks brig's program to
     // CONNECT for it.

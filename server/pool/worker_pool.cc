@@ -39,8 +39,13 @@ jail::JailSpec worker_jail_spec(const jail::JailSpec& sandbox_spec,
   jail::JailSpec spec = sandbox_spec;
   spec.limits.wall_time.reset();
   // The worker opens files, never a connection: a proxy policy's listeners
-  // would only be sockets nobody serves.
+  // would only be sockets nobody serves, and a filtered policy's veth a way
+  // out it has no use for.
   spec.listeners.clear();
+  if (spec.network == jail::NetworkMode::filtered) {
+    spec.network = jail::NetworkMode::none;
+    spec.filter = {};
+  }
   // The file tools have no use for git's private layer, and a worker lives
   // on: what write_file put there would reach .git only when it ends. The
   // worker's .git is read-only as a whole.

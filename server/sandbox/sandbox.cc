@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "server/egress/pins.h"
 #include "server/policy/caller.h"
 #include "server/policy/loader.h"
 #include "server/policy/to_jail_spec.h"
@@ -43,6 +44,13 @@ Result<Sandbox> plan(const std::string& policy_ref, const std::string& workspace
   if (sandbox.policy.network.mode == policy::NetworkMode::proxy)
     if (auto brig = process::find_sibling({"brig", "../../bin/brig"}))
       sandbox.context.connect_program = *brig;
+  if (sandbox.policy.network.mode == policy::NetworkMode::filtered) {
+    // Resolved once, when the sandbox is planned (brig serve's start): each
+    // exec jail gets these addresses, and its DNS stub answers with them.
+    sandbox.warnings = BRIG_TRY(egress::prepare_filtered(sandbox.policy.network.rules));
+    if (auto nf = process::find_sibling({"brig-netfilter"}))
+      sandbox.context.netfilter_program = *nf;
+  }
   sandbox.spec = BRIG_TRY(policy::to_jail_spec(sandbox.policy, sandbox.context));
   BRIG_TRY_VOID(policy::refuse_writable_policy_files(loaded->files, sandbox.spec));
   sandbox.env = policy::jail_environment(sandbox.policy, sandbox.context);
@@ -106,20 +114,27 @@ std::string network_text(const policy::Policy& p) {
   switch (p.network.mode) {
     case policy::NetworkMode::none:
       break;
-    case policy::NetworkMode::proxy: {
+    case policy::NetworkMode::proxy:
+    case policy::NetworkMode::filtered: {
       auto texts = [](const std::vector<policy::NetRule>& rules) {
         std::vector<std::string> out;
         for (const policy::NetRule& r : rules) out.push_back(r.text);
         return out;
       };
       const policy::NetRules& rules = p.network.rules;
+      const bool filtered = p.network.mode == policy::NetworkMode::filtered;
       return fmt::format(
-          "only through brig's egress proxy (HTTP and CONNECT on 127.0.0.1:{}, DNS on "
-          "127.0.0.1:{}), to {}{} (ports 80 and 443 unless one is given); anything else is "
-          "refused",
+          "{} (HTTP and CONNECT on 127.0.0.1:{}, DNS on 127.0.0.1:{}), to {}{} (ports 80 and 443 "
+          "unless one is given){}; anything else is refused",
+          filtered ? "through brig's egress proxy, and directly over TCP and UDP under kernel "
+                     "rules (network.mode = \"filtered\")"
+                   : "only through brig's egress proxy",
           policy::kProxyPort, policy::kDnsPort,
           rules.allow.empty() ? "nothing" : fmt::format("{}", fmt::join(texts(rules.allow), ", ")),
-          rules.deny.empty() ? "" : fmt::format(", except {}", fmt::join(texts(rules.deny), ", ")));
+          rules.deny.empty() ? "" : fmt::format(", except {}", fmt::join(texts(rules.deny), ", ")),
+          filtered ? "; directly only IPv4 addresses and the names resolved when the jail started, "
+                     "`*.domain` names only through the proxy"
+                   : "");
     }
     case policy::NetworkMode::dangerously_host:
       return "DANGEROUS: the host's network, unrestricted (network.mode = \"dangerously_host\")";

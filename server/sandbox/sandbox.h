@@ -30,7 +30,7 @@ struct Sandbox {
   jail::JailSpec spec;           // policy::to_jail_spec(policy, context)
   std::vector<std::string> env;  // policy::jail_environment(policy, context): "NAME=value"
   std::shared_ptr<spawner::Spawner> spawner;
-  // Serves the listeners of a `proxy` policy's jails (the egress proxy and
+  // Serves the listeners of a `proxy` or `filtered` policy's jails (the egress proxy and
   // DNS stub); null for the other modes. One for every sandbox of a server.
   std::shared_ptr<egress::Relay> relay;
   // How the spec's memory and pids limits hold here: serve.cc asks the
@@ -38,6 +38,9 @@ struct Sandbox {
   // default nothing is whole, so that brig never claims a limit it did not
   // find enforced.
   jail::LimitsEnforcement limits_enforcement;
+  // Said once when the sandbox is planned: a `filtered` policy's names that
+  // did not resolve (egress::prepare_filtered).
+  std::vector<std::string> warnings;
 
   const std::string& workspace() const { return context.workspace; }
   // True when uid 0 inside the jail is host root (brig runs as root and the

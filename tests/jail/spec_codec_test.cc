@@ -48,7 +48,10 @@ JailSpec full_spec() {
   s.mounts = {bind, tmp, mask, dev, git, file};
   s.listeners = {{Listener::Protocol::tcp, 3128}, {Listener::Protocol::udp, 53}};
   s.hostname = "héllo";
-  s.network = NetworkMode::dangerously_host;
+  s.network = NetworkMode::filtered;
+  s.filter.allow = {{{10, 1, 2, 0}, 24, 5432, 5432}, {{203, 0, 113, 7}, 32, 1, 65535}};
+  s.filter.deny = {{{10, 1, 2, 9}, 32, 80, 443}};
+  s.filter.program = "/opt/brig/libexec/brig/brig-netfilter";
   s.limits.memory_bytes = 1ull << 40;
   s.limits.pids = 64;
   s.limits.file_size_bytes = 0;

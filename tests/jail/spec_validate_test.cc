@@ -129,6 +129,37 @@ TEST(SpecValidateTest, ListenersNeedTheJailsOwnNetworkAndDistinctPorts) {
   EXPECT_EQ(validate(many).error().where, "listeners");
 }
 
+TEST(SpecValidateTest, AFilterBelongsToAFilteredJailAndHoldsOnlyWhatTheKernelCan) {
+  JailSpec s;
+  s.network = NetworkMode::filtered;
+  s.filter.program = "/usr/libexec/brig/brig-netfilter";
+  s.filter.allow = {{{10, 1, 2, 0}, 24, 5432, 5432}};
+  s.filter.deny = {{{10, 1, 2, 9}, 32, 1, 65535}};
+  s.listeners = {{Listener::Protocol::tcp, 3128}};
+  EXPECT_TRUE(validate(s));
+  JailSpec relative = s;
+  relative.filter.program = "brig-netfilter";
+  EXPECT_EQ(validate(relative).error().where, "filter.program");
+  JailSpec host_bits = s;
+  host_bits.filter.allow[0].address = {10, 1, 2, 5};
+  EXPECT_EQ(validate(host_bits).error().where, "filter.allow[0].address");
+  JailSpec wide = s;
+  wide.filter.deny[0].prefix = 33;
+  EXPECT_EQ(validate(wide).error().where, "filter.deny[0].prefix");
+  JailSpec ports = s;
+  ports.filter.allow[0].first_port = 0;
+  EXPECT_EQ(validate(ports).error().where, "filter.allow[0]");
+  ports.filter.allow[0] = {{10, 1, 2, 0}, 24, 443, 80};
+  EXPECT_EQ(validate(ports).error().where, "filter.allow[0]");
+  // A filter with another mode would be believed and not hold.
+  JailSpec none = s;
+  none.network = NetworkMode::none;
+  EXPECT_EQ(validate(none).error().where, "filter");
+  JailSpec no_netns = s;
+  no_netns.namespaces.net = false;
+  EXPECT_EQ(validate(no_netns).error().where, "network");
+}
+
 TEST(SpecValidateTest, OnlyAFileMountHasContentAndItIsBounded) {
   JailSpec s;
   Mount f;

@@ -131,27 +131,30 @@ hosts = { "db.test" = "10.1.2.7" }
       write("own.toml",
             "extends = \"./base.toml\"\n[network]\nmode = \"dangerously_host\"\n"
             "deny_add = [\"10.0.0.0/8\"]\n");
-  EXPECT_THAT(messages(load(own)),
-              ElementsAre(own +
-                          ":4:12: network.deny takes effect only with mode = \"proxy\", and "
-                          "mode is \"dangerously_host\" (set at " +
-                          own +
-                          ":3:8): the jail has the host's whole network, which no rule "
-                          "limits; write mode = \"proxy\" in [network], or remove "
-                          "network.deny"));
+  EXPECT_THAT(
+      messages(load(own)),
+      ElementsAre(
+          own +
+          ":4:12: network.deny takes effect only with mode = \"proxy\" or \"filtered\", and "
+          "mode is \"dangerously_host\" (set at " +
+          own +
+          ":3:8): the jail has the host's whole network, which no rule "
+          "limits; write mode = \"proxy\" in [network], or remove "
+          "network.deny"));
 
   // Rules added below a file that chose none are refused, too.
   write("none.toml", "[network]\nmode = \"none\"\n");
   const std::string below =
       write("below.toml", "extends = \"./none.toml\"\n[network]\nallow = [\"pypi.org\"]\n");
-  EXPECT_THAT(messages(load(below)),
-              ElementsAre(below +
-                          ":3:9: network.allow takes effect only with mode = \"proxy\", "
-                          "and mode is \"none\" (set at " +
-                          dir +
-                          "/none.toml:2:8): nothing outside the jail is reachable, whatever "
-                          "the rules say; write mode = \"proxy\" in [network], or remove "
-                          "network.allow"));
+  EXPECT_THAT(
+      messages(load(below)),
+      ElementsAre(below +
+                  ":3:9: network.allow takes effect only with mode = \"proxy\" or \"filtered\", "
+                  "and mode is \"none\" (set at " +
+                  dir +
+                  "/none.toml:2:8): nothing outside the jail is reachable, whatever "
+                  "the rules say; write mode = \"proxy\" in [network], or remove "
+                  "network.allow"));
 }
 
 TEST_F(Extends, ReplaceThenAddInOneFile) {

@@ -135,13 +135,15 @@ TEST_F(Loader, MisspelledSection) {
 }
 
 TEST_F(Loader, EnumValuesListWhatIsAllowed) {
-  EXPECT_THAT(messages(load("[network]\nmode = \"nonee\"\n")),
-              ElementsAre("test.toml:2:8: network.mode = \"nonee\" is not allowed; did you mean "
-                          "\"none\"? write one of \"none\", \"proxy\" or \"dangerously_host\""));
+  EXPECT_THAT(
+      messages(load("[network]\nmode = \"nonee\"\n")),
+      ElementsAre(
+          "test.toml:2:8: network.mode = \"nonee\" is not allowed; did you mean "
+          "\"none\"? write one of \"none\", \"proxy\", \"filtered\" or \"dangerously_host\""));
   EXPECT_THAT(messages(load("[network]\nmode = \"host\"\n")),
               ElementsAre("test.toml:2:8: network.mode = \"host\" is not allowed; did you mean "
-                          "\"dangerously_host\"? write one of \"none\", \"proxy\" or "
-                          "\"dangerously_host\""));
+                          "\"dangerously_host\"? write one of \"none\", \"proxy\", "
+                          "\"filtered\" or \"dangerously_host\""));
   EXPECT_THAT(messages(load("[filesystem]\nworkspace = true\n")),
               ElementsAre("test.toml:2:13: filesystem.workspace must be one of \"read_write\" or "
                           "\"read_only\" (a quoted string); found a boolean"));
@@ -307,22 +309,33 @@ hosts = { "db.test" = "10.1.2.777", "*.x.test" = "10.0.0.1", "ok.test" = "fd00::
 TEST_F(Loader, RulesNeedTheProxyMode) {
   EXPECT_THAT(
       messages(load("[network]\nallow = [\"pypi.org\"]\n")),
-      ElementsAre("test.toml:2:9: network.allow takes effect only with mode = \"proxy\", and "
-                  "mode is \"none\": nothing outside the jail is reachable, whatever the rules "
-                  "say; write mode = \"proxy\" in [network], or remove network.allow"));
+      ElementsAre(
+          "test.toml:2:9: network.allow takes effect only with mode = \"proxy\" or \"filtered\", "
+          "and mode is \"none\": nothing outside the jail is reachable, whatever the rules "
+          "say; write mode = \"proxy\" in [network], or remove network.allow"));
   EXPECT_THAT(
       messages(load("[network]\nmode = \"dangerously_host\"\ndeny = [\"10.0.0.0/8\"]\n"
                     "hosts = { \"db.test\" = \"10.1.2.7\" }\n")),
-      ElementsAre("test.toml:3:8: network.deny takes effect only with mode = \"proxy\", and mode "
-                  "is \"dangerously_host\" (set at test.toml:2:8): the jail has the host's whole "
-                  "network, which no rule limits; write mode = \"proxy\" in [network], or remove "
-                  "network.deny",
-                  "test.toml:4:9: network.hosts takes effect only with mode = \"proxy\", and mode "
-                  "is \"dangerously_host\" (set at test.toml:2:8): the jail has the host's whole "
-                  "network, which no rule limits; write mode = \"proxy\" in [network], or remove "
-                  "network.hosts"));
+      ElementsAre(
+          "test.toml:3:8: network.deny takes effect only with mode = \"proxy\" or \"filtered\", "
+          "and "
+          "mode is \"dangerously_host\" (set at test.toml:2:8): the jail has the host's whole "
+          "network, which no rule limits; write mode = \"proxy\" in [network], or remove "
+          "network.deny",
+          "test.toml:4:9: network.hosts takes effect only with mode = \"proxy\" or \"filtered\", "
+          "and "
+          "mode is \"dangerously_host\" (set at test.toml:2:8): the jail has the host's whole "
+          "network, which no rule limits; write mode = \"proxy\" in [network], or remove "
+          "network.hosts"));
   // Emptied, the lists say nothing that could mislead.
   EXPECT_TRUE(load("[network]\nmode = \"none\"\nallow = []\ndeny_add = []\nhosts = {}\n"));
+  // filtered holds them as kernel rules (and its proxy as proxy does).
+  auto filtered = load(
+      "[network]\nmode = \"filtered\"\nallow = [\"10.1.2.0/24:5432\"]\n"
+      "deny = [\"10.1.2.9\"]\nhosts = { \"db.test\" = \"10.1.2.7\" }\n");
+  ASSERT_TRUE(filtered);
+  EXPECT_EQ(filtered->policy.network.mode, NetworkMode::filtered);
+  EXPECT_EQ(filtered->policy.network.rules.allow.size(), 1u);
 }
 
 TEST_F(Loader, NetworkNamespaceIsChosenByTheNetworkMode) {

@@ -330,6 +330,43 @@ TEST_F(Planner, ProxyIsANamespaceOfItsOwnWhoseTcpRuleLetsTheProxyIn) {
   EXPECT_THAT(spec->landlock.connect_tcp, IsEmpty());
 }
 
+TEST_F(Planner, FilteredIsANamespaceWithKernelRulesTheProxyAndTheStub) {
+  policy.network.mode = NetworkMode::filtered;
+  policy.network.rules.allow = {*parse_net_rule("10.1.2.0/24:5432"),
+                                *parse_net_rule("web.test:8080"), *parse_net_rule("*.example.org")};
+  policy.network.rules.deny = {*parse_net_rule("10.1.2.9")};
+  policy.network.rules.hosts = {{"web.test", *parse_address("10.77.0.2")}};
+  // Without brig-netfilter nothing can give the jail its rules: refused.
+  auto missing = to_jail_spec(policy, ctx);
+  ASSERT_FALSE(missing);
+  EXPECT_THAT(missing.error().why, HasSubstr("brig-netfilter"));
+
+  ctx.netfilter_program = "/opt/brig/libexec/brig/brig-netfilter";
+  auto spec = to_jail_spec(policy, ctx);
+  ASSERT_TRUE(spec) << spec.error().to_string();
+  EXPECT_TRUE(spec->namespaces.net);
+  EXPECT_EQ(spec->network, jail::NetworkMode::filtered);
+  EXPECT_EQ(spec->filter.program, "/opt/brig/libexec/brig/brig-netfilter");
+  using E = jail::NetFilter::Entry;
+  EXPECT_THAT(spec->filter.allow,
+              ElementsAre(E{{10, 1, 2, 0}, 24, 5432, 5432}, E{{10, 77, 0, 2}, 32, 8080, 8080}));
+  EXPECT_THAT(spec->filter.deny, ElementsAre(E{{10, 1, 2, 9}, 32, 1, 65535}));
+  EXPECT_EQ(spec->listeners, egress_listeners());
+  EXPECT_THAT(spec->required, Contains(jail::Layer::namespaces));
+  // Landlock's TCP rule lets in the proxy, the stub and the allowed ports.
+  EXPECT_TRUE(spec->landlock.restrict_tcp);
+  EXPECT_THAT(spec->landlock.connect_tcp, ElementsAre(3128, 53, 5432, 8080));
+  EXPECT_TRUE(jail::validate(*spec));
+  const auto env = jail_environment(policy, ctx);
+  EXPECT_THAT(env, Contains("HTTPS_PROXY=http://127.0.0.1:3128"));
+
+  // No other mode carries a filter.
+  policy.network.mode = NetworkMode::proxy;
+  spec = to_jail_spec(policy, ctx);
+  ASSERT_TRUE(spec);
+  EXPECT_EQ(spec->filter, jail::NetFilter{});
+}
+
 TEST_F(Planner, ProxyListensOnTheJailsLoopbackAndNamesItsDnsStub) {
   policy.network.mode = NetworkMode::proxy;
   policy.filesystem.read_only.push_back({"/etc", false});

@@ -1,0 +1,101 @@
+// The rules of network mode `filtered` as text, and as the kernel takes
+// them: loaded with nft into a fresh user and network namespace
+// (`unshare -rn`, so the test runs unprivileged too), where brig-netfilter
+// would load them.
+#include "jail/netfilter/ruleset.h"
+
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <fstream>
+#include <string>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+namespace brig::jail::netfilter {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+NetFilter sample() {
+  NetFilter f;
+  f.allow = {{{10, 1, 2, 0}, 24, 5432, 5432}, {{203, 0, 113, 7}, 32, 443, 443}};
+  f.deny = {{{10, 1, 2, 9}, 32, 1, 65535}};
+  return f;
+}
+
+// `script` run by sh; its output and exit status.
+std::pair<std::string, int> sh(const std::string& script) {
+  FILE* p = ::popen(("(" + script + ") 2>&1").c_str(), "r");
+  std::string out;
+  char buf[4096];
+  while (std::size_t n = std::fread(buf, 1, sizeof buf, p)) out.append(buf, n);
+  const int status = ::pclose(p);
+  return {out, WIFEXITED(status) ? WEXITSTATUS(status) : -1};
+}
+
+std::string file_of(const std::string& text) {
+  static int n = 0;
+  const std::string path = ::testing::TempDir() + "ruleset_" + std::to_string(n++) + ".nft";
+  std::ofstream(path) << text;
+  return path;
+}
+
+TEST(Ruleset, TheJailsRulesNameEachEntryAndRefuseEverythingElse) {
+  const std::string r = jail_ruleset(sample());
+  EXPECT_THAT(r, HasSubstr("elements = { 10.1.2.9 . 1-65535 }"));
+  EXPECT_THAT(r, HasSubstr("elements = { 10.1.2.0/24 . 5432, 203.0.113.7 . 443 }"));
+  EXPECT_THAT(r, HasSubstr("policy drop;"));
+  // deny is looked up before allow.
+  EXPECT_LT(r.find("@deny"), r.find("@allow accept"));
+  // Nothing allowed: the sets exist without elements, which nft refuses empty.
+  EXPECT_THAT(jail_ruleset(NetFilter{}), Not(HasSubstr("elements")));
+}
+
+TEST(Ruleset, JailAddressesAreDistinctThirtiesInTheSubnet) {
+  EXPECT_EQ(ipv4_text(host_address(0)), "10.213.0.1");
+  EXPECT_EQ(ipv4_text(jail_address(0)), "10.213.0.2");
+  EXPECT_EQ(ipv4_text(host_address(kMaxVeths - 1)), "10.213.255.253");
+  EXPECT_EQ(ipv4_text(jail_address(kMaxVeths - 1)), "10.213.255.254");
+  EXPECT_EQ(ipv4_text(host_address(1)), "10.213.0.5");
+}
+
+class RulesetKernel : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (sh("command -v nft").second != 0) GTEST_SKIP() << "nft is not installed";
+    if (sh("unshare -rn true").second != 0) GTEST_SKIP() << "no user namespaces here";
+  }
+};
+
+TEST_F(RulesetKernel, TheKernelTakesTheJailsRulesWithEveryEntry) {
+  const std::string jail = file_of(jail_ruleset(sample()));
+  const std::string empty = file_of(jail_ruleset(NetFilter{}));
+  auto [out, rc] = sh("unshare -rn sh -c 'nft -f " + jail + " && nft -f " + empty +
+                      " 2>/dev/null; nft delete table inet brig && nft -f " + empty +
+                      " && nft -f " + jail + " && nft list table inet brig'");
+  // Loading the empty one over the full one fails (the table exists), so
+  // the table is dropped and both are loaded into a fresh one in turn.
+  ASSERT_EQ(rc, 0) << out;
+  EXPECT_THAT(out, HasSubstr("10.1.2.0/24 . 5432"));
+  EXPECT_THAT(out, HasSubstr("203.0.113.7 . 443"));
+  EXPECT_THAT(out, HasSubstr("10.1.2.9 . 1-65535"));
+}
+
+TEST_F(RulesetKernel, TheHostsTableLoadsAgainAndAgainAsOneCopy) {
+  const std::string host = file_of(host_ruleset());
+  auto [once, rc1] =
+      sh("unshare -rn sh -c 'nft -f " + host + " && nft list table inet brig_filtered'");
+  ASSERT_EQ(rc1, 0) << once;
+  auto [thrice, rc3] = sh("unshare -rn sh -c 'nft -f " + host + " && nft -f " + host +
+                          " && nft -f " + host + " && nft list table inet brig_filtered'");
+  ASSERT_EQ(rc3, 0) << thrice;
+  EXPECT_EQ(once, thrice);
+  EXPECT_THAT(once, HasSubstr("masquerade"));
+  EXPECT_THAT(once, HasSubstr("ip saddr 10.213.0.0/16"));
+}
+
+}  // namespace
+}  // namespace brig::jail::netfilter
