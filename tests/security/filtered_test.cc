@@ -493,6 +493,32 @@ TEST_F(FilteredTest, TheHostNamespaceItselfIsOutOfReach) {
   EXPECT_EQ(host_tally_->arrivals(), 1u);
 }
 
+TEST_F(FilteredTest, NoIpv6LeavesTheJail) {
+  // The veth carries IPv4 alone: IPv6 (here link-local multicast to every
+  // node on the jail's link, the host end included) is refused in the jail.
+  Tally udp6(Tally::Kind::udp, "::", kHostPort);
+  ASSERT_TRUE(udp6.ok()) << udp6.error();
+  const std::string port = std::to_string(kHostPort);
+  const BrigRan ran = jail_sh(
+      // Once eth0's link-local address is usable (duplicate address
+      // detection over), so that a refusal is not for want of a source.
+      "for i in $(seq 100); do /usr/sbin/ip -6 addr show dev eth0 | grep -q tentative || break; "
+      "sleep 0.1; done\n/usr/sbin/ip -6 -o addr show dev eth0\n" +
+      step("v6", "echo x > /dev/udp/ff02::1%eth0/" + port) +
+      step("allowed", direct_curl("http://10.77.0.2/")));
+  ASSERT_TRUE(started(ran)) << "brig run did not run the command: " << ran.err;
+  const auto l = lines(ran.out);
+  EXPECT_THAT(ran.out, Not(HasSubstr("tentative"))) << ran.out;
+  EXPECT_THAT(l, Not(Contains("v6=0"))) << ran.out << ran.err;
+  EXPECT_THAT(l, Contains("allowed=0")) << ran.out << ran.err;
+  EXPECT_EQ(udp6.arrivals(), 0u) << "an IPv6 datagram from the jail reached the host namespace";
+  // Control: the listener counts (this thread is in the host namespace).
+  const HostRan here = host_command({"/bin/bash", "-c", "echo x > /dev/udp/::1/" + port}, "/",
+                                    {"PATH=/usr/bin:/bin"});
+  EXPECT_TRUE(here.ok()) << here.output;
+  EXPECT_TRUE(server::testing::wait_until([&] { return udp6.arrivals() == 1; }));
+}
+
 TEST_F(FilteredTest, TheProxyStillServesAllowedNamesAndWildcards) {
   const BrigRan ran = jail_sh(
       step("env", "test \"$HTTP_PROXY\" = http://127.0.0.1:3128") +

@@ -67,19 +67,35 @@ UniqueFd new_netns(std::string* error) {
 }
 
 // A socket of `type` bound to addr:port (SO_REUSEADDR), listening if TCP.
+// An address with a colon is IPv6 (IPv6 only: no IPv4-mapped traffic).
 UniqueFd bind_at(int type, const std::string& addr, int port, std::string* error) {
-  UniqueFd fd(::socket(AF_INET, type | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_port = htons(static_cast<uint16_t>(port));
-  const std::string where = addr + ":" + std::to_string(port);
-  if (::inet_pton(AF_INET, addr.c_str(), &a.sin_addr) != 1) {
-    *error = "not an IPv4 address: " + addr;
+  const bool v6 = addr.find(':') != std::string::npos;
+  UniqueFd fd(::socket(v6 ? AF_INET6 : AF_INET, type | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
+  sockaddr_storage storage{};
+  socklen_t len = 0;
+  int parsed = 0;
+  if (v6) {
+    auto* a = reinterpret_cast<sockaddr_in6*>(&storage);
+    a->sin6_family = AF_INET6;
+    a->sin6_port = htons(static_cast<uint16_t>(port));
+    parsed = ::inet_pton(AF_INET6, addr.c_str(), &a->sin6_addr);
+    len = sizeof *a;
+  } else {
+    auto* a = reinterpret_cast<sockaddr_in*>(&storage);
+    a->sin_family = AF_INET;
+    a->sin_port = htons(static_cast<uint16_t>(port));
+    parsed = ::inet_pton(AF_INET, addr.c_str(), &a->sin_addr);
+    len = sizeof *a;
+  }
+  const std::string where = addr + " port " + std::to_string(port);
+  if (parsed != 1) {
+    *error = "not an IP address: " + addr;
     return UniqueFd();
   }
   const int one = 1;
   if (!fd || ::setsockopt(fd.get(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) != 0 ||
-      ::bind(fd.get(), reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
+      (v6 && ::setsockopt(fd.get(), IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof one) != 0) ||
+      ::bind(fd.get(), reinterpret_cast<sockaddr*>(&storage), len) != 0) {
     *error = errno_text("bind " + where);
     return UniqueFd();
   }

@@ -77,7 +77,8 @@ class CountingHttpServer {
 };
 
 // A TCP listener or UDP socket on addr:port (in the calling thread's
-// network namespace) that nobody serves: it only counts what arrives.
+// network namespace; IPv6 if addr has a colon) that nobody serves: it only
+// counts what arrives.
 class Tally {
  public:
   enum class Kind { tcp, udp };
