@@ -5,6 +5,7 @@
 // which is what makes them allowed there; anything else resolving to
 // loopback is DNS rebinding and refused.
 #include "server/egress/relay.h"
+#include "server/egress/pins.h"
 
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -963,6 +964,39 @@ TEST_F(RelayTest, DnsOverUdpAnswersAllowedNamesAndRefusesTheRest) {
   ASSERT_TRUE(rr);
   EXPECT_FALSE(rr->allowed);
   EXPECT_EQ(rr->status, 5);
+}
+
+// filtered mode: a name pinned when the jail started is answered with the
+// pinned addresses alone (what its kernel rules let through), not with what
+// it resolves to now.
+TEST_F(RelayTest, APinnedNameIsAnsweredWithItsPinsAlone) {
+  start();
+  policy::NetRules r = rules();
+  r.pinned.push_back({"pub.test", *policy::parse_address("151.101.0.223")});
+  auto j = add_jail("jail-pinned", std::move(r));
+  auto a = ask_udp(j.dns, dns_query_bytes(1, "pub.test", 1));
+  EXPECT_EQ(a.rcode, 0);
+  EXPECT_EQ(a.addresses, std::vector<std::string>{"151.101.0.223"});
+  // A hosts entry still wins over a pin of the same name.
+  policy::NetRules both = rules();
+  both.pinned.push_back({"web.test", *policy::parse_address("151.101.0.223")});
+  auto k = add_jail("jail-hosts", std::move(both));
+  EXPECT_EQ(ask_udp(k.dns, dns_query_bytes(2, "web.test", 1)).addresses,
+            std::vector<std::string>{"127.0.0.1"});
+}
+
+TEST_F(RelayTest, PinsResolveIpv4AndSayWhyANameDidNot) {
+  auto pins = resolve_pins({"pub.test", "nx.test", "never.test"}, options_.resolvers, 3s);
+  ASSERT_TRUE(pins) << pins.error().to_string();
+  EXPECT_EQ(
+      pins->resolved,
+      (std::vector<policy::StaticHost>{{"pub.test", *policy::parse_address("93.184.216.34")}}));
+  ASSERT_EQ(pins->unresolved.size(), 2u);
+  EXPECT_EQ(pins->unresolved[0], "nx.test: does not exist");
+  EXPECT_EQ(pins->unresolved[1], "never.test: no answer in time");
+  auto none = resolve_pins({}, options_.resolvers, 1s);
+  ASSERT_TRUE(none);
+  EXPECT_TRUE(none->resolved.empty());
 }
 
 TEST_F(RelayTest, DnsOverUdpAnswersMalformedQueriesWithFormerr) {
