@@ -13,6 +13,8 @@ packages=(
   # tests: GoogleTest, the official MCP clients (Node), setpriv for the
   # unprivileged run, iproute2/nftables for network namespace tests
   googletest libgtest-dev libgmock-dev nodejs npm util-linux iproute2 nftables
+  # curl and python3 run inside the network tests' jails (tests/security)
+  curl python3
   # benchmark peers (tests/bench)
   bubblewrap ripgrep
 )
