@@ -11,9 +11,9 @@
 
 #include <fmt/format.h>
 
+#include "server/files/json_size.h"
 #include "server/files/tool_path.h"
 #include "server/search/glob.h"
-#include "server/search/json_size.h"
 #include "server/search/tree_walk.h"
 
 namespace brig::search {
@@ -112,7 +112,7 @@ Result<files::OpReply> find_files_op(const Json& args, const files::OpContext& c
   std::size_t i = std::min(offset, found.size());
   bool size_stop = false;
   for (; i < found.size() && list.size() < limit; ++i) {
-    const std::size_t cost = json_string_cost(found[i].path) * 2 + (by_time ? 80 : 40);
+    const std::size_t cost = files::json_string_cost(found[i].path) * 2 + (by_time ? 80 : 40);
     // The first path always goes in, so that paging always moves on.
     if (used + cost > budget && !list.empty()) {
       size_stop = true;

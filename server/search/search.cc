@@ -14,11 +14,11 @@
 #include "jail/base/path.h"
 #include "jail/base/unique_fd.h"
 #include "server/files/content_type.h"
+#include "server/files/json_size.h"
 #include "server/files/tool_path.h"
 #include "server/files/utf8.h"
 #include "server/search/file_buffer.h"
 #include "server/search/glob.h"
-#include "server/search/json_size.h"
 #include "server/search/line_matcher.h"
 #include "server/search/tree_walk.h"
 
@@ -254,7 +254,7 @@ class Search : public WalkVisitor {
   bool add_whole_file(std::string_view path, std::size_t count) {
     if (results_seen_++ < args_.offset) return true;
     if (!room_for_result()) return false;
-    const std::size_t cost = json_string_cost(path) * 2 + 64;
+    const std::size_t cost = files::json_string_cost(path) * 2 + 64;
     if (!fits(cost)) {
       stop_ = Stop::size;
       return false;
@@ -300,7 +300,7 @@ class Search : public WalkVisitor {
     if (match && end - start > args_.max_line_length) span = matcher_.find_in_line(buf, start, end);
     std::string_view text;
     OutLine l = shown(buf, start, end, span, &text);
-    const std::size_t cost = json_string_cost(text) * 2 + 48;
+    const std::size_t cost = files::json_string_cost(text) * 2 + 48;
     if (!fits(cost)) return false;
     used_ += cost;
     l.number = number;
@@ -313,7 +313,7 @@ class Search : public WalkVisitor {
 
   bool add_lines(std::string_view path, std::string_view buf, Span first) {
     OutFile f{std::string(path), 0, {}};
-    const std::size_t file_cost = json_string_cost(path) * 2 + 64;
+    const std::size_t file_cost = files::json_string_cost(path) * 2 + 64;
     std::size_t counted_to = 0;  // line numbers are known up to here
     std::int64_t counted_line = 1;
     const auto number_of = [&](std::size_t at) {
