@@ -112,14 +112,7 @@ Result<ExecArgs> parse_exec_args(const Json& args) {
     }
     a.timeout = std::max(seconds_to_ms(std::min(t, 1e9)), std::chrono::milliseconds(1));
   }
-  if (args.contains("max_output")) {
-    const auto m = args.at("max_output").get<std::int64_t>();
-    if (m < 1 || static_cast<std::uint64_t>(m) > kMaxMaxOutput) {
-      return std::unexpected(
-          bad_argument("max_output", fmt::format("must be 1 to {} bytes", kMaxMaxOutput)));
-    }
-    a.max_output = static_cast<std::size_t>(m);
-  }
+  a.max_output = static_cast<std::size_t>(BRIG_TRY(kMaxOutputArg.read(args)));
   if (args.contains("yield_after")) {
     const double y = args.at("yield_after").get<double>();
     if (!(y >= 0) || y * 1000.0 > static_cast<double>(kMaxYieldAfter.count())) {

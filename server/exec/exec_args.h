@@ -15,6 +15,7 @@
 #include "jail/base/error.h"
 #include "jail/spec.h"
 #include "protocol/json_rpc.h"
+#include "protocol/tool_args.h"
 #include "server/policy/context.h"
 #include "server/policy/policy.h"
 
@@ -29,6 +30,9 @@ inline constexpr std::size_t kDefaultMaxOutput = 32 * 1024;
 // escapes a control byte to 6: 4 x 256 KiB x 6 stays under the 10 MiB that
 // clients accept. Also well within a Spool's kept tail.
 inline constexpr std::size_t kMaxMaxOutput = 256 * 1024;
+// exec's and job's max_output.
+inline constexpr protocol::IntegerArg kMaxOutputArg{"max_output", 1, kMaxMaxOutput,
+                                                    kDefaultMaxOutput};
 inline constexpr std::chrono::milliseconds kDefaultYieldAfter{20'000};
 inline constexpr std::chrono::milliseconds kMaxYieldAfter{300'000};
 

@@ -272,12 +272,8 @@ Result<OpReply> read_text(OpenFile& f, const std::string& path, std::string head
 Result<OpReply> read_file_op(const Json& args, const OpContext& ctx) {
   const std::string path =
       BRIG_TRY(resolve_path(ctx.workspace, args.value("path", std::string()), kWhat));
-  // Bounded so that offset + limit cannot overflow.
-  constexpr std::int64_t kMaxLine = std::int64_t{1} << 48;
-  const std::int64_t offset =
-      std::clamp(args.value("offset", std::int64_t{1}), std::int64_t{1}, kMaxLine);
-  const std::int64_t limit =
-      std::clamp(args.value("limit", kDefaultReadLines), std::int64_t{1}, kMaxLine);
+  const std::int64_t offset = BRIG_TRY(kReadOffset.read(args));
+  const std::int64_t limit = BRIG_TRY(kReadLimit.read(args));
   const bool base64 = args.value("encoding", std::string("text")) == "base64";
 
   OpenFile f = BRIG_TRY(open_regular(path, kWhat));

@@ -69,10 +69,8 @@ Result<files::OpReply> find_files_op(const Json& args, const files::OpContext& c
       BRIG_TRY(files::resolve_path(ctx.workspace, args.value("path", std::string(".")), kWhat));
   const Glob glob = BRIG_TRY(Glob::compile(args.value("pattern", std::string())));
   const bool by_time = args.value("sort", std::string("path")) == "modified";
-  const auto limit = static_cast<std::size_t>(
-      std::clamp(args.value("limit", kDefaultFindLimit), std::int64_t{1}, kMaxFindLimit));
-  const auto offset =
-      static_cast<std::size_t>(std::max(args.value("offset", std::int64_t{0}), std::int64_t{0}));
+  const auto limit = static_cast<std::size_t>(BRIG_TRY(kFindLimit.read(args)));
+  const auto offset = static_cast<std::size_t>(BRIG_TRY(kFindOffset.read(args)));
 
   struct stat st {};
   if (::stat(resolved.c_str(), &st) != 0) {

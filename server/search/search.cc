@@ -51,12 +51,11 @@ std::vector<std::string> strings_of(const Json& args, const char* key) {
   return out;
 }
 
-std::size_t clamped(const Json& args, const char* key, std::int64_t fallback, std::int64_t lo,
-                    std::int64_t hi) {
-  return static_cast<std::size_t>(std::clamp(args.value(key, fallback), lo, hi));
+Result<std::size_t> count_arg(const Json& args, const protocol::IntegerArg& arg) {
+  return static_cast<std::size_t>(BRIG_TRY(arg.read(args)));
 }
 
-Args parse_args(const Json& args) {
+Result<Args> parse_args(const Json& args) {
   Args a;
   a.pattern = args.value("pattern", std::string());
   a.pattern_options.fixed_strings = args.value("fixed_strings", false);
@@ -64,14 +63,13 @@ Args parse_args(const Json& args) {
   a.pattern_options.smart_case = args.value("smart_case", false);
   a.include = strings_of(args, "include");
   a.exclude = strings_of(args, "exclude");
-  a.before = clamped(args, "context_before", 0, 0, kMaxContextLines);
-  a.after = clamped(args, "context_after", 0, 0, kMaxContextLines);
+  a.before = BRIG_TRY(count_arg(args, kContextBefore));
+  a.after = BRIG_TRY(count_arg(args, kContextAfter));
   const std::string mode = args.value("output_mode", std::string("content"));
   a.mode = mode == "files" ? Mode::files : mode == "count" ? Mode::count : Mode::content;
-  a.max_results = clamped(args, "max_results", kDefaultSearchResults, 1, kMaxSearchResults);
-  a.offset = clamped(args, "offset", 0, 0, INT64_MAX);
-  a.max_line_length =
-      clamped(args, "max_line_length", kDefaultMaxLineLength, kMinMaxLineLength, kMaxMaxLineLength);
+  a.max_results = BRIG_TRY(count_arg(args, kSearchMaxResults));
+  a.offset = BRIG_TRY(count_arg(args, kSearchOffset));
+  a.max_line_length = BRIG_TRY(count_arg(args, kMaxLineLength));
   a.hidden = args.value("hidden", false);
   a.gitignore = args.value("gitignore", true);
   return a;
@@ -424,7 +422,7 @@ std::size_t budget_for(std::size_t max_bytes) {
 }  // namespace
 
 Result<files::OpReply> search_op(const Json& args, const files::OpContext& ctx) {
-  const Args a = parse_args(args);
+  const Args a = BRIG_TRY(parse_args(args));
   const std::string resolved =
       BRIG_TRY(files::resolve_path(ctx.workspace, args.value("path", std::string(".")), kWhat));
   auto matcher = BRIG_TRY(LineMatcher::compile(a.pattern, a.pattern_options));

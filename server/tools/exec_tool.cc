@@ -58,14 +58,10 @@ Json input_schema(const policy::Policy& p) {
              {"description", fmt::format("Seconds until the whole sandbox is killed (default "
                                          "and most: the policy's {}).",
                                          wall_time_text(p))}}},
-           {"max_output",
-            {{"type", "integer"},
-             {"minimum", 1},
-             {"maximum", exec::kMaxMaxOutput},
-             {"description",
-              fmt::format("Bytes of stdout and of stderr to return (default {}); longer output "
-                          "keeps its head and tail.",
-                          exec::kDefaultMaxOutput)}}},
+           {"max_output", exec::kMaxOutputArg.schema(fmt::format(
+                              "Bytes of stdout and of stderr to return (default {}); longer "
+                              "output keeps its head and tail.",
+                              exec::kDefaultMaxOutput))},
            {"yield_after",
             {{"type", "number"},
              {"minimum", 0},

@@ -21,25 +21,16 @@ protocol::ToolDescriptor list_directory_descriptor() {
           {"description",
            "Directory to list: absolute, or relative to the workspace. Default: "
            "the workspace."}}},
-        {"depth",
-         {{"type", "integer"},
-          {"minimum", 1},
-          {"maximum", search::kMaxListDepth},
-          {"description",
-           "Levels to list; 1 (default) lists only the directory's own "
-           "entries."}}},
+        {"depth", search::kListDepth.schema(
+                      "Levels to list; 1 (default) lists only the directory's own entries.")},
         {"hidden",
          {{"type", "boolean"}, {"description", "Include names starting with '.'. Default true."}}},
         {"gitignore",
          {{"type", "boolean"},
           {"description",
            "Leave out what .gitignore, .ignore and .git/info/exclude ignore. Default true."}}},
-        {"limit",
-         {{"type", "integer"},
-          {"minimum", 1},
-          {"maximum", search::kMaxListLimit},
-          {"description",
-           fmt::format("Most entries to return. Default {}.", search::kDefaultListLimit)}}}}},
+        {"limit", search::kListLimit.schema(fmt::format("Most entries to return. Default {}.",
+                                                        search::kDefaultListLimit))}}},
       {"additionalProperties", false}};
   Json entry = {
       {"type", "object"},

@@ -70,9 +70,8 @@ TEST(ReadFile, LineRangeByOffsetAndLimit) {
   EXPECT_EQ(tail->bytes, "line 99\nline 100\n");
   EXPECT_EQ(tail->header["end_line"], 100);
 
-  auto huge = read_file_op(
-      Json{{"path", "a.txt"}, {"offset", 100}, {"limit", std::numeric_limits<std::int64_t>::max()}},
-      context_for(dir));
+  auto huge = read_file_op(Json{{"path", "a.txt"}, {"offset", 100}, {"limit", kMaxReadLine}},
+                           context_for(dir));
   ASSERT_TRUE(huge);
   EXPECT_EQ(huge->bytes, "line 100\n");
   // Past the range the schema announces: refused, not clamped.
@@ -358,6 +357,27 @@ TEST(ReadFile, MissingFileDirectoryAndFifoAreErrors) {
   auto fifo = read_file_op(Json{{"path", "fifo"}}, context_for(dir));
   ASSERT_FALSE(fifo);
   EXPECT_NE(fifo.error().why.find("fifo"), std::string::npos) << fifo.error().why;
+}
+
+// Issue 15: offset and limit beyond 64 bits were read through a
+// float-to-integer conversion (undefined behaviour) and came out as 0 or 1:
+// an offset of 1e30 read the first page.
+TEST(ReadFile, OutOfRangeIntegersAreErrorsNamingTheArgument) {
+  TempDir dir;
+  dir.write("a.txt", numbered_lines(5));
+  for (const char* name : {"offset", "limit"}) {
+    for (const Json& value : {Json(1e30), Json(-1), Json(2.5), Json(18446744073709551615u)}) {
+      const Json args = {{"path", "a.txt"}, {name, value}};
+      auto r = read_file_op(args, context_for(dir));
+      ASSERT_FALSE(r) << args.dump();
+      EXPECT_NE(r.error().to_string().find(std::string("invalid argument ") + name),
+                std::string::npos)
+          << r.error().to_string();
+      const auto why = protocol::check_schema(args, tools::read_file_descriptor().input_schema);
+      ASSERT_TRUE(why) << args.dump();
+      EXPECT_NE(why->find(std::string("arguments.") + name), std::string::npos) << *why;
+    }
+  }
 }
 
 }  // namespace
