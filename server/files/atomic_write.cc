@@ -10,6 +10,8 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdint>
+#include <string>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -19,13 +21,34 @@
 namespace brig::files {
 namespace {
 
-Result<void> make_parents(const std::string& dir, std::string_view what) {
+// The directories a write created for its file, removed again (deepest
+// first) unless the write succeeded: a failed write leaves the tree as it
+// found it. rmdir removes only empty directories, so nothing anyone else
+// put there meanwhile is lost.
+class MadeDirs {
+ public:
+  MadeDirs() = default;
+  MadeDirs(const MadeDirs&) = delete;
+  MadeDirs& operator=(const MadeDirs&) = delete;
+  ~MadeDirs() {
+    for (auto d = dirs_.rbegin(); d != dirs_.rend(); ++d) ::rmdir(d->c_str());
+  }
+  void add(std::string dir) { dirs_.push_back(std::move(dir)); }
+  void keep() { dirs_.clear(); }
+
+ private:
+  std::vector<std::string> dirs_;
+};
+
+Result<void> make_parents(const std::string& dir, std::string_view what, MadeDirs& made) {
   std::size_t pos = 1;
   while (pos <= dir.size()) {
     std::size_t end = dir.find('/', pos);
     if (end == std::string::npos) end = dir.size();
     const std::string prefix = dir.substr(0, end);
-    if (::mkdir(prefix.c_str(), 0777) != 0 && errno != EEXIST) {
+    if (::mkdir(prefix.c_str(), 0777) == 0) {
+      made.add(prefix);
+    } else if (errno != EEXIST) {
       return std::unexpected(sys_error(std::string(what), prefix, errno));
     }
     pos = end + 1;
@@ -160,7 +183,8 @@ Result<WriteOutcome> atomic_write(const std::string& path, std::string_view data
   if (name.empty() || name == "." || name == "..") {
     return std::unexpected(Error{what, path, "names a directory, not a file", EISDIR});
   }
-  if (options.create_parents) BRIG_TRY_VOID(make_parents(dir, what));
+  MadeDirs made;
+  if (options.create_parents) BRIG_TRY_VOID(make_parents(dir, what, made));
 
   // fsync needs a real descriptor, not O_PATH.
   UniqueFd dir_fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
@@ -257,6 +281,7 @@ Result<WriteOutcome> atomic_write(const std::string& path, std::string_view data
     return std::unexpected(sys_error(what, path, errno));
   }
   temp.release();
+  made.keep();
   // The rename is durable once the directory is; some filesystems refuse
   // fsync on a directory, which leaves nothing to do.
   if (::fsync(dir_fd.get()) != 0 && errno != EINVAL && errno != EROFS) {

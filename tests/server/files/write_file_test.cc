@@ -103,6 +103,29 @@ TEST(WriteFile, FailedWriteLeavesOldFileAndNoTemporary) {
   EXPECT_EQ(dir.names(), std::vector<std::string>{"f.txt"});
 }
 
+// Issue 15: a write that failed after create_parents made directories left
+// them behind.
+TEST(WriteFile, AFailedWriteRemovesTheDirectoriesItCreated) {
+  TempDir dir;
+  ASSERT_EQ(::mkdir(dir.at("a").c_str(), 0755), 0);
+  struct rlimit saved {};
+  ASSERT_EQ(::getrlimit(RLIMIT_FSIZE, &saved), 0);
+  const auto old_handler = ::signal(SIGXFSZ, SIG_IGN);
+  struct rlimit small = saved;
+  small.rlim_cur = 16;
+  ASSERT_EQ(::setrlimit(RLIMIT_FSIZE, &small), 0);
+  auto r = write_file_op(
+      Json{{"path", "a/b/c/f.txt"}, {"content", std::string(100, 'x')}, {"create_parents", true}},
+      context_for(dir));
+  ::setrlimit(RLIMIT_FSIZE, &saved);
+  ::signal(SIGXFSZ, old_handler);
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().sys_errno, EFBIG);
+  // "a" was there before and stays; "a/b" and "a/b/c" were the write's.
+  EXPECT_EQ(dir.names(), std::vector<std::string>{"a"});
+  EXPECT_EQ(dir.names("a"), std::vector<std::string>{});
+}
+
 TEST(WriteFile, ReadOnlyDirectoryLeavesNothingBehind) {
   if (testing::running_as_root()) GTEST_SKIP() << "root ignores directory permissions";
   TempDir dir;
