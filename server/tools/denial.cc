@@ -45,8 +45,10 @@ std::optional<std::string> explain_denial(const DenialContext& ctx, std::string_
   const policy::Filesystem& fs = ctx.policy.filesystem;
   const std::string path = *normalize(absolute_from(ctx.workspace, raw_path), DotDot::resolve);
   const std::string name = ctx.policy_name.empty() ? "in use" : ctx.policy_name;
-  if (!is_refusal(err) && err != ENOENT && err != ENOTDIR) return std::nullopt;
 
+  // Whatever failed on a hidden path, the mask caused it, and its errno
+  // need not say so: a hidden file is /dev/null in the jail (read_file
+  // refuses a character device, EINVAL), a hidden directory is empty.
   for (const std::string& h : fs.hidden) {
     if (!is_within(path, h)) continue;
     return fmt::format(
@@ -66,6 +68,7 @@ std::optional<std::string> explain_denial(const DenialContext& ctx, std::string_
           path, name);
     }
   }
+  if (!is_refusal(err) && err != ENOENT && err != ENOTDIR) return std::nullopt;
 
   const bool in_workspace = is_within(path, ctx.workspace);
   const PathRule* rw = containing(fs.read_write, path);

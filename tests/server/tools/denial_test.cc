@@ -78,6 +78,17 @@ TEST(Denial, RootSecretsWhenBrigRunsAsRoot) {
   const std::string s = explain(p, "default", "/etc/shadow", Access::read, ENOENT, true);
   EXPECT_NE(s.find("dangerously_unmask_root_secrets = false"), std::string::npos) << s;
   EXPECT_EQ(explain(p, "default", "/etc/shadow", Access::read, EACCES, false), "");
+  // Issue 15: the mask is /dev/null, which read_file refuses as a character
+  // device (EINVAL); the rule must still be named.
+  const std::string device = explain(p, "default", "/etc/shadow", Access::read, EINVAL, true);
+  EXPECT_NE(device.find("dangerously_unmask_root_secrets = false"), std::string::npos) << device;
+}
+
+TEST(Denial, AHiddenFileReadAsACharacterDeviceNamesTheRule) {
+  Policy p = default_like();
+  p.filesystem.hidden.push_back("/etc/secret.conf");
+  const std::string s = explain(p, "default", "/etc/secret.conf", Access::read, EINVAL);
+  EXPECT_NE(s.find("filesystem.hidden contains \"/etc/secret.conf\""), std::string::npos) << s;
 }
 
 TEST(Denial, NothingToSayForOrdinaryErrors) {
