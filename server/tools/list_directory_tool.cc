@@ -6,6 +6,7 @@
 
 #include "server/policy/tool_names.h"
 #include "server/search/list_directory.h"
+#include "server/tools/denial.h"
 #include "server/tools/tool.h"
 
 namespace brig::tools {
@@ -65,7 +66,8 @@ protocol::ToolDescriptor list_directory_descriptor() {
           "are left out unless gitignore is false (as git does, inside a repository); hidden "
           "(dot) entries are included unless hidden is false; symlinks are shown, not "
           "followed, and .git is listed but not entered. The result counts what was left out. "
-          "To find files by name pattern use find_files.",
+          "To find files by name pattern use find_files." +
+          std::string(kJailPrivateNote),
       .input_schema = std::move(input),
       .output_schema = std::move(output),
       .annotations = read_only_annotations(),

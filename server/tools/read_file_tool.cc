@@ -9,6 +9,7 @@
 #include "server/files/base64.h"
 #include "server/files/read_file.h"
 #include "server/policy/tool_names.h"
+#include "server/tools/denial.h"
 #include "server/tools/tool.h"
 
 namespace brig::tools {
@@ -79,7 +80,8 @@ protocol::ToolDescriptor read_file_descriptor() {
           "size limit says where to continue. PNG, JPEG, GIF and WebP files come back as "
           "images. Other binary files are refused with their type and size unless encoding is "
           "\"base64\". Invalid UTF-8 is shown as U+FFFD. Use list_directory or find_files to find "
-          "paths; paths the sandbox policy hides do not exist here.",
+          "paths; paths the sandbox policy hides do not exist here." +
+          std::string(kJailPrivateNote),
       .input_schema = std::move(input),
       .output_schema = std::move(output),
       .annotations = read_only_annotations(),

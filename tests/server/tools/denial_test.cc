@@ -91,6 +91,42 @@ TEST(Denial, AHiddenFileReadAsACharacterDeviceNamesTheRule) {
   EXPECT_NE(s.find("filesystem.hidden contains \"/etc/secret.conf\""), std::string::npos) << s;
 }
 
+std::string refusal(const Policy& p, std::string_view path, std::string workspace = "/work/proj") {
+  const DenialContext ctx{p, "default", std::move(workspace), "/home/u", false};
+  return jail_private_refusal(ctx, path).value_or("");
+}
+
+// Issue 15: write_file /tmp/x.sh succeeded in the file worker's own /tmp,
+// and exec sh /tmp/x.sh did not find it. The file tools refuse the trees
+// each jail has to itself, saying why.
+TEST(JailPrivate, TmpAndThePrivateHomeAreRefusedSayingWhy) {
+  Policy p = default_like();
+  p.filesystem.private_home = true;
+  for (const char* path : {"/tmp/x.sh", "/tmp", "/dev/shm/y", "/home/u/notes.txt", "../../tmp/z"}) {
+    const std::string s = refusal(p, path);
+    EXPECT_NE(s.find("exec's commands get an empty one of their own"), std::string::npos)
+        << path << ": " << s;
+    EXPECT_NE(s.find("/work/proj"), std::string::npos) << s;
+  }
+  // The workspace, bound paths and everything else stay allowed.
+  p.filesystem.read_write.push_back(PathRule{"/tmp/shared"});
+  p.filesystem.read_only.push_back(PathRule{"/home/u/.gitconfig"});
+  for (const char* path : {"a.txt", "/work/proj/b", "/tmp/shared/c", "/home/u/.gitconfig",
+                           "/usr/include/stdio.h", "/tmpfoo"}) {
+    EXPECT_EQ(refusal(p, path), "") << path;
+  }
+  EXPECT_NE(refusal(p, "/home/u/notes.txt").find("filesystem.private_home = true"),
+            std::string::npos);
+  // A hidden path is explained as hidden, once the worker fails on it.
+  EXPECT_EQ(refusal(p, "/home/u/.ssh/id_ed25519"), "");
+  // A workspace under /tmp is the workspace.
+  EXPECT_EQ(refusal(p, "/tmp/ws/a.txt", "/tmp/ws"), "");
+  EXPECT_NE(refusal(p, "/tmp/other", "/tmp/ws"), "");
+  // Without a private home, the home is the host's, shared by every jail.
+  p.filesystem.private_home = false;
+  EXPECT_EQ(refusal(p, "/home/u/notes.txt"), "");
+}
+
 TEST(Denial, NothingToSayForOrdinaryErrors) {
   const Policy p = default_like();
   // Missing in a visible tree, host permissions in the workspace, other errnos.
