@@ -103,6 +103,17 @@ Result<ExecArgs> parse_exec_args(const Json& args) {
       a.env.emplace_back(name, v);
     }
   }
+  std::size_t bytes = a.cwd ? a.cwd->size() : 0;
+  for (const std::string& s : a.argv) bytes += s.size() + 1;
+  for (const auto& [name, value] : a.env) bytes += name.size() + value.size() + 2;
+  if (bytes > kMaxCommandBytes) {
+    return std::unexpected(bad_argument(
+        "command, argv, env",
+        fmt::format("together take {} bytes; exec takes at most {} bytes ({} KiB). Write a longer "
+                    "script to a file in the workspace with write_file and run that, or pass "
+                    "the data on stdin, which has no such limit",
+                    bytes, kMaxCommandBytes, kMaxCommandBytes / 1024)));
+  }
   if (args.contains("stdin")) a.stdin_text = args.at("stdin").get<std::string>();
   a.stdin_open = args.value("stdin_open", false);
   if (args.contains("timeout")) {

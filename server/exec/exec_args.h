@@ -33,6 +33,10 @@ inline constexpr std::size_t kMaxMaxOutput = 256 * 1024;
 // exec's and job's max_output.
 inline constexpr protocol::IntegerArg kMaxOutputArg{"max_output", 1, kMaxMaxOutput,
                                                     kDefaultMaxOutput};
+// command (or argv), env and cwd together: they travel to the spawner in one
+// packet of 64 KiB (server/spawner/messages.h) with the jail's spec, which
+// takes the rest. stdin has no such limit (it goes as a memfd).
+inline constexpr std::size_t kMaxCommandBytes = 32 * 1024;
 inline constexpr std::chrono::milliseconds kDefaultYieldAfter{20'000};
 inline constexpr std::chrono::milliseconds kMaxYieldAfter{300'000};
 
@@ -50,7 +54,7 @@ struct ExecArgs {
 
 // args (already valid against the tool's input schema) as ExecArgs; fails
 // with a message for the model (both or neither of command and argv, a bad
-// environment name, ...).
+// environment name, command, env and cwd over kMaxCommandBytes, ...).
 Result<ExecArgs> parse_exec_args(const protocol::Json& args);
 
 // `cwd` made absolute (relative to the workspace) and normalized, checked to
