@@ -187,14 +187,15 @@ void Session::State::call_tool(Request& req, const RequestContext& ctx, Collecto
   if (tool == tool_index.end()) {
     return error(invalid_params(req, "unknown tool " + encode(Json(clip(*tool_name, 256)))), c);
   }
-  Json arguments;
-  if (sent_arguments != nullptr && !sent_arguments->is_null()) {
+  Json arguments = Json::object();
+  if (sent_arguments != nullptr) {
+    // CallToolRequestParams: arguments, when present, is an object; null is
+    // not a way to say "none" (leave the member out for that).
     if (!sent_arguments->is_object()) {
       return error(invalid_params(req, "arguments must be an object"), c);
     }
     arguments = std::move(*sent_arguments);  // may be megabytes (file contents): not copied
   }
-  if (arguments.is_null()) arguments = Json::object();
   // Bad arguments are a tool error, not a protocol error: the model reads
   // isError results and can correct itself (SEP-1303).
   if (auto why = tool_checks[tool->second].check(arguments)) {

@@ -103,6 +103,17 @@ Result<ExecArgs> parse_exec_args(const Json& args) {
       a.env.emplace_back(name, v);
     }
   }
+  std::size_t bytes = a.cwd ? a.cwd->size() : 0;
+  for (const std::string& s : a.argv) bytes += s.size() + 1;
+  for (const auto& [name, value] : a.env) bytes += name.size() + value.size() + 2;
+  if (bytes > kMaxCommandBytes) {
+    return std::unexpected(bad_argument(
+        "command, argv, env",
+        fmt::format("together take {} bytes; exec takes at most {} bytes ({} KiB). Write a longer "
+                    "script to a file in the workspace with write_file and run that, or pass "
+                    "the data on stdin, which has no such limit",
+                    bytes, kMaxCommandBytes, kMaxCommandBytes / 1024)));
+  }
   if (args.contains("stdin")) a.stdin_text = args.at("stdin").get<std::string>();
   a.stdin_open = args.value("stdin_open", false);
   if (args.contains("timeout")) {
@@ -112,14 +123,7 @@ Result<ExecArgs> parse_exec_args(const Json& args) {
     }
     a.timeout = std::max(seconds_to_ms(std::min(t, 1e9)), std::chrono::milliseconds(1));
   }
-  if (args.contains("max_output")) {
-    const auto m = args.at("max_output").get<std::int64_t>();
-    if (m < 1 || static_cast<std::uint64_t>(m) > kMaxMaxOutput) {
-      return std::unexpected(
-          bad_argument("max_output", fmt::format("must be 1 to {} bytes", kMaxMaxOutput)));
-    }
-    a.max_output = static_cast<std::size_t>(m);
-  }
+  a.max_output = static_cast<std::size_t>(BRIG_TRY(kMaxOutputArg.read(args)));
   if (args.contains("yield_after")) {
     const double y = args.at("yield_after").get<double>();
     if (!(y >= 0) || y * 1000.0 > static_cast<double>(kMaxYieldAfter.count())) {

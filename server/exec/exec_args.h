@@ -15,6 +15,7 @@
 #include "jail/base/error.h"
 #include "jail/spec.h"
 #include "protocol/json_rpc.h"
+#include "protocol/tool_args.h"
 #include "server/policy/context.h"
 #include "server/policy/policy.h"
 
@@ -29,6 +30,13 @@ inline constexpr std::size_t kDefaultMaxOutput = 32 * 1024;
 // escapes a control byte to 6: 4 x 256 KiB x 6 stays under the 10 MiB that
 // clients accept. Also well within a Spool's kept tail.
 inline constexpr std::size_t kMaxMaxOutput = 256 * 1024;
+// exec's and job's max_output.
+inline constexpr protocol::IntegerArg kMaxOutputArg{"max_output", 1, kMaxMaxOutput,
+                                                    kDefaultMaxOutput};
+// command (or argv), env and cwd together: they travel to the spawner in one
+// packet of 64 KiB (server/spawner/messages.h) with the jail's spec, which
+// takes the rest. stdin has no such limit (it goes as a memfd).
+inline constexpr std::size_t kMaxCommandBytes = 32 * 1024;
 inline constexpr std::chrono::milliseconds kDefaultYieldAfter{20'000};
 inline constexpr std::chrono::milliseconds kMaxYieldAfter{300'000};
 
@@ -46,7 +54,7 @@ struct ExecArgs {
 
 // args (already valid against the tool's input schema) as ExecArgs; fails
 // with a message for the model (both or neither of command and argv, a bad
-// environment name, ...).
+// environment name, command, env and cwd over kMaxCommandBytes, ...).
 Result<ExecArgs> parse_exec_args(const protocol::Json& args);
 
 // `cwd` made absolute (relative to the workspace) and normalized, checked to

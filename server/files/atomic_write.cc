@@ -1,12 +1,17 @@
 #include "server/files/atomic_write.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <sys/file.h>
 #include <sys/random.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdint>
+#include <string>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -16,13 +21,34 @@
 namespace brig::files {
 namespace {
 
-Result<void> make_parents(const std::string& dir, std::string_view what) {
+// The directories a write created for its file, removed again (deepest
+// first) unless the write succeeded: a failed write leaves the tree as it
+// found it. rmdir removes only empty directories, so nothing anyone else
+// put there meanwhile is lost.
+class MadeDirs {
+ public:
+  MadeDirs() = default;
+  MadeDirs(const MadeDirs&) = delete;
+  MadeDirs& operator=(const MadeDirs&) = delete;
+  ~MadeDirs() {
+    for (auto d = dirs_.rbegin(); d != dirs_.rend(); ++d) ::rmdir(d->c_str());
+  }
+  void add(std::string dir) { dirs_.push_back(std::move(dir)); }
+  void keep() { dirs_.clear(); }
+
+ private:
+  std::vector<std::string> dirs_;
+};
+
+Result<void> make_parents(const std::string& dir, std::string_view what, MadeDirs& made) {
   std::size_t pos = 1;
   while (pos <= dir.size()) {
     std::size_t end = dir.find('/', pos);
     if (end == std::string::npos) end = dir.size();
     const std::string prefix = dir.substr(0, end);
-    if (::mkdir(prefix.c_str(), 0777) != 0 && errno != EEXIST) {
+    if (::mkdir(prefix.c_str(), 0777) == 0) {
+      made.add(prefix);
+    } else if (errno != EEXIST) {
       return std::unexpected(sys_error(std::string(what), prefix, errno));
     }
     pos = end + 1;
@@ -36,6 +62,9 @@ Result<void> make_parents(const std::string& dir, std::string_view what) {
   return {};
 }
 
+constexpr std::string_view kTempMark = ".brig-";
+constexpr std::size_t kTempHexDigits = 16;
+
 std::string random_suffix() {
   std::uint64_t r = 0;
   if (::getrandom(&r, sizeof r, GRND_NONBLOCK) != sizeof r) {
@@ -44,6 +73,40 @@ std::string random_suffix() {
         static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(&r));
   }
   return fmt::format("{:016x}", r);
+}
+
+// Removes what killed or cancelled writes left in the directory: regular
+// files with is_temp_name() names that no live writer holds (a
+// writer keeps an flock on its temporary file until the rename, and the
+// kernel drops it with the process). Every name here is the jail's to
+// choose, so nothing is followed and nothing else is touched: a candidate is
+// opened relative to dir_fd with O_NOFOLLOW (a symlink fails), must be a
+// regular file, and is unlinked only while its name still names that same
+// file. The worker has the jail's permissions, no more: opening or removing
+// what the jail could open or remove itself gives it nothing. Best effort.
+void sweep_stale_temps(int dir_fd) {
+  const int list_fd = ::openat(dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (list_fd < 0) return;
+  DIR* dir = ::fdopendir(list_fd);
+  if (dir == nullptr) {
+    ::close(list_fd);
+    return;
+  }
+  while (const dirent* e = ::readdir(dir)) {
+    if (!is_temp_name(e->d_name) || (e->d_type != DT_REG && e->d_type != DT_UNKNOWN)) continue;
+    // O_NONBLOCK: a FIFO swapped in after readdir must not block the open.
+    UniqueFd f(
+        ::openat(dir_fd, e->d_name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC));
+    struct stat st {};
+    if (!f || ::fstat(f.get(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
+    if (::flock(f.get(), LOCK_EX | LOCK_NB) != 0) continue;  // a write in progress
+    struct stat now {};
+    if (::fstatat(dir_fd, e->d_name, &now, AT_SYMLINK_NOFOLLOW) != 0 || now.st_dev != st.st_dev ||
+        now.st_ino != st.st_ino)
+      continue;
+    ::unlinkat(dir_fd, e->d_name, 0);
+  }
+  ::closedir(dir);
 }
 
 // Removes the temporary file unless released (the rename took it).
@@ -78,6 +141,15 @@ Result<void> write_all(int fd, std::string_view data, std::string_view what,
 
 }  // namespace
 
+bool is_temp_name(std::string_view name) {
+  constexpr std::size_t kTail = kTempMark.size() + kTempHexDigits;
+  if (name.size() < 2 + kTail || name[0] != '.') return false;
+  const std::string_view hex = name.substr(name.size() - kTempHexDigits);
+  return name.substr(name.size() - kTail, kTempMark.size()) == kTempMark &&
+         std::all_of(hex.begin(), hex.end(),
+                     [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); });
+}
+
 FileStamp FileStamp::of(const struct stat& st) {
   return FileStamp{st.st_dev, st.st_ino, st.st_size, st.st_mtim};
 }
@@ -111,7 +183,8 @@ Result<WriteOutcome> atomic_write(const std::string& path, std::string_view data
   if (name.empty() || name == "." || name == "..") {
     return std::unexpected(Error{what, path, "names a directory, not a file", EISDIR});
   }
-  if (options.create_parents) BRIG_TRY_VOID(make_parents(dir, what));
+  MadeDirs made;
+  if (options.create_parents) BRIG_TRY_VOID(make_parents(dir, what, made));
 
   // fsync needs a real descriptor, not O_PATH.
   UniqueFd dir_fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
@@ -162,8 +235,9 @@ Result<WriteOutcome> atomic_write(const std::string& path, std::string_view data
   };
   BRIG_TRY_VOID(still_expected());
 
+  sweep_stale_temps(dir_fd.get());
   // ".name.brig-<random>": hidden, recognisable, and within NAME_MAX.
-  const std::string stem = "." + name.substr(0, NAME_MAX - 40) + ".brig-";
+  const std::string stem = "." + name.substr(0, NAME_MAX - 40) + std::string(kTempMark);
   UniqueFd fd;
   std::string tmp_name;
   for (int attempt = 0; attempt < 16 && !fd; ++attempt) {
@@ -175,6 +249,12 @@ Result<WriteOutcome> atomic_write(const std::string& path, std::string_view data
   }
   if (!fd) return std::unexpected(sys_error(what, path, EEXIST));
   TempFile temp(dir_fd.get(), tmp_name);
+  // Held until the rename, by a second descriptor of the same open file (fd
+  // is closed before the rename, to see its error): a sweep by another
+  // writer in this directory leaves the file alone meanwhile.
+  if (::flock(fd.get(), LOCK_EX) != 0) return std::unexpected(sys_error(what, path, errno));
+  const UniqueFd lock(::fcntl(fd.get(), F_DUPFD_CLOEXEC, 0));
+  if (!lock) return std::unexpected(sys_error(what, path, errno));
 
   BRIG_TRY_VOID(write_all(fd.get(), data, what, path));
   if (!created) {
@@ -201,6 +281,7 @@ Result<WriteOutcome> atomic_write(const std::string& path, std::string_view data
     return std::unexpected(sys_error(what, path, errno));
   }
   temp.release();
+  made.keep();
   // The rename is durable once the directory is; some filesystems refuse
   // fsync on a directory, which leaves nothing to do.
   if (::fsync(dir_fd.get()) != 0 && errno != EINVAL && errno != EROFS) {

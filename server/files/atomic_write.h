@@ -39,13 +39,21 @@ struct WriteOutcome {
   mode_t mode = 0;       // permission bits of the file written
 };
 
+// Whether `name` is one atomic_write gives its temporary files:
+// "." + (a prefix of) the target's name + ".brig-" + 16 lower-case hex digits.
+bool is_temp_name(std::string_view name);
+
 // Writes `data` to the absolute `path` atomically. An existing file keeps its
 // mode and, when the caller may set them, its owner and group; a new file
 // gets 0666 & ~umask. Refuses when the last component is a symlink (renaming
 // over it would replace the link, not its target), a directory or anything
 // but a regular file. Directory components are followed: inside the jail the
 // kernel decides what they may reach. On any failure the temporary file is
-// removed and the old contents stay.
+// removed and the old contents stay. A write killed midway (a cancelled
+// call kills the worker) cannot remove its temporary file: each write first
+// removes such leftovers from its directory (regular files with
+// is_temp_name() names that no write in progress holds), never following a
+// symlink.
 Result<WriteOutcome> atomic_write(const std::string& path, std::string_view data,
                                   const WriteOptions& options = {});
 

@@ -13,6 +13,7 @@
 #include "server/files/base64.h"
 #include "server/files/content_type.h"
 #include "server/files/file_io.h"
+#include "server/files/json_size.h"
 #include "server/files/tool_path.h"
 #include "server/files/utf8.h"
 
@@ -23,9 +24,35 @@ using protocol::Json;
 constexpr std::string_view kWhat = "read file";
 constexpr std::string_view kBom = "\xef\xbb\xbf";
 
-// Raw bytes whose base64 form fits in max_bytes.
-std::size_t base64_capacity(std::size_t max_bytes) {
-  return max_bytes / 4 * 3;
+// A text or base64 reply carries its content twice, as the text block and
+// as structuredContent's "content" (an image only once, as image content).
+constexpr std::size_t kTextCopies = 2;
+
+// What a reply needs besides its content: the structured header and the
+// note, each of which may name the path (as a JSON string: escaped).
+std::size_t reply_overhead(const std::string& path, std::size_t max_bytes) {
+  return std::min(max_bytes / 4, 4096 + 4 * json_string_cost(path));
+}
+
+// Raw bytes whose base64 form fits in the reply, `copies` times.
+std::size_t base64_capacity(const std::string& path, const OpContext& ctx, std::size_t copies) {
+  return (ctx.max_bytes - reply_overhead(path, ctx.max_bytes)) / copies / 4 * 3;
+}
+
+// What `part` adds to the reply: its JSON-escaped size in each copy.
+std::size_t text_cost(std::string_view part) {
+  return kTextCopies * (json_string_cost(part) - 2);
+}
+
+// The longest prefix of `part` whose text_cost() is at most budget, not
+// ending inside a UTF-8 sequence.
+std::size_t prefix_within_cost(std::string_view part, std::size_t budget) {
+  std::size_t n = 0;
+  for (std::size_t cost = 0; n < part.size(); ++n) {
+    cost += kTextCopies * json_byte_cost(static_cast<unsigned char>(part[n]));
+    if (cost > budget) break;
+  }
+  return utf8_prefix_length(part, n);
 }
 
 // How many '\n' are in s, eight bytes at a time (std::count goes byte by
@@ -48,14 +75,16 @@ std::int64_t count_newlines(std::string_view s) {
 }
 
 // The state of one pass over a text file: which lines are kept, and how many
-// there are in all.
+// there are in all. What is kept costs at most `budget` once encoded in the
+// reply (text_cost()): the encoded size decides, not the raw one, since a
+// control character takes six bytes in JSON.
 class LineCollector {
  public:
-  LineCollector(std::int64_t first, std::int64_t limit, std::size_t max_bytes)
-      : first_(first), last_(first + limit - 1), max_bytes_(max_bytes) {}
+  LineCollector(std::int64_t first, std::int64_t limit, std::size_t budget)
+      : first_(first), last_(first + limit - 1), budget_(budget) {}
 
   // Reserves room for what will likely be kept: no regrowth copies.
-  void reserve(std::size_t bytes) { text_.reserve(std::min(bytes, max_bytes_)); }
+  void reserve(std::size_t bytes) { text_.reserve(std::min(bytes, budget_ / kTextCopies)); }
 
   // Feeds the next bytes of the file.
   void feed(std::string_view chunk) {
@@ -98,13 +127,16 @@ class LineCollector {
   // The common case of a large read, in one append: every line the chunk
   // touches is kept and all of it fits. What take() would do line by line.
   bool take_whole(std::string_view chunk) {
-    if (line_ < first_ || text_.size() + chunk.size() > max_bytes_) return false;
+    if (line_ < first_ || cost_ + chunk.size() * kTextCopies > budget_) return false;
     const auto newlines = count_newlines(chunk);
     const bool ends_line = chunk.back() == '\n';
     if (line_ + newlines - (ends_line ? 1 : 0) > last_) return false;
+    const std::size_t cost = text_cost(chunk);
+    if (cost_ + cost > budget_) return false;
     const std::size_t base = text_.size();
     if (!line_open_) line_start_ = base;
     text_ += chunk;
+    cost_ += cost;
     if (newlines > 0) {
       end_line_ = line_ + newlines - 1;
       lines_ += newlines;
@@ -121,13 +153,13 @@ class LineCollector {
       line_start_ = text_.size();
     }
     if (keeping() && !full_) {
-      if (text_.size() + part.size() <= max_bytes_) {
+      if (const std::size_t cost = text_cost(part); cost_ + cost <= budget_) {
         text_ += part;
+        cost_ += cost;
       } else if (end_line_ == 0) {
         // Not even the first line fits: keep what fits of it, cut between
         // UTF-8 sequences, and say so.
-        const std::size_t room = max_bytes_ - text_.size();
-        text_ += part.substr(0, utf8_prefix_length(part, room));
+        text_ += part.substr(0, prefix_within_cost(part, budget_ - cost_));
         line_cut_ = true;
         full_ = true;
         end_line_ = line_;
@@ -145,8 +177,9 @@ class LineCollector {
   }
 
   std::int64_t first_, last_;
-  std::size_t max_bytes_;
+  std::size_t budget_;
   std::string text_;
+  std::size_t cost_ = 0;       // text_cost(text_)
   std::int64_t line_ = 1;      // the line the next byte belongs to
   std::int64_t lines_ = 0;     // complete lines seen
   std::int64_t end_line_ = 0;  // last line kept; 0 = none
@@ -158,7 +191,7 @@ class LineCollector {
 
 Result<OpReply> read_bytes(OpenFile& f, const std::string& path, const ContentType& type,
                            bool image, const OpContext& ctx) {
-  const std::size_t cap = base64_capacity(ctx.max_bytes);
+  const std::size_t cap = base64_capacity(path, ctx, image ? 1 : kTextCopies);
   const auto size = static_cast<std::size_t>(f.st.st_size);
   if (size > cap) {
     return std::unexpected(Error{
@@ -185,7 +218,7 @@ Result<OpReply> read_bytes(OpenFile& f, const std::string& path, const ContentTy
 
 Result<OpReply> read_text(OpenFile& f, const std::string& path, std::string head,
                           std::int64_t offset, std::int64_t limit, const OpContext& ctx) {
-  LineCollector lines(offset, limit, ctx.max_bytes);
+  LineCollector lines(offset, limit, ctx.max_bytes - reply_overhead(path, ctx.max_bytes));
   if (offset == 1) lines.reserve(static_cast<std::size_t>(f.st.st_size));
   const bool bom = std::string_view(head).starts_with(kBom);
   lines.feed(std::string_view(head).substr(bom ? kBom.size() : 0));
@@ -239,12 +272,8 @@ Result<OpReply> read_text(OpenFile& f, const std::string& path, std::string head
 Result<OpReply> read_file_op(const Json& args, const OpContext& ctx) {
   const std::string path =
       BRIG_TRY(resolve_path(ctx.workspace, args.value("path", std::string()), kWhat));
-  // Bounded so that offset + limit cannot overflow.
-  constexpr std::int64_t kMaxLine = std::int64_t{1} << 48;
-  const std::int64_t offset =
-      std::clamp(args.value("offset", std::int64_t{1}), std::int64_t{1}, kMaxLine);
-  const std::int64_t limit =
-      std::clamp(args.value("limit", kDefaultReadLines), std::int64_t{1}, kMaxLine);
+  const std::int64_t offset = BRIG_TRY(kReadOffset.read(args));
+  const std::int64_t limit = BRIG_TRY(kReadLimit.read(args));
   const bool base64 = args.value("encoding", std::string("text")) == "base64";
 
   OpenFile f = BRIG_TRY(open_regular(path, kWhat));
@@ -261,7 +290,7 @@ Result<OpReply> read_file_op(const Json& args, const OpContext& ctx) {
         std::string(kWhat), path,
         fmt::format("binary file ({}, {} bytes), not shown as text; pass encoding: \"base64\" "
                     "to get its bytes (up to {} bytes)",
-                    type.description, f.st.st_size, base64_capacity(ctx.max_bytes)),
+                    type.description, f.st.st_size, base64_capacity(path, ctx, kTextCopies)),
         0});
   }
   return read_text(f, path, std::move(head), offset, limit, ctx);

@@ -4,12 +4,18 @@
 
 #include "jail/base/error.h"
 #include "protocol/json_rpc.h"
+#include "protocol/tool_args.h"
 #include "server/files/op.h"
 
 namespace brig::files {
 
 // Lines returned when the call names no limit.
 inline constexpr std::int64_t kDefaultReadLines = 2000;
+// The highest line number read_file takes; bounded so that offset + limit
+// cannot overflow.
+inline constexpr std::int64_t kMaxReadLine = std::int64_t{1} << 48;
+inline constexpr protocol::IntegerArg kReadOffset{"offset", 1, kMaxReadLine, 1};
+inline constexpr protocol::IntegerArg kReadLimit{"limit", 1, kMaxReadLine, kDefaultReadLines};
 
 // Runs in the worker. args: path, offset (first line, 1-based; default 1),
 // limit (lines; default kDefaultReadLines), encoding ("text" default, or

@@ -4,6 +4,8 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <csignal>
+#include <cstring>
 #include <utility>
 #include <variant>
 
@@ -135,15 +137,45 @@ asio::awaitable<Result<WorkerPool::Worker*>> WorkerPool::ensure_worker(Lane& lan
   co_return lane.worker.get();
 }
 
-asio::awaitable<std::optional<Error>> WorkerPool::setup_failure(Worker& w) {
+std::string worker_death_text(const jail::Outcome& outcome, const jail::Limits& limits,
+                              std::string_view op) {
+  if (outcome.kind == jail::Outcome::Kind::exited) {
+    return fmt::format("the worker exited with status {} during {}", outcome.exit_code, op);
+  }
+  if (outcome.kind != jail::Outcome::Kind::signaled) {
+    return fmt::format("the worker ended during {} ({})", op, outcome.to_string());
+  }
+  const int sig = outcome.signal;
+  const char* abbrev = ::sigabbrev_np(sig);
+  std::string text = fmt::format("the worker was killed by signal {} (SIG{}) during {}", sig,
+                                 abbrev != nullptr ? abbrev : "?", op);
+  if (sig == SIGXFSZ && limits.file_size_bytes) {
+    text += fmt::format(": a file reached the jail's file size limit of {} bytes (RLIMIT_FSIZE)",
+                        *limits.file_size_bytes);
+  } else if (sig == SIGXCPU && limits.cpu_seconds) {
+    text += fmt::format(": it used the jail's CPU time limit of {} s (RLIMIT_CPU)",
+                        *limits.cpu_seconds);
+  } else if ((sig == SIGKILL || sig == SIGSEGV || sig == SIGBUS || sig == SIGABRT) &&
+             limits.memory_bytes) {
+    text += fmt::format("; the jail's memory limit of {} bytes can end a process this way",
+                        *limits.memory_bytes);
+  }
+  return text;
+}
+
+asio::awaitable<std::optional<Error>> WorkerPool::death_cause(Worker& w, const std::string& op) {
   using namespace asio::experimental::awaitable_operators;
-  // The jail reports a setup failure as soon as its stream closes; a worker
-  // that died later ends with a status that says nothing more.
+  // The jail reports a setup failure as soon as its stream closes, and a
+  // worker that died ends its jail at once (it is the jail's command).
   asio::steady_timer limit(executor_, std::chrono::seconds(2));
   auto ended = co_await (w.jail.wait() || limit.async_wait(asio::use_awaitable));
   if (ended.index() != 0) co_return std::nullopt;
   const Result<jail::Outcome>& outcome = std::get<0>(ended);
-  if (!outcome || outcome->kind != jail::Outcome::Kind::setup_failed) co_return std::nullopt;
+  if (!outcome) co_return std::nullopt;
+  if (outcome->kind != jail::Outcome::Kind::setup_failed) {
+    co_return Error{"run " + op + " in the file worker", "",
+                    worker_death_text(*outcome, spec_.limits, op)};
+  }
   co_return Error{.what = std::string(kWorkerStartFailed),
                   .where = "",
                   .why = outcome->setup.message,
@@ -222,7 +254,7 @@ asio::awaitable<Result<files::OpReply>> WorkerPool::call(WorkerLane which, std::
     // is awaited, the worker still goes (with its jail) as it unwinds.
     std::unique_ptr<Worker> broken = std::move(lane.worker);
     Error e = std::move(exchanged.error());
-    if (auto failed = co_await setup_failure(*broken)) e = std::move(*failed);
+    if (auto cause = co_await death_cause(*broken, request.op)) e = std::move(*cause);
     co_return std::unexpected(std::move(e));
   }
   co_return std::move(*exchanged);  // the operation's own result, failure or not

@@ -46,6 +46,14 @@ enum class WorkerLane {
 // has its own deadline). Pure.
 jail::JailSpec worker_jail_spec(const jail::JailSpec& sandbox_spec, const std::string& worker_path);
 
+// Why a worker's jail ended while it ran `op`, for the call's error: the
+// operation, the exit status or the signal, and the jail's limit that
+// signal points to, if one does (SIGXFSZ: the file size limit; SIGXCPU: the
+// CPU time limit; SIGKILL, SIGSEGV, SIGBUS or SIGABRT with a memory limit:
+// that limit, as a possible cause). Pure.
+std::string worker_death_text(const jail::Outcome& outcome, const jail::Limits& limits,
+                              std::string_view op);
+
 class WorkerPool {
  public:
   // sandbox and its spawner must outlive the pool. worker_path: brig-worker.
@@ -81,10 +89,11 @@ class WorkerPool {
   };
 
   asio::awaitable<Result<Worker*>> ensure_worker(Lane& lane);
-  // Why the worker's jail ended, when its setup failed (its command never
-  // ran: a workspace its user cannot enter, say); empty otherwise, or when
-  // the jail has not ended within a moment.
-  asio::awaitable<std::optional<Error>> setup_failure(Worker& worker);
+  // Why the worker's jail ended while it ran `op`: its setup failed (its
+  // command never ran: a workspace its user cannot enter, say), or the
+  // worker exited or died of a signal (worker_death_text); empty when the
+  // jail has not ended within a moment.
+  asio::awaitable<std::optional<Error>> death_cause(Worker& worker, const std::string& op);
   // Sends request and reads its reply. Fails when the stream broke; the
   // inner Result is the operation's own outcome.
   asio::awaitable<Result<Result<files::OpReply>>> exchange(Worker& worker,

@@ -11,9 +11,9 @@
 
 #include <fmt/format.h>
 
+#include "server/files/json_size.h"
 #include "server/files/tool_path.h"
 #include "server/search/glob.h"
-#include "server/search/json_size.h"
 #include "server/search/tree_walk.h"
 
 namespace brig::search {
@@ -69,10 +69,8 @@ Result<files::OpReply> find_files_op(const Json& args, const files::OpContext& c
       BRIG_TRY(files::resolve_path(ctx.workspace, args.value("path", std::string(".")), kWhat));
   const Glob glob = BRIG_TRY(Glob::compile(args.value("pattern", std::string())));
   const bool by_time = args.value("sort", std::string("path")) == "modified";
-  const auto limit = static_cast<std::size_t>(
-      std::clamp(args.value("limit", kDefaultFindLimit), std::int64_t{1}, kMaxFindLimit));
-  const auto offset =
-      static_cast<std::size_t>(std::max(args.value("offset", std::int64_t{0}), std::int64_t{0}));
+  const auto limit = static_cast<std::size_t>(BRIG_TRY(kFindLimit.read(args)));
+  const auto offset = static_cast<std::size_t>(BRIG_TRY(kFindOffset.read(args)));
 
   struct stat st {};
   if (::stat(resolved.c_str(), &st) != 0) {
@@ -112,7 +110,7 @@ Result<files::OpReply> find_files_op(const Json& args, const files::OpContext& c
   std::size_t i = std::min(offset, found.size());
   bool size_stop = false;
   for (; i < found.size() && list.size() < limit; ++i) {
-    const std::size_t cost = json_string_cost(found[i].path) * 2 + (by_time ? 80 : 40);
+    const std::size_t cost = files::json_string_cost(found[i].path) * 2 + (by_time ? 80 : 40);
     // The first path always goes in, so that paging always moves on.
     if (used + cost > budget && !list.empty()) {
       size_stop = true;

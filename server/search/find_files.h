@@ -5,12 +5,15 @@
 
 #include "jail/base/error.h"
 #include "protocol/json_rpc.h"
+#include "protocol/tool_args.h"
 #include "server/files/op.h"
 
 namespace brig::search {
 
 inline constexpr std::int64_t kDefaultFindLimit = 200;
 inline constexpr std::int64_t kMaxFindLimit = 10000;
+inline constexpr protocol::IntegerArg kFindLimit{"limit", 1, kMaxFindLimit, kDefaultFindLimit};
+inline constexpr protocol::IntegerArg kFindOffset{"offset", 0, protocol::kMaxJsonInteger, 0};
 
 // Runs in the worker. args: pattern (glob, see glob.h); path (directory;
 // default the workspace); hidden (default false, or true when the pattern

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "protocol/text.h"
 #include "server/search/wildmatch.h"
 
 namespace brig::search {
@@ -24,6 +25,11 @@ std::size_t skip_bracket(std::string_view s, std::size_t open) {
     }
   }
   return open + 1;
+}
+
+Error glob_error(std::string_view pattern, std::string why) {
+  // The pattern may be megabytes of braces: the message quotes its start.
+  return Error{std::string(kWhat), protocol::clip(pattern, 200), std::move(why), 0};
 }
 
 struct Braces {
@@ -68,29 +74,35 @@ Result<Braces> first_group(std::string_view s) {
       option_start = i + 1;
     }
   }
-  return std::unexpected(Error{std::string(kWhat), std::string(s),
-                               "'{' is never closed; write \\{ for a literal brace", 0});
+  return std::unexpected(glob_error(s, "'{' is never closed; write \\{ for a literal brace"));
 }
 
-Result<void> expand_into(std::string_view s, std::vector<std::string>& out,
-                         std::string_view whole) {
-  const Braces b = BRIG_TRY(first_group(s));
-  if (b.open == std::string_view::npos) {
-    if (out.size() >= kMaxGlobAlternatives) {
-      return std::unexpected(Error{
-          std::string(kWhat), std::string(whole),
-          fmt::format("braces expand to more than {} alternatives", kMaxGlobAlternatives), 0});
+// Refuses braces nested deeper than kMaxBraceDepth or more than
+// kMaxBraceGroups groups, in one pass, before any expansion copies the
+// pattern. Unclosed groups are left to first_group(), which names them.
+Result<void> check_brace_shape(std::string_view s) {
+  std::size_t depth = 0;
+  std::size_t groups = 0;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    const char c = s[i];
+    if (c == '\\') {
+      ++i;
+    } else if (c == '[') {
+      i = skip_bracket(s, i) - 1;
+    } else if (c == '{') {
+      if (++depth > kMaxBraceDepth) {
+        return std::unexpected(glob_error(
+            s, fmt::format("braces nest more than {} deep; write \\{{ for a literal brace",
+                           kMaxBraceDepth)));
+      }
+      if (++groups > kMaxBraceGroups) {
+        return std::unexpected(
+            glob_error(s, fmt::format("more than {} brace groups; write \\{{ for a literal brace",
+                                      kMaxBraceGroups)));
+      }
+    } else if (c == '}' && depth > 0) {
+      --depth;
     }
-    out.emplace_back(s);
-    return {};
-  }
-  for (std::string_view option : b.options) {
-    std::string next;
-    next.reserve(s.size());
-    next.append(s.substr(0, b.open));
-    next.append(option);
-    next.append(s.substr(b.close + 1));
-    BRIG_TRY_VOID(expand_into(next, out, whole));
   }
   return {};
 }
@@ -120,8 +132,35 @@ bool on_one_line(std::string_view x, std::string_view y) {
 }  // namespace
 
 Result<std::vector<std::string>> expand_braces(std::string_view pattern) {
+  BRIG_TRY_VOID(check_brace_shape(pattern));
   std::vector<std::string> out;
-  BRIG_TRY_VOID(expand_into(pattern, out, pattern));
+  // Patterns still to expand, the next one last: a stack instead of
+  // recursion. Each yields at least one alternative, so the stack and the
+  // output together stay within the alternatives' limit.
+  std::vector<std::string> pending{std::string(pattern)};
+  while (!pending.empty()) {
+    std::string s = std::move(pending.back());
+    pending.pop_back();
+    const Braces b = BRIG_TRY(first_group(s));
+    if (b.open == std::string_view::npos) {
+      out.push_back(std::move(s));
+      continue;
+    }
+    if (out.size() + pending.size() + b.options.size() > kMaxGlobAlternatives) {
+      return std::unexpected(glob_error(
+          pattern,
+          fmt::format("braces expand to more than {} alternatives", kMaxGlobAlternatives)));
+    }
+    const std::string_view view = s;
+    for (auto option = b.options.rbegin(); option != b.options.rend(); ++option) {
+      std::string next;
+      next.reserve(s.size());
+      next.append(view.substr(0, b.open));
+      next.append(*option);
+      next.append(view.substr(b.close + 1));
+      pending.push_back(std::move(next));
+    }
+  }
   return out;
 }
 
@@ -142,6 +181,10 @@ Result<Glob> Glob::compile(std::string_view pattern) {
     std::string text(p);
     if (text.ends_with('/')) text += "**";
     if (text.empty()) continue;
+    if (star_runs(text) > kMaxStarRuns) {
+      return std::unexpected(glob_error(
+          pattern, fmt::format("more than {} runs of '*' in one pattern", kMaxStarRuns)));
+    }
     Alternative a;
     a.basename = !anchored && text.find('/') == std::string::npos;
     if (!a.basename) a.fixed_dirs = fixed_dirs_of(text);

@@ -15,11 +15,18 @@ namespace brig::search {
 // How many alternatives `{a,b}` braces may expand to; a pattern that
 // expands to more is refused rather than matched slowly.
 inline constexpr std::size_t kMaxGlobAlternatives = 256;
+// How deep braces may nest ("{a,{b,c}}" is 2), and how many groups a
+// pattern may hold: each group costs a pass over the pattern, so both are
+// bounded before anything is expanded.
+inline constexpr std::size_t kMaxBraceDepth = 10;
+inline constexpr std::size_t kMaxBraceGroups = 64;
 
 // Every pattern `pattern` stands for once its {a,b,...} groups (nested or
 // not) are expanded; braces inside [...], escaped ones (\{) and a '}'
-// that closes nothing are plain bytes. Fails for an unclosed '{' or too
-// many alternatives.
+// that closes nothing are plain bytes. Fails for an unclosed '{', braces
+// nested deeper than kMaxBraceDepth, more than kMaxBraceGroups groups, or
+// more than kMaxGlobAlternatives alternatives. Iterative: no recursion
+// whose depth the pattern decides.
 Result<std::vector<std::string>> expand_braces(std::string_view pattern);
 
 // One compiled glob.

@@ -108,10 +108,8 @@ class Collector : public WalkVisitor {
 Result<files::OpReply> list_directory_op(const Json& args, const files::OpContext& ctx) {
   const std::string path =
       BRIG_TRY(files::resolve_path(ctx.workspace, args.value("path", std::string(".")), kWhat));
-  const auto depth = static_cast<std::size_t>(
-      std::clamp(args.value("depth", kDefaultListDepth), std::int64_t{1}, kMaxListDepth));
-  const auto limit = static_cast<std::size_t>(
-      std::clamp(args.value("limit", kDefaultListLimit), std::int64_t{1}, kMaxListLimit));
+  const auto depth = static_cast<std::size_t>(BRIG_TRY(kListDepth.read(args)));
+  const auto limit = static_cast<std::size_t>(BRIG_TRY(kListLimit.read(args)));
 
   UniqueFd fd(::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   if (!fd) {

@@ -4,6 +4,7 @@
 
 #include "jail/base/error.h"
 #include "protocol/json_rpc.h"
+#include "protocol/tool_args.h"
 #include "server/files/op.h"
 
 namespace brig::search {
@@ -12,6 +13,8 @@ inline constexpr std::int64_t kDefaultListDepth = 1;
 inline constexpr std::int64_t kMaxListDepth = 10;
 inline constexpr std::int64_t kDefaultListLimit = 1000;
 inline constexpr std::int64_t kMaxListLimit = 10000;
+inline constexpr protocol::IntegerArg kListDepth{"depth", 1, kMaxListDepth, kDefaultListDepth};
+inline constexpr protocol::IntegerArg kListLimit{"limit", 1, kMaxListLimit, kDefaultListLimit};
 
 // Runs in the worker. args: path (default: the workspace), depth (levels,
 // 1 = the directory's own entries), hidden (include names starting with '.';

@@ -14,11 +14,11 @@
 #include "jail/base/path.h"
 #include "jail/base/unique_fd.h"
 #include "server/files/content_type.h"
+#include "server/files/json_size.h"
 #include "server/files/tool_path.h"
 #include "server/files/utf8.h"
 #include "server/search/file_buffer.h"
 #include "server/search/glob.h"
-#include "server/search/json_size.h"
 #include "server/search/line_matcher.h"
 #include "server/search/tree_walk.h"
 
@@ -51,12 +51,11 @@ std::vector<std::string> strings_of(const Json& args, const char* key) {
   return out;
 }
 
-std::size_t clamped(const Json& args, const char* key, std::int64_t fallback, std::int64_t lo,
-                    std::int64_t hi) {
-  return static_cast<std::size_t>(std::clamp(args.value(key, fallback), lo, hi));
+Result<std::size_t> count_arg(const Json& args, const protocol::IntegerArg& arg) {
+  return static_cast<std::size_t>(BRIG_TRY(arg.read(args)));
 }
 
-Args parse_args(const Json& args) {
+Result<Args> parse_args(const Json& args) {
   Args a;
   a.pattern = args.value("pattern", std::string());
   a.pattern_options.fixed_strings = args.value("fixed_strings", false);
@@ -64,14 +63,13 @@ Args parse_args(const Json& args) {
   a.pattern_options.smart_case = args.value("smart_case", false);
   a.include = strings_of(args, "include");
   a.exclude = strings_of(args, "exclude");
-  a.before = clamped(args, "context_before", 0, 0, kMaxContextLines);
-  a.after = clamped(args, "context_after", 0, 0, kMaxContextLines);
+  a.before = BRIG_TRY(count_arg(args, kContextBefore));
+  a.after = BRIG_TRY(count_arg(args, kContextAfter));
   const std::string mode = args.value("output_mode", std::string("content"));
   a.mode = mode == "files" ? Mode::files : mode == "count" ? Mode::count : Mode::content;
-  a.max_results = clamped(args, "max_results", kDefaultSearchResults, 1, kMaxSearchResults);
-  a.offset = clamped(args, "offset", 0, 0, INT64_MAX);
-  a.max_line_length =
-      clamped(args, "max_line_length", kDefaultMaxLineLength, kMinMaxLineLength, kMaxMaxLineLength);
+  a.max_results = BRIG_TRY(count_arg(args, kSearchMaxResults));
+  a.offset = BRIG_TRY(count_arg(args, kSearchOffset));
+  a.max_line_length = BRIG_TRY(count_arg(args, kMaxLineLength));
   a.hidden = args.value("hidden", false);
   a.gitignore = args.value("gitignore", true);
   return a;
@@ -254,7 +252,7 @@ class Search : public WalkVisitor {
   bool add_whole_file(std::string_view path, std::size_t count) {
     if (results_seen_++ < args_.offset) return true;
     if (!room_for_result()) return false;
-    const std::size_t cost = json_string_cost(path) * 2 + 64;
+    const std::size_t cost = files::json_string_cost(path) * 2 + 64;
     if (!fits(cost)) {
       stop_ = Stop::size;
       return false;
@@ -300,7 +298,7 @@ class Search : public WalkVisitor {
     if (match && end - start > args_.max_line_length) span = matcher_.find_in_line(buf, start, end);
     std::string_view text;
     OutLine l = shown(buf, start, end, span, &text);
-    const std::size_t cost = json_string_cost(text) * 2 + 48;
+    const std::size_t cost = files::json_string_cost(text) * 2 + 48;
     if (!fits(cost)) return false;
     used_ += cost;
     l.number = number;
@@ -313,7 +311,7 @@ class Search : public WalkVisitor {
 
   bool add_lines(std::string_view path, std::string_view buf, Span first) {
     OutFile f{std::string(path), 0, {}};
-    const std::size_t file_cost = json_string_cost(path) * 2 + 64;
+    const std::size_t file_cost = files::json_string_cost(path) * 2 + 64;
     std::size_t counted_to = 0;  // line numbers are known up to here
     std::int64_t counted_line = 1;
     const auto number_of = [&](std::size_t at) {
@@ -424,7 +422,7 @@ std::size_t budget_for(std::size_t max_bytes) {
 }  // namespace
 
 Result<files::OpReply> search_op(const Json& args, const files::OpContext& ctx) {
-  const Args a = parse_args(args);
+  const Args a = BRIG_TRY(parse_args(args));
   const std::string resolved =
       BRIG_TRY(files::resolve_path(ctx.workspace, args.value("path", std::string(".")), kWhat));
   auto matcher = BRIG_TRY(LineMatcher::compile(a.pattern, a.pattern_options));

@@ -6,6 +6,7 @@
 
 #include "jail/base/error.h"
 #include "protocol/json_rpc.h"
+#include "protocol/tool_args.h"
 #include "server/files/op.h"
 
 namespace brig::search {
@@ -16,6 +17,13 @@ inline constexpr std::int64_t kDefaultMaxLineLength = 500;
 inline constexpr std::int64_t kMinMaxLineLength = 40;
 inline constexpr std::int64_t kMaxMaxLineLength = 100000;
 inline constexpr std::int64_t kMaxContextLines = 50;
+inline constexpr protocol::IntegerArg kContextBefore{"context_before", 0, kMaxContextLines, 0};
+inline constexpr protocol::IntegerArg kContextAfter{"context_after", 0, kMaxContextLines, 0};
+inline constexpr protocol::IntegerArg kSearchMaxResults{"max_results", 1, kMaxSearchResults,
+                                                        kDefaultSearchResults};
+inline constexpr protocol::IntegerArg kSearchOffset{"offset", 0, protocol::kMaxJsonInteger, 0};
+inline constexpr protocol::IntegerArg kMaxLineLength{"max_line_length", kMinMaxLineLength,
+                                                     kMaxMaxLineLength, kDefaultMaxLineLength};
 // Larger files are skipped (and counted): each file is read whole into memory.
 inline constexpr std::size_t kMaxSearchFileBytes = 64u << 20;
 

@@ -39,7 +39,11 @@ class Matcher {
   Matcher(std::string_view pattern, std::string_view text, bool pathname)
       : pat_(pattern), text_(text), pathname_(pathname) {}
 
-  Wild run(std::size_t p, std::size_t t) const {
+  // depth: how many stars enclose this attempt. Each '*' run tries the rest
+  // of the pattern one level deeper, so a pattern of many stars would
+  // recurse as deep as it has stars; past kMaxStarRuns it matches nothing.
+  Wild run(std::size_t p, std::size_t t, std::size_t depth = 0) const {
+    if (depth > 2 * kMaxStarRuns) return Wild::abort_all;
     for (; p < pat_.size(); ++p, ++t) {
       const char pc = pat_[p];
       if (t == text_.size() && pc != '*') return Wild::abort_all;
@@ -64,7 +68,7 @@ class Matcher {
                 (pat_[p] == '\\' && p + 1 < pat_.size() && pat_[p + 1] == '/');
             if (starts_component && ends_component) {
               // "**/" may stand for no directory at all.
-              if (p < pat_.size() && pat_[p] == '/' && run(p + 1, t) == Wild::match)
+              if (p < pat_.size() && pat_[p] == '/' && run(p + 1, t, depth + 1) == Wild::match)
                 return Wild::match;
               match_slash = true;
             }
@@ -81,7 +85,7 @@ class Matcher {
             t = slash;
             break;
           }
-          return star_loop(p, t, match_slash);
+          return star_loop(p, t, match_slash, depth + 1);
         }
         case '[': {
           const std::size_t close = bracket(p, tc);
@@ -103,7 +107,7 @@ class Matcher {
 
   // Lets a star that precedes pattern index p consume more and more of the
   // text from t, trying the rest of the pattern after each step.
-  Wild star_loop(std::size_t p, std::size_t t, bool match_slash) const {
+  Wild star_loop(std::size_t p, std::size_t t, bool match_slash, std::size_t depth) const {
     for (;; ++t) {
       if (t == text_.size()) return Wild::abort_all;
       if (!is_special(pat_[p])) {
@@ -113,7 +117,7 @@ class Matcher {
         while (t < text_.size() && (match_slash || text_[t] != '/') && text_[t] != want) ++t;
         if (t == text_.size() || text_[t] != want) return Wild::no_match;
       }
-      const Wild w = run(p, t);
+      const Wild w = run(p, t, depth);
       if (w != Wild::no_match) {
         if (!match_slash || w != Wild::abort_to_starstar) return w;
       } else if (!match_slash && text_[t] == '/') {
@@ -185,6 +189,18 @@ class Matcher {
 
 bool wildmatch(std::string_view pattern, std::string_view text, bool pathname) {
   return Matcher(pattern, text, pathname).run(0, 0) == Wild::match;
+}
+
+std::size_t star_runs(std::string_view pattern) {
+  std::size_t runs = 0;
+  bool in_run = false;
+  for (std::size_t i = 0; i < pattern.size(); ++i) {
+    const bool star = pattern[i] == '*';
+    if (star && !in_run) ++runs;
+    in_run = star;
+    if (pattern[i] == '\\') ++i;
+  }
+  return runs;
 }
 
 bool is_literal_pattern(std::string_view pattern) {

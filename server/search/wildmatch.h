@@ -3,9 +3,15 @@
 // means the same thing in either place.
 #pragma once
 
+#include <cstddef>
 #include <string_view>
 
 namespace brig::search {
+
+// Patterns come from tool calls and from ignore files a jail can write, and
+// matching recurses once per run of '*': a pattern with more runs than this
+// matches nothing (Glob::compile refuses it, saying so).
+inline constexpr std::size_t kMaxStarRuns = 32;
 
 // Whether `text` matches `pattern` as git matches it:
 //   ?        one byte
@@ -16,9 +22,13 @@ namespace brig::search {
 //   [...]    one byte from a set: ranges (a-z), negation ([!...] or [^...]),
 //            POSIX classes ([:alpha:]), '\' escapes; never '/' with `pathname`
 //   \c       the byte c itself
-// A malformed pattern (unterminated '[', bad class name) matches nothing.
+// A malformed pattern (unterminated '[', bad class name) matches nothing, as
+// does one that needs more than kMaxStarRuns nested star attempts.
 // Bytes are compared exactly: no case folding, no Unicode awareness.
 bool wildmatch(std::string_view pattern, std::string_view text, bool pathname);
+
+// How many runs of '*' `pattern` has ("a*b**c" has 2), escaped ones aside.
+std::size_t star_runs(std::string_view pattern);
 
 // True when `pattern` has no wildcard or escape: it can only match itself.
 bool is_literal_pattern(std::string_view pattern);

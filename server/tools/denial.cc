@@ -40,13 +40,47 @@ bool is_refusal(int err) {
 
 }  // namespace
 
+std::optional<std::string> jail_private_refusal(const DenialContext& ctx,
+                                                std::string_view raw_path) {
+  const policy::Filesystem& fs = ctx.policy.filesystem;
+  const std::string path = *normalize(absolute_from(ctx.workspace, raw_path), DotDot::resolve);
+  if (is_within(path, ctx.workspace) || containing(fs.read_write, path) != nullptr ||
+      containing(fs.read_only, path) != nullptr)
+    return std::nullopt;
+  // A hidden path is not there at all; explain_denial() says so after the
+  // worker fails on it.
+  for (const std::string& h : fs.hidden)
+    if (is_within(path, h)) return std::nullopt;
+  const std::string name = ctx.policy_name.empty() ? "in use" : ctx.policy_name;
+  std::string tree;
+  if (fs.private_home && !ctx.home.empty() && ctx.home != "/" && is_within(path, ctx.home)) {
+    tree = fmt::format(
+        "your home, which policy {} replaces with a private, empty directory in each jail "
+        "(filesystem.private_home = true; to see the host's file there, a policy must list it in "
+        "filesystem.read_only or filesystem.read_write)",
+        name);
+  } else if (is_within(path, "/tmp") || is_within(path, "/dev/shm")) {
+    tree = fmt::format("{}, which each jail has to itself (policy {})",
+                       is_within(path, "/tmp") ? "/tmp" : "/dev/shm", name);
+  } else {
+    return std::nullopt;
+  }
+  return fmt::format(
+      "{} is in {}. exec's commands get an empty one of their own, so they would not see what "
+      "the file tools read or write there, nor the file tools what exec leaves there; the file "
+      "tools refuse it. Use a path in the workspace ({}), which both see.",
+      path, tree, ctx.workspace);
+}
+
 std::optional<std::string> explain_denial(const DenialContext& ctx, std::string_view raw_path,
                                           Access access, int err) {
   const policy::Filesystem& fs = ctx.policy.filesystem;
   const std::string path = *normalize(absolute_from(ctx.workspace, raw_path), DotDot::resolve);
   const std::string name = ctx.policy_name.empty() ? "in use" : ctx.policy_name;
-  if (!is_refusal(err) && err != ENOENT && err != ENOTDIR) return std::nullopt;
 
+  // Whatever failed on a hidden path, the mask caused it, and its errno
+  // need not say so: a hidden file is /dev/null in the jail (read_file
+  // refuses a character device, EINVAL), a hidden directory is empty.
   for (const std::string& h : fs.hidden) {
     if (!is_within(path, h)) continue;
     return fmt::format(
@@ -66,6 +100,7 @@ std::optional<std::string> explain_denial(const DenialContext& ctx, std::string_
           path, name);
     }
   }
+  if (!is_refusal(err) && err != ENOENT && err != ENOTDIR) return std::nullopt;
 
   const bool in_workspace = is_within(path, ctx.workspace);
   const PathRule* rw = containing(fs.read_write, path);

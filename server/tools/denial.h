@@ -31,4 +31,21 @@ enum class Access { read, write };
 std::optional<std::string> explain_denial(const DenialContext& ctx, std::string_view path,
                                           Access access, int err);
 
+// Why the file tools refuse `path` (absolute, or relative to the workspace),
+// or empty when they take it: a path in /tmp, /dev/shm or, with private_home, in the
+// caller's home, outside the workspace and every bound path. Each jail has
+// those trees to itself (exec's commands start with empty ones, and the
+// file tools' long-lived worker keeps its own), so a file written there by
+// write_file would never reach exec, and the reverse: refused, saying so,
+// rather than succeeding where nothing else can see it. Lexical, as
+// explain_denial is.
+std::optional<std::string> jail_private_refusal(const DenialContext& ctx, std::string_view path);
+
+// The file tools' descriptions say it too, so a model need not learn it by
+// failing.
+inline constexpr std::string_view kJailPrivateNote =
+    " Paths in /tmp, /dev/shm or a private home (outside the workspace and the policy's "
+    "paths) are refused: each sandbox has its own, so exec would not see them. Share files "
+    "with exec through the workspace.";
+
 }  // namespace brig::tools

@@ -6,6 +6,7 @@
 
 #include "server/files/edit_file.h"
 #include "server/policy/tool_names.h"
+#include "server/tools/denial.h"
 
 namespace brig::tools {
 
@@ -70,7 +71,8 @@ protocol::ToolDescriptor edit_file_descriptor() {
           "written and the error names the edit and how many matches it found. Line endings "
           "(CRLF files may be edited with \\n), a UTF-8 BOM and the file mode are kept; the "
           "write is atomic. dry_run shows the diff without writing. Read the file first so "
-          "old_text matches exactly.",
+          "old_text matches exactly." +
+          std::string(kJailPrivateNote),
       .input_schema = std::move(input),
       .output_schema = std::move(output),
       .annotations = protocol::tool_annotations(/*read_only=*/false, /*destructive=*/true,

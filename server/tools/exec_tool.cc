@@ -58,14 +58,10 @@ Json input_schema(const policy::Policy& p) {
              {"description", fmt::format("Seconds until the whole sandbox is killed (default "
                                          "and most: the policy's {}).",
                                          wall_time_text(p))}}},
-           {"max_output",
-            {{"type", "integer"},
-             {"minimum", 1},
-             {"maximum", exec::kMaxMaxOutput},
-             {"description",
-              fmt::format("Bytes of stdout and of stderr to return (default {}); longer output "
-                          "keeps its head and tail.",
-                          exec::kDefaultMaxOutput)}}},
+           {"max_output", exec::kMaxOutputArg.schema(fmt::format(
+                              "Bytes of stdout and of stderr to return (default {}); longer "
+                              "output keeps its head and tail.",
+                              exec::kDefaultMaxOutput))},
            {"yield_after",
             {{"type", "number"},
              {"minimum", 0},
@@ -82,7 +78,9 @@ Json input_schema(const policy::Policy& p) {
 std::string description(const sandbox::Sandbox& sandbox) {
   return fmt::format(
       "Run a command in a fresh sandbox (policy \"{}\": the workspace {} and what the policy "
-      "allows; network: {}). Give `command` (a shell string) or `argv`. Non-interactive: stdin is "
+      "allows; network: {}). Give `command` (a shell string) or `argv`; with `env` and `cwd` at "
+      "most {} KiB together (pass data on stdin, or write a script to the workspace). "
+      "Non-interactive: stdin is "
       "empty unless given, there is no terminal, editors and pagers return at once "
       "(GIT_EDITOR=true, PAGER=cat, TERM=dumb). Returns the exit code, stdout and stderr (head "
       "and tail kept past max_output, with the bytes left out counted). A command still running "
@@ -90,7 +88,7 @@ std::string description(const sandbox::Sandbox& sandbox) {
       "to wait, read output, write stdin or kill it. Killed after `timeout` (at most {}). Use it "
       "to build, test, run git and scripts; use the file tools to read and edit files.",
       sandbox.policy_name, sandbox.workspace(), brig::sandbox::network_text(sandbox.policy),
-      wall_time_text(sandbox.policy));
+      exec::kMaxCommandBytes / 1024, wall_time_text(sandbox.policy));
 }
 
 // Kills the job unless the call handed it over: a cancelled call, a client

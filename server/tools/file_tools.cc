@@ -28,16 +28,20 @@ struct FileTool {
   pool::WorkerLane lane;
 };
 
+DenialContext denial_context(const sandbox::Sandbox& sandbox) {
+  return DenialContext{sandbox.policy, sandbox.policy_name, sandbox.workspace(),
+                       sandbox.context.home, sandbox.host_root()};
+}
+
 // The model reads this: what failed, then the policy's reason when it has one.
 std::string failure_text(const sandbox::Sandbox& sandbox, const Json& args, Access access,
                          const Error& e) {
   std::string text = e.to_string();
   // A worker that never started says nothing about the call's path.
   if (!e.what.starts_with(pool::kWorkerStartFailed)) {
-    const DenialContext ctx{sandbox.policy, sandbox.policy_name, sandbox.workspace(),
-                            sandbox.context.home, sandbox.host_root()};
     const std::string path = args.value("path", std::string("."));
-    if (auto why = explain_denial(ctx, path, access, e.sys_errno)) return text + "\n" + *why;
+    if (auto why = explain_denial(denial_context(sandbox), path, access, e.sys_errno))
+      return text + "\n" + *why;
   }
   if (e.sys_errno == EACCES) {
     if (std::string hint = identity_refusal(sandbox); !hint.empty()) text += "\n" + hint;
@@ -55,6 +59,9 @@ Tool make_tool(const FileTool& t, Principals& principals, FileToolLimits limits)
         if (!principal) co_return ToolResult::error(principal.error().to_string());
         if (principal->workers == nullptr)
           co_return ToolResult::error("run " + op + ": this server runs no file workers");
+        const std::string path = args.value("path", std::string("."));
+        if (auto why = jail_private_refusal(denial_context(principal->sandbox), path))
+          co_return ToolResult::error(op + " (" + path + "): " + *why);
         Result<files::OpReply> reply =
             co_await principal->workers->call(t.lane, op, args, limits.timeout, limits.max_bytes);
         if (!reply) {

@@ -42,16 +42,10 @@ protocol::ToolDescriptor find_files_descriptor() {
          {{"type", "string"},
           {"enum", {"path", "modified"}},
           {"description", "\"path\" (default) or \"modified\" (newest first)."}}},
-        {"limit",
-         {{"type", "integer"},
-          {"minimum", 1},
-          {"maximum", search::kMaxFindLimit},
-          {"description",
-           fmt::format("Most paths to return. Default {}.", search::kDefaultFindLimit)}}},
+        {"limit", search::kFindLimit.schema(
+                      fmt::format("Most paths to return. Default {}.", search::kDefaultFindLimit))},
         {"offset",
-         {{"type", "integer"},
-          {"minimum", 0},
-          {"description", "Paths to skip: pass next_offset from the previous call."}}}}},
+         search::kFindOffset.schema("Paths to skip: pass next_offset from the previous call.")}}},
       {"required", {"pattern"}},
       {"additionalProperties", false}};
   Json file = {

@@ -23,6 +23,8 @@ using protocol::Json;
 using protocol::ToolResult;
 
 constexpr std::size_t kDefaultReadLimit = 64 * 1024;
+constexpr protocol::IntegerArg kReadOffset{"offset", 0, protocol::kMaxJsonInteger, 0};
+constexpr protocol::IntegerArg kReadLimit{"limit", 1, exec::kMaxMaxOutput, kDefaultReadLimit};
 constexpr double kDefaultWaitSeconds = 20;
 constexpr double kMaxWaitSeconds = 300;
 // How long `kill` waits for the jail to be gone before it reports.
@@ -46,28 +48,18 @@ Json input_schema() {
             {{"type", "string"},
              {"enum", {"stdout", "stderr"}},
              {"description", "read: which output (default stdout)."}}},
-           {"offset",
-            {{"type", "integer"},
-             {"minimum", 0},
-             {"description", "read: the byte offset to start at (default 0)."}}},
-           {"limit",
-            {{"type", "integer"},
-             {"minimum", 1},
-             {"maximum", exec::kMaxMaxOutput},
-             {"description",
-              fmt::format("read: at most this many bytes (default {}).", kDefaultReadLimit)}}},
+           {"offset", kReadOffset.schema("read: the byte offset to start at (default 0).")},
+           {"limit", kReadLimit.schema(fmt::format("read: at most this many bytes (default {}).",
+                                                   kDefaultReadLimit))},
            {"seconds",
             {{"type", "number"},
              {"minimum", 0},
              {"maximum", kMaxWaitSeconds},
              {"description",
               fmt::format("wait: the longest to wait (default {}).", kDefaultWaitSeconds)}}},
-           {"max_output",
-            {{"type", "integer"},
-             {"minimum", 1},
-             {"maximum", exec::kMaxMaxOutput},
-             {"description", fmt::format("wait, kill: bytes of each stream to show (default {}).",
-                                         exec::kDefaultMaxOutput)}}},
+           {"max_output", exec::kMaxOutputArg.schema(
+                              fmt::format("wait, kill: bytes of each stream to show (default {}).",
+                                          exec::kDefaultMaxOutput))},
            {"input", {{"type", "string"}, {"description", "write: the text to send."}}},
            {"eof", {{"type", "boolean"}, {"description", "write: close stdin afterwards."}}},
            {"signal",
@@ -153,9 +145,12 @@ ToolResult list_jobs(exec::JobTable& jobs, uid_t owner) {
 ToolResult read_job(exec::Job& job, const Json& args) {
   const std::string stream = args.value("stream", std::string("stdout"));
   const exec::Stream s = stream == "stderr" ? exec::Stream::err : exec::Stream::out;
-  const auto offset = static_cast<std::uint64_t>(args.value("offset", std::int64_t{0}));
-  const auto limit =
-      static_cast<std::size_t>(args.value("limit", static_cast<std::int64_t>(kDefaultReadLimit)));
+  const auto offset_arg = kReadOffset.read(args);
+  if (!offset_arg) return ToolResult::error(offset_arg.error().to_string());
+  const auto limit_arg = kReadLimit.read(args);
+  if (!limit_arg) return ToolResult::error(limit_arg.error().to_string());
+  const auto offset = static_cast<std::uint64_t>(*offset_arg);
+  const auto limit = static_cast<std::size_t>(*limit_arg);
   const exec::Spool& spool = job.spool(s);
   auto bytes = spool.read(offset, limit);
   if (!bytes) return ToolResult::error(bytes.error().to_string());
@@ -215,11 +210,6 @@ ToolResult signal_job(exec::Job& job, const Json& args) {
   return r;
 }
 
-std::size_t max_output_of(const Json& args) {
-  return static_cast<std::size_t>(
-      args.value("max_output", static_cast<std::int64_t>(exec::kDefaultMaxOutput)));
-}
-
 asio::awaitable<ToolResult> run_job(exec::JobTable* jobs, Json args, ToolContext& ctx) {
   const std::string action = args.at("action").get<std::string>();
   const uid_t owner = exec::owner_of(ctx.peer());
@@ -234,18 +224,20 @@ asio::awaitable<ToolResult> run_job(exec::JobTable* jobs, Json args, ToolContext
   if (action == "read") co_return read_job(*job, args);
   if (action == "write") co_return write_job(*job, args);
   if (action == "signal") co_return signal_job(*job, args);
+  const auto max_output = exec::kMaxOutputArg.read(args);
+  if (!max_output) co_return ToolResult::error(max_output.error().to_string());
   if (action == "wait") {
     const double seconds = args.value("seconds", kDefaultWaitSeconds);
     co_await exec::follow(
         *job, ctx,
         exec::Job::Clock::now() + std::chrono::duration_cast<exec::Job::Clock::duration>(
                                       std::chrono::duration<double>(seconds)));
-    co_return exec::report_job(*job, max_output_of(args)).result;
+    co_return exec::report_job(*job, static_cast<std::size_t>(*max_output)).result;
   }
   // kill
   job->kill();
   co_await exec::follow(*job, ctx, exec::Job::Clock::now() + kKillWait);
-  co_return exec::report_job(*job, max_output_of(args)).result;
+  co_return exec::report_job(*job, static_cast<std::size_t>(*max_output)).result;
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 
 #include "server/policy/tool_names.h"
 #include "server/search/list_directory.h"
+#include "server/tools/denial.h"
 #include "server/tools/tool.h"
 
 namespace brig::tools {
@@ -21,25 +22,16 @@ protocol::ToolDescriptor list_directory_descriptor() {
           {"description",
            "Directory to list: absolute, or relative to the workspace. Default: "
            "the workspace."}}},
-        {"depth",
-         {{"type", "integer"},
-          {"minimum", 1},
-          {"maximum", search::kMaxListDepth},
-          {"description",
-           "Levels to list; 1 (default) lists only the directory's own "
-           "entries."}}},
+        {"depth", search::kListDepth.schema(
+                      "Levels to list; 1 (default) lists only the directory's own entries.")},
         {"hidden",
          {{"type", "boolean"}, {"description", "Include names starting with '.'. Default true."}}},
         {"gitignore",
          {{"type", "boolean"},
           {"description",
            "Leave out what .gitignore, .ignore and .git/info/exclude ignore. Default true."}}},
-        {"limit",
-         {{"type", "integer"},
-          {"minimum", 1},
-          {"maximum", search::kMaxListLimit},
-          {"description",
-           fmt::format("Most entries to return. Default {}.", search::kDefaultListLimit)}}}}},
+        {"limit", search::kListLimit.schema(fmt::format("Most entries to return. Default {}.",
+                                                        search::kDefaultListLimit))}}},
       {"additionalProperties", false}};
   Json entry = {
       {"type", "object"},
@@ -74,7 +66,8 @@ protocol::ToolDescriptor list_directory_descriptor() {
           "are left out unless gitignore is false (as git does, inside a repository); hidden "
           "(dot) entries are included unless hidden is false; symlinks are shown, not "
           "followed, and .git is listed but not entered. The result counts what was left out. "
-          "To find files by name pattern use find_files.",
+          "To find files by name pattern use find_files." +
+          std::string(kJailPrivateNote),
       .input_schema = std::move(input),
       .output_schema = std::move(output),
       .annotations = read_only_annotations(),

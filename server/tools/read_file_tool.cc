@@ -9,6 +9,7 @@
 #include "server/files/base64.h"
 #include "server/files/read_file.h"
 #include "server/policy/tool_names.h"
+#include "server/tools/denial.h"
 #include "server/tools/tool.h"
 
 namespace brig::tools {
@@ -30,15 +31,9 @@ protocol::ToolDescriptor read_file_descriptor() {
        {{"path",
          {{"type", "string"},
           {"description", "File to read: absolute, or relative to the workspace."}}},
-        {"offset",
-         {{"type", "integer"},
-          {"minimum", 1},
-          {"description", "First line to return (1-based). Default 1."}}},
-        {"limit",
-         {{"type", "integer"},
-          {"minimum", 1},
-          {"description",
-           fmt::format("How many lines to return. Default {}.", files::kDefaultReadLines)}}},
+        {"offset", files::kReadOffset.schema("First line to return (1-based). Default 1.")},
+        {"limit", files::kReadLimit.schema(fmt::format("How many lines to return. Default {}.",
+                                                       files::kDefaultReadLines))},
         {"encoding",
          {{"type", "string"},
           {"enum", {"text", "base64"}},
@@ -85,7 +80,8 @@ protocol::ToolDescriptor read_file_descriptor() {
           "size limit says where to continue. PNG, JPEG, GIF and WebP files come back as "
           "images. Other binary files are refused with their type and size unless encoding is "
           "\"base64\". Invalid UTF-8 is shown as U+FFFD. Use list_directory or find_files to find "
-          "paths; paths the sandbox policy hides do not exist here.",
+          "paths; paths the sandbox policy hides do not exist here." +
+          std::string(kJailPrivateNote),
       .input_schema = std::move(input),
       .output_schema = std::move(output),
       .annotations = read_only_annotations(),

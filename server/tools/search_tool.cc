@@ -115,16 +115,10 @@ protocol::ToolDescriptor search_descriptor() {
          schema_bool("Ignore case unless the pattern has an upper-case letter. Default false.")},
         {"include", std::move(include)},
         {"exclude", std::move(exclude)},
-        {"context_before",
-         {{"type", "integer"},
-          {"minimum", 0},
-          {"maximum", search::kMaxContextLines},
-          {"description", "Lines of context before each match (content mode). Default 0."}}},
-        {"context_after",
-         {{"type", "integer"},
-          {"minimum", 0},
-          {"maximum", search::kMaxContextLines},
-          {"description", "Lines of context after each match (content mode). Default 0."}}},
+        {"context_before", search::kContextBefore.schema(
+                               "Lines of context before each match (content mode). Default 0.")},
+        {"context_after", search::kContextAfter.schema(
+                              "Lines of context after each match (content mode). Default 0.")},
         {"output_mode",
          {{"type", "string"},
           {"enum", {"content", "files", "count"}},
@@ -132,25 +126,16 @@ protocol::ToolDescriptor search_descriptor() {
            "\"content\" (default): matching lines with line numbers; \"files\": only the names "
            "of files that match; \"count\": matching lines per file."}}},
         {"max_results",
-         {{"type", "integer"},
-          {"minimum", 1},
-          {"maximum", search::kMaxSearchResults},
-          {"description",
-           fmt::format("Most results: matching lines in content mode, files otherwise. Default "
-                       "{}.",
-                       search::kDefaultSearchResults)}}},
+         search::kSearchMaxResults.schema(fmt::format(
+             "Most results: matching lines in content mode, files otherwise. Default {}.",
+             search::kDefaultSearchResults))},
         {"offset",
-         {{"type", "integer"},
-          {"minimum", 0},
-          {"description",
-           "Results to skip, to get the next page: pass the next_offset of the previous call."}}},
+         search::kSearchOffset.schema(
+             "Results to skip, to get the next page: pass the next_offset of the previous call.")},
         {"max_line_length",
-         {{"type", "integer"},
-          {"minimum", search::kMinMaxLineLength},
-          {"maximum", search::kMaxMaxLineLength},
-          {"description",
-           fmt::format("Longer lines are cut to this many bytes around the match. Default {}.",
-                       search::kDefaultMaxLineLength)}}},
+         search::kMaxLineLength.schema(
+             fmt::format("Longer lines are cut to this many bytes around the match. Default {}.",
+                         search::kDefaultMaxLineLength))},
         {"hidden", schema_bool("Search hidden files and directories (names starting with '.'). "
                                "Default false, or true when an include glob names one "
                                "(\".github/**\"). .git is never searched.")},

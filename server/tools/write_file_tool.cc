@@ -6,6 +6,7 @@
 
 #include "server/files/write_file.h"
 #include "server/policy/tool_names.h"
+#include "server/tools/denial.h"
 
 namespace brig::tools {
 
@@ -39,7 +40,8 @@ protocol::ToolDescriptor write_file_descriptor() {
           "in the same directory, then rename), so readers never see half a file, and an "
           "existing file keeps its permissions. For changing part of a file prefer edit_file. "
           "Refuses to write through a symlink (write to its target instead) and fails where "
-          "the sandbox policy makes the path read-only; the error names the policy rule.",
+          "the sandbox policy makes the path read-only; the error names the policy rule." +
+          std::string(kJailPrivateNote),
       .input_schema = std::move(input),
       .output_schema = std::move(output),
       .annotations =

@@ -97,8 +97,11 @@ TEST(ToolsCall, UnknownToolAndBadParamsAreInvalidParams) {
   EXPECT_EQ(one_reply(s.on_line(request(1, "tools/call", Json{{"name", "rm"}}))),
             Json::parse(R"({"jsonrpc":"2.0","id":1,"error":{"code":-32602,
                 "message":"Invalid params: unknown tool \"rm\""}})"));
-  for (Json params : {Json(), Json::object(), Json{{"name", 5}},
-                      Json{{"name", "echo"}, {"arguments", "text=hi"}}}) {
+  // Issue 15: "arguments": null was taken for {} (the schema allows an
+  // object or no member at all).
+  for (Json params :
+       {Json(), Json::object(), Json{{"name", 5}}, Json{{"name", "echo"}, {"arguments", "text=hi"}},
+        Json{{"name", "echo"}, {"arguments", nullptr}}}) {
     EXPECT_EQ(one_reply(s.on_line(request(2, "tools/call", params)))["error"]["code"],
               ec::kInvalidParams)
         << params;

@@ -40,6 +40,21 @@ TEST(ParseExecArgs, ExactlyOneOfCommandAndArgv) {
   EXPECT_FALSE(parse_exec_args(Json{{"command", std::string("a\0b", 3)}}));
 }
 
+// Issue 15: a command or environment over about 64 KiB failed with an
+// internal message about a spawner packet. It is refused up front, naming
+// the limit and what to do instead.
+TEST(ParseExecArgs, CommandAndEnvOverTheLimitAreRefusedSayingSo) {
+  const std::string big(kMaxCommandBytes, 'x');
+  for (const Json& args : {Json{{"command", "echo " + big}}, Json{{"argv", {"echo", big}}},
+                           Json{{"command", "true"}, {"env", {{"DATA", big}}}}}) {
+    auto a = parse_exec_args(args);
+    ASSERT_FALSE(a);
+    EXPECT_THAT(a.error().to_string(), HasSubstr("exec takes at most 32768"));
+    EXPECT_THAT(a.error().to_string(), HasSubstr("stdin"));
+  }
+  EXPECT_TRUE(parse_exec_args(Json{{"command", std::string(kMaxCommandBytes - 100, 'x')}}));
+}
+
 TEST(ParseExecArgs, OptionsAndTheirBounds) {
   auto a = parse_exec_args(Json{{"command", "cat"},
                                 {"cwd", "src"},

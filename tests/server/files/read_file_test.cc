@@ -11,6 +11,9 @@
 
 #include <gtest/gtest.h>
 
+#include "protocol/json_encode.h"
+#include "protocol/schema_check.h"
+#include "server/files/json_size.h"
 #include "tests/server/files/temp_dir.h"
 
 namespace brig::files {
@@ -67,11 +70,14 @@ TEST(ReadFile, LineRangeByOffsetAndLimit) {
   EXPECT_EQ(tail->bytes, "line 99\nline 100\n");
   EXPECT_EQ(tail->header["end_line"], 100);
 
-  auto huge = read_file_op(
-      Json{{"path", "a.txt"}, {"offset", 100}, {"limit", std::numeric_limits<std::int64_t>::max()}},
-      context_for(dir));
+  auto huge = read_file_op(Json{{"path", "a.txt"}, {"offset", 100}, {"limit", kMaxReadLine}},
+                           context_for(dir));
   ASSERT_TRUE(huge);
   EXPECT_EQ(huge->bytes, "line 100\n");
+  // Past the range the schema announces: refused, not clamped.
+  EXPECT_FALSE(read_file_op(
+      Json{{"path", "a.txt"}, {"offset", 100}, {"limit", std::numeric_limits<std::int64_t>::max()}},
+      context_for(dir)));
 }
 
 TEST(ReadFile, CountsEveryLineOfALargeFile) {
@@ -136,8 +142,9 @@ TEST(ReadFile, RangesAcrossReadChunksMatchALineByLineSplit) {
   ASSERT_TRUE(capped);
   const std::int64_t end = capped->header["end_line"];
   EXPECT_EQ(capped->bytes, expected_range(text, 1, end));
-  EXPECT_LE(capped->bytes.size(), 100000u);
-  EXPECT_GT(capped->bytes.size(), 100000u - 97u);
+  // Twice (text and structuredContent), escaped: under the cap, near it.
+  EXPECT_LE(2 * json_string_cost(capped->bytes), 100000u);
+  EXPECT_GT(2 * json_string_cost(capped->bytes), 100000u / 2);
   EXPECT_EQ(capped->header["truncated"], true);
 }
 
@@ -170,14 +177,64 @@ TEST(ReadFile, ByteCapKeepsWholeLinesAndSaysWhereToContinue) {
       << note;
 }
 
+// What the client receives for the reply: the JSON-RPC result line.
+std::size_t wire_size(OpReply reply) {
+  std::string out;
+  protocol::append_json(out, tools::format_read_file(Json::object(), std::move(reply)).to_json());
+  return out.size();
+}
+
+// Issue 15: 2,000 lines of 2,100 characters fit the 4 MiB raw cap once but
+// the reply carries them twice, and control characters take six bytes each
+// in JSON: the page must fit the message limit (twice max_bytes), encoded.
+TEST(ReadFile, APageFitsTheMessageOnceEncoded) {
+  constexpr std::size_t kMaxMessage = 8u << 20;
+  for (const char fill : {'x', '\x01', '"'}) {
+    TempDir dir;
+    std::string text;
+    for (int i = 0; i < 2000; ++i) text += std::string(2100, fill) + "\n";
+    dir.write("a.txt", text);
+    auto r = read_file_op(Json{{"path", "a.txt"}}, context_for(dir, kMaxMessage / 2));
+    ASSERT_TRUE(r) << r.error().to_string();
+    EXPECT_EQ(r->header["truncated"], true);
+    const std::int64_t end = r->header["end_line"];
+    ASSERT_GT(end, 0);
+    EXPECT_EQ(r->bytes, expected_range(text, 1, end));
+    EXPECT_LE(wire_size(*r), kMaxMessage / 2) << "fill " << int{fill};
+    const auto result = tools::format_read_file(Json::object(), std::move(*r));
+    const std::string note = result.content.back().to_json()["text"];
+    EXPECT_NE(note.find("continue with offset=" + std::to_string(end + 1)), std::string::npos)
+        << note;
+  }
+}
+
+TEST(ReadFile, Base64FitsTheMessageTwice) {
+  TempDir dir;
+  const std::size_t max_bytes = 64 << 10;
+  // Raw bytes whose base64 fits max_bytes once but not twice.
+  dir.write("blob", std::string(max_bytes / 4 * 3 - 100, '\0'));
+  auto r =
+      read_file_op(Json{{"path", "blob"}, {"encoding", "base64"}}, context_for(dir, max_bytes));
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().why.find("limit for base64"), std::string::npos) << r.error().why;
+
+  dir.write("small", std::string(max_bytes / 4, '\0'));
+  auto small =
+      read_file_op(Json{{"path", "small"}, {"encoding", "base64"}}, context_for(dir, max_bytes));
+  ASSERT_TRUE(small) << small.error().to_string();
+  EXPECT_LE(wire_size(std::move(*small)), max_bytes);
+}
+
 TEST(ReadFile, ALineLongerThanTheCapIsCutAtACharacterBoundary) {
   TempDir dir;
   std::string line;
   for (int i = 0; i < 100; ++i) line += "\xc3\xa9";  // é, two bytes each
   dir.write("a.txt", line + "\nnext\n");
-  auto r = read_file_op(Json{{"path", "a.txt"}}, context_for(dir, /*max_bytes=*/51));
+  auto r = read_file_op(Json{{"path", "a.txt"}}, context_for(dir, /*max_bytes=*/410));
   ASSERT_TRUE(r);
-  EXPECT_EQ(r->bytes.size(), 50u);
+  ASSERT_FALSE(r->bytes.empty());
+  EXPECT_EQ(r->bytes.size() % 2, 0u) << "cut inside a character";
+  EXPECT_LE(2 * json_string_cost(r->bytes), 410u);
   EXPECT_EQ(r->header["line_cut"], true);
   EXPECT_EQ(r->header["truncated"], true);
   EXPECT_EQ(r->header["end_line"], 1);
@@ -300,6 +357,27 @@ TEST(ReadFile, MissingFileDirectoryAndFifoAreErrors) {
   auto fifo = read_file_op(Json{{"path", "fifo"}}, context_for(dir));
   ASSERT_FALSE(fifo);
   EXPECT_NE(fifo.error().why.find("fifo"), std::string::npos) << fifo.error().why;
+}
+
+// Issue 15: offset and limit beyond 64 bits were read through a
+// float-to-integer conversion (undefined behaviour) and came out as 0 or 1:
+// an offset of 1e30 read the first page.
+TEST(ReadFile, OutOfRangeIntegersAreErrorsNamingTheArgument) {
+  TempDir dir;
+  dir.write("a.txt", numbered_lines(5));
+  for (const char* name : {"offset", "limit"}) {
+    for (const Json& value : {Json(1e30), Json(-1), Json(2.5), Json(18446744073709551615u)}) {
+      const Json args = {{"path", "a.txt"}, {name, value}};
+      auto r = read_file_op(args, context_for(dir));
+      ASSERT_FALSE(r) << args.dump();
+      EXPECT_NE(r.error().to_string().find(std::string("invalid argument ") + name),
+                std::string::npos)
+          << r.error().to_string();
+      const auto why = protocol::check_schema(args, tools::read_file_descriptor().input_schema);
+      ASSERT_TRUE(why) << args.dump();
+      EXPECT_NE(why->find(std::string("arguments.") + name), std::string::npos) << *why;
+    }
+  }
 }
 
 }  // namespace

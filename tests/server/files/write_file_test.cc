@@ -1,6 +1,8 @@
 #include "server/files/write_file.h"
 
+#include <fcntl.h>
 #include <signal.h>
+#include <sys/file.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -101,6 +103,29 @@ TEST(WriteFile, FailedWriteLeavesOldFileAndNoTemporary) {
   EXPECT_EQ(dir.names(), std::vector<std::string>{"f.txt"});
 }
 
+// Issue 15: a write that failed after create_parents made directories left
+// them behind.
+TEST(WriteFile, AFailedWriteRemovesTheDirectoriesItCreated) {
+  TempDir dir;
+  ASSERT_EQ(::mkdir(dir.at("a").c_str(), 0755), 0);
+  struct rlimit saved {};
+  ASSERT_EQ(::getrlimit(RLIMIT_FSIZE, &saved), 0);
+  const auto old_handler = ::signal(SIGXFSZ, SIG_IGN);
+  struct rlimit small = saved;
+  small.rlim_cur = 16;
+  ASSERT_EQ(::setrlimit(RLIMIT_FSIZE, &small), 0);
+  auto r = write_file_op(
+      Json{{"path", "a/b/c/f.txt"}, {"content", std::string(100, 'x')}, {"create_parents", true}},
+      context_for(dir));
+  ::setrlimit(RLIMIT_FSIZE, &saved);
+  ::signal(SIGXFSZ, old_handler);
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().sys_errno, EFBIG);
+  // "a" was there before and stays; "a/b" and "a/b/c" were the write's.
+  EXPECT_EQ(dir.names(), std::vector<std::string>{"a"});
+  EXPECT_EQ(dir.names("a"), std::vector<std::string>{});
+}
+
 TEST(WriteFile, ReadOnlyDirectoryLeavesNothingBehind) {
   if (testing::running_as_root()) GTEST_SKIP() << "root ignores directory permissions";
   TempDir dir;
@@ -123,6 +148,51 @@ TEST(WriteFile, RespectsAReadOnlyFileMode) {
   EXPECT_EQ(r.error().sys_errno, EACCES);
   EXPECT_EQ(dir.read("ro.txt"), "keep\n");
   EXPECT_EQ(dir.names(), std::vector<std::string>{"ro.txt"});
+}
+
+TEST(AtomicWrite, TempNamesAreExactlyBrigs) {
+  EXPECT_TRUE(is_temp_name(".a.txt.brig-0123456789abcdef"));
+  EXPECT_TRUE(is_temp_name(".x.brig-ffffffffffffffff"));
+  EXPECT_FALSE(is_temp_name("a.txt.brig-0123456789abcdef"));    // not hidden
+  EXPECT_FALSE(is_temp_name(".a.txt.brig-0123456789ABCDEF"));   // upper case
+  EXPECT_FALSE(is_temp_name(".a.txt.brig-0123456789abcde"));    // 15 digits
+  EXPECT_FALSE(is_temp_name(".a.txt.brig-0123456789abcdef0"));  // 17 digits
+  EXPECT_FALSE(is_temp_name(".brig-0123456789abcdef"));         // no name
+  EXPECT_FALSE(is_temp_name(".a.txt.brig_0123456789abcdef"));
+}
+
+// Issue 15: a write_file killed midway (a cancelled call kills the worker)
+// left its temporary file, 35 MB of it, in the workspace. The next write to
+// that directory removes such leftovers, and nothing else: names in the
+// workspace are the jail's to choose.
+TEST(AtomicWrite, TheNextWriteSweepsLeftoversAndOnlyThem) {
+  TempDir dir;
+  TempDir outside;
+  outside.write("precious", "keep\n");
+  const std::string stale = ".big.bin.brig-0123456789abcdef";
+  dir.write(stale, std::string(1 << 20, 'x'));
+  // Decoys with the pattern's name that are not brig's leftovers.
+  ASSERT_EQ(::symlink(outside.at("precious").c_str(), dir.at(".l.brig-0123456789abcdef").c_str()),
+            0);
+  ASSERT_EQ(::mkdir(dir.at(".d.brig-0123456789abcdef").c_str(), 0755), 0);
+  ASSERT_EQ(::mkfifo(dir.at(".f.brig-0123456789abcdef").c_str(), 0600), 0);
+  dir.write(".u.brig-0123456789ABCDEF", "not brig's name");
+  dir.write("plain.brig-0123456789abcdef", "not hidden");
+  // A write in progress elsewhere holds its temporary file locked.
+  dir.write(".busy.brig-fedcba9876543210", "partial");
+  const int busy = ::open(dir.at(".busy.brig-fedcba9876543210").c_str(), O_RDONLY | O_CLOEXEC);
+  ASSERT_GE(busy, 0);
+  ASSERT_EQ(::flock(busy, LOCK_EX), 0);
+
+  auto r = write_file_op(Json{{"path", "next.txt"}, {"content", "new\n"}}, context_for(dir));
+  ::close(busy);
+  ASSERT_TRUE(r) << r.error().to_string();
+  EXPECT_EQ(dir.names(),
+            (std::vector<std::string>{".busy.brig-fedcba9876543210", ".d.brig-0123456789abcdef",
+                                      ".f.brig-0123456789abcdef", ".l.brig-0123456789abcdef",
+                                      ".u.brig-0123456789ABCDEF", "next.txt",
+                                      "plain.brig-0123456789abcdef"}));
+  EXPECT_EQ(outside.read("precious"), "keep\n");
 }
 
 TEST(AtomicWrite, ExpectedStampMismatchFailsBeforeRename) {

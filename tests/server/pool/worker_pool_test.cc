@@ -27,6 +27,29 @@ bool process_exists(pid_t pid) {
   return ::kill(pid, 0) == 0 || errno != ESRCH;
 }
 
+// Issue 15: a dead worker was reported as "the worker exited", with no cause.
+TEST(WorkerDeathText, NamesTheCallTheSignalAndTheLimitItPointsTo) {
+  jail::Limits limits;
+  limits.file_size_bytes = 1 << 20;
+  limits.memory_bytes = 4ull << 30;
+  jail::Outcome o;
+  o.kind = jail::Outcome::Kind::signaled;
+  o.signal = SIGXFSZ;
+  EXPECT_EQ(worker_death_text(o, limits, "write_file"),
+            "the worker was killed by signal 25 (SIGXFSZ) during write_file: a file reached the "
+            "jail's file size limit of 1048576 bytes (RLIMIT_FSIZE)");
+  o.signal = SIGSEGV;
+  EXPECT_EQ(worker_death_text(o, limits, "find_files"),
+            "the worker was killed by signal 11 (SIGSEGV) during find_files; the jail's memory "
+            "limit of 4294967296 bytes can end a process this way");
+  EXPECT_EQ(worker_death_text(o, jail::Limits{}, "find_files"),
+            "the worker was killed by signal 11 (SIGSEGV) during find_files");
+  o.kind = jail::Outcome::Kind::exited;
+  o.exit_code = 3;
+  EXPECT_EQ(worker_death_text(o, limits, "search"),
+            "the worker exited with status 3 during search");
+}
+
 class WorkerPoolTest : public ::testing::Test {
  protected:
   void SetUp() override {

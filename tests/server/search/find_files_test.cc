@@ -143,5 +143,22 @@ TEST_F(FindFiles, DeadlineStopsTheWalk) {
   EXPECT_EQ(r->header["truncated"], true);
 }
 
+// Issue 15: offset and limit beyond 64 bits were read through a
+// float-to-integer conversion (undefined behaviour) and came out as 0 or 1.
+TEST_F(FindFiles, OutOfRangeIntegersAreErrorsNamingTheArgument) {
+  for (const Json& args : {Json{{"pattern", "**/*.cpp"}, {"offset", 1e30}},
+                           Json{{"pattern", "**/*.cpp"}, {"limit", 1e30}},
+                           Json{{"pattern", "**/*.cpp"}, {"offset", -1}}}) {
+    auto r = find_files_op(args, context_for(dir_));
+    ASSERT_FALSE(r) << args.dump();
+    const std::string name = args.contains("limit") ? "limit" : "offset";
+    EXPECT_NE(r.error().to_string().find("invalid argument " + name), std::string::npos)
+        << r.error().to_string();
+    const auto why = protocol::check_schema(args, tools::find_files_descriptor().input_schema);
+    ASSERT_TRUE(why) << args.dump();
+    EXPECT_NE(why->find("arguments." + name), std::string::npos) << *why;
+  }
+}
+
 }  // namespace
 }  // namespace brig::search

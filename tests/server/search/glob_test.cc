@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "server/search/wildmatch.h"
+
 namespace brig::search {
 namespace {
 
@@ -25,6 +27,43 @@ TEST(Braces, ErrorsNameTheProblem) {
   auto many = expand_braces("{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}");
   ASSERT_FALSE(many);
   EXPECT_NE(many.error().why.find("alternatives"), std::string::npos);
+}
+
+// Issue 15: {x20,000 (closed again) killed the file worker: the expansion
+// recursed once per level and copied the pattern at each.
+TEST(Braces, NestingAndGroupsAreBoundedBeforeExpanding) {
+  const std::string deep = std::string(20000, '{') + "a" + std::string(20000, '}');
+  auto r = expand_braces(deep);
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().why.find("nest more than 10 deep"), std::string::npos) << r.error().why;
+  EXPECT_LT(r.error().where.size(), 300u) << "the message quotes the whole pattern";
+  auto compiled = Glob::compile(deep);
+  ASSERT_FALSE(compiled);
+
+  std::string groups;
+  for (int i = 0; i < 20000; ++i) groups += "{a}";
+  auto flat = expand_braces(groups);
+  ASSERT_FALSE(flat);
+  EXPECT_NE(flat.error().why.find("more than 64 brace groups"), std::string::npos)
+      << flat.error().why;
+
+  // Ten levels still expand, in order.
+  std::string ten = "x";
+  for (int i = 0; i < 10; ++i) ten = "{" + ten + ",y}";
+  auto ok = expand_braces(ten);
+  ASSERT_TRUE(ok) << ok.error().to_string();
+  ASSERT_EQ(ok->size(), 11u);
+  EXPECT_EQ(ok->front(), "x");
+  EXPECT_EQ(ok->back(), "y");
+}
+
+TEST(Glob, TooManyStarsAreRefusedSayingSo) {
+  std::string stars;
+  for (std::size_t i = 0; i <= kMaxStarRuns; ++i) stars += "*a";
+  auto r = Glob::compile(stars);
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().why.find("runs of '*'"), std::string::npos) << r.error().why;
+  EXPECT_TRUE(Glob::compile(stars.substr(2)));
 }
 
 TEST(Glob, NameGlobsMatchAtAnyDepth) {

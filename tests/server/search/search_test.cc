@@ -394,5 +394,22 @@ TEST(SearchDescriptor, PlainSchemas) {
   EXPECT_EQ(d.annotations["readOnlyHint"], true);
 }
 
+// Issue 15: integers beyond 64 bits were read through a float-to-integer
+// conversion (undefined behaviour) and came out as 0 or 1.
+TEST_F(Search, OutOfRangeIntegersAreErrorsNamingTheArgument) {
+  for (const char* name :
+       {"offset", "max_results", "context_before", "context_after", "max_line_length"}) {
+    const Json args = {{"pattern", "needle"}, {name, 1e30}};
+    auto r = search_op(args, context_for(dir_));
+    ASSERT_FALSE(r) << name;
+    EXPECT_NE(r.error().to_string().find(std::string("invalid argument ") + name),
+              std::string::npos)
+        << r.error().to_string();
+    const auto why = protocol::check_schema(args, tools::search_descriptor().input_schema);
+    ASSERT_TRUE(why) << name;
+    EXPECT_NE(why->find(std::string("arguments.") + name), std::string::npos) << *why;
+  }
+}
+
 }  // namespace
 }  // namespace brig::search

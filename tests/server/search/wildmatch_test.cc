@@ -100,6 +100,22 @@ TEST(Wildmatch, ManyStarsStayFast) {
   EXPECT_FALSE(wildmatch("**/*a*a*a*a*a*a*a*a*a*a*a*a*a*a*b", "x/y/" + text, true));
 }
 
+// Issue 15: matching recursed once per run of '*', so a pattern of many
+// (from a call, or an ignore file a jail wrote) overflowed the stack.
+TEST(Wildmatch, ManyStarRunsMatchNothingWithoutDeepRecursion) {
+  std::string pattern;
+  for (int i = 0; i < 200000; ++i) pattern += "*a";
+  const std::string text(200000, 'a');
+  EXPECT_FALSE(wildmatch(pattern, text, false));
+  EXPECT_FALSE(wildmatch(pattern, text, true));
+  EXPECT_EQ(star_runs(pattern), 200000u);
+  EXPECT_EQ(star_runs("a**b\\*c*"), 2u);
+  // Up to the bound, stars match as usual.
+  std::string bounded;
+  for (std::size_t i = 0; i < kMaxStarRuns; ++i) bounded += "*a";
+  EXPECT_TRUE(wildmatch(bounded, std::string(kMaxStarRuns, 'a'), false));
+}
+
 TEST(Wildmatch, LiteralPatterns) {
   EXPECT_TRUE(is_literal_pattern("foo.c"));
   EXPECT_FALSE(is_literal_pattern("*.c"));

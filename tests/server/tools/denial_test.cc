@@ -78,6 +78,53 @@ TEST(Denial, RootSecretsWhenBrigRunsAsRoot) {
   const std::string s = explain(p, "default", "/etc/shadow", Access::read, ENOENT, true);
   EXPECT_NE(s.find("dangerously_unmask_root_secrets = false"), std::string::npos) << s;
   EXPECT_EQ(explain(p, "default", "/etc/shadow", Access::read, EACCES, false), "");
+  // Issue 15: the mask is /dev/null, which read_file refuses as a character
+  // device (EINVAL); the rule must still be named.
+  const std::string device = explain(p, "default", "/etc/shadow", Access::read, EINVAL, true);
+  EXPECT_NE(device.find("dangerously_unmask_root_secrets = false"), std::string::npos) << device;
+}
+
+TEST(Denial, AHiddenFileReadAsACharacterDeviceNamesTheRule) {
+  Policy p = default_like();
+  p.filesystem.hidden.push_back("/etc/secret.conf");
+  const std::string s = explain(p, "default", "/etc/secret.conf", Access::read, EINVAL);
+  EXPECT_NE(s.find("filesystem.hidden contains \"/etc/secret.conf\""), std::string::npos) << s;
+}
+
+std::string refusal(const Policy& p, std::string_view path, std::string workspace = "/work/proj") {
+  const DenialContext ctx{p, "default", std::move(workspace), "/home/u", false};
+  return jail_private_refusal(ctx, path).value_or("");
+}
+
+// Issue 15: write_file /tmp/x.sh succeeded in the file worker's own /tmp,
+// and exec sh /tmp/x.sh did not find it. The file tools refuse the trees
+// each jail has to itself, saying why.
+TEST(JailPrivate, TmpAndThePrivateHomeAreRefusedSayingWhy) {
+  Policy p = default_like();
+  p.filesystem.private_home = true;
+  for (const char* path : {"/tmp/x.sh", "/tmp", "/dev/shm/y", "/home/u/notes.txt", "../../tmp/z"}) {
+    const std::string s = refusal(p, path);
+    EXPECT_NE(s.find("exec's commands get an empty one of their own"), std::string::npos)
+        << path << ": " << s;
+    EXPECT_NE(s.find("/work/proj"), std::string::npos) << s;
+  }
+  // The workspace, bound paths and everything else stay allowed.
+  p.filesystem.read_write.push_back(PathRule{"/tmp/shared"});
+  p.filesystem.read_only.push_back(PathRule{"/home/u/.gitconfig"});
+  for (const char* path : {"a.txt", "/work/proj/b", "/tmp/shared/c", "/home/u/.gitconfig",
+                           "/usr/include/stdio.h", "/tmpfoo"}) {
+    EXPECT_EQ(refusal(p, path), "") << path;
+  }
+  EXPECT_NE(refusal(p, "/home/u/notes.txt").find("filesystem.private_home = true"),
+            std::string::npos);
+  // A hidden path is explained as hidden, once the worker fails on it.
+  EXPECT_EQ(refusal(p, "/home/u/.ssh/id_ed25519"), "");
+  // A workspace under /tmp is the workspace.
+  EXPECT_EQ(refusal(p, "/tmp/ws/a.txt", "/tmp/ws"), "");
+  EXPECT_NE(refusal(p, "/tmp/other", "/tmp/ws"), "");
+  // Without a private home, the home is the host's, shared by every jail.
+  p.filesystem.private_home = false;
+  EXPECT_EQ(refusal(p, "/home/u/notes.txt"), "");
 }
 
 TEST(Denial, NothingToSayForOrdinaryErrors) {

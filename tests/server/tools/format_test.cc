@@ -5,11 +5,15 @@
 #include <gtest/gtest.h>
 
 #include "protocol/schema_check.h"
+#include "protocol/tool_args.h"
 #include "server/files/edit_file.h"
 #include "server/files/read_file.h"
 #include "server/files/write_file.h"
 #include "server/tools/edit_file_tool.h"
+#include "server/tools/find_files_tool.h"
+#include "server/tools/list_directory_tool.h"
 #include "server/tools/read_file_tool.h"
+#include "server/tools/search_tool.h"
 #include "server/tools/write_file_tool.h"
 #include "tests/server/files/temp_dir.h"
 
@@ -63,6 +67,26 @@ TEST(Descriptors, NamedPlainAndAnnotated) {
   }
   EXPECT_EQ(read_file_descriptor().annotations["readOnlyHint"], true);
   EXPECT_EQ(write_file_descriptor().annotations["destructiveHint"], true);
+}
+
+// Issue 15: an integer argument without a maximum let 1e30 through to a
+// float-to-integer conversion. Every integer a file tool takes is bounded
+// (protocol::IntegerArg), so the schema refuses what the handler cannot hold.
+TEST(Descriptors, EveryIntegerArgumentHasARange) {
+  for (const ToolDescriptor& d :
+       {read_file_descriptor(), write_file_descriptor(), edit_file_descriptor(),
+        list_directory_descriptor(), find_files_descriptor(), search_descriptor()}) {
+    for (const auto& [name, property] : d.input_schema["properties"].items()) {
+      if (property.value("type", Json()) != "integer") continue;
+      ASSERT_TRUE(property.contains("minimum")) << d.name << "." << name;
+      ASSERT_TRUE(property.contains("maximum")) << d.name << "." << name;
+      EXPECT_LE(property["maximum"].get<std::int64_t>(), protocol::kMaxJsonInteger)
+          << d.name << "." << name;
+      const auto why = protocol::check_schema(Json(1e30), property, "arguments." + name);
+      ASSERT_TRUE(why) << d.name << "." << name;
+      EXPECT_NE(why->find("arguments." + name), std::string::npos) << *why;
+    }
+  }
 }
 
 TEST(Formatters, StructuredContentMatchesTheOutputSchema) {

@@ -161,6 +161,23 @@ TEST_F(Tools, PathsOutOfTheWorkspaceThroughSymlinksAndDotDotStayOut) {
   EXPECT_NE(::access(outside.file("planted.txt").c_str(), F_OK), 0);
 }
 
+// Issue 15: write_file /tmp/x.sh succeeded in the file worker's own /tmp,
+// and exec sh /tmp/x.sh did not find it. The file tools refuse it, saying
+// why; the workspace is where the two meet.
+TEST_F(Tools, TmpIsRefusedByTheFileToolsAndTheWorkspaceIsShared) {
+  const std::string tmp = "/tmp/brig-issue15-" + std::to_string(::getpid()) + ".sh";
+  Json w = call("write_file", {{"path", tmp}, {"content", "echo hi\n"}});
+  EXPECT_TRUE(is_error(w)) << w.dump();
+  EXPECT_NE(text_of(w).find("Use a path in the workspace (" + ws_.path() + ")"), std::string::npos)
+      << text_of(w);
+  EXPECT_NE(::access(tmp.c_str(), F_OK), 0);
+
+  ASSERT_FALSE(is_error(call("write_file", {{"path", "x.sh"}, {"content", "echo hi\n"}})));
+  Json ran = call("exec", {{"command", "sh x.sh"}});
+  EXPECT_FALSE(is_error(ran)) << ran.dump();
+  EXPECT_NE(text_of(ran).find("hi"), std::string::npos) << text_of(ran);
+}
+
 TEST_F(Tools, AFileReplacedByASymlinkBetweenCallsCannotLeakTheTarget) {
   TempDir outside;
   write_host_file(outside.file("secret.txt"), "outside secret");
