@@ -488,6 +488,16 @@ class RelayTest : public ::testing::Test {
     return read_all(fd.get());
   }
 
+  // The upstream records a request only once its connection is over, which
+  // may be after the relay's own record of it: waits (bounded) for `n`.
+  bool web_requests(std::size_t n) {
+    for (auto until = Clock::now() + 5s; Clock::now() < until; std::this_thread::sleep_for(5ms)) {
+      std::lock_guard lock(web_.mutex);
+      if (web_.requests.size() >= n) return true;
+    }
+    return false;
+  }
+
   bool wait_connections(std::size_t n) {
     for (auto until = Clock::now() + 5s; Clock::now() < until; std::this_thread::sleep_for(10ms))
       if (relay_->connections() == n) return true;
@@ -583,6 +593,7 @@ TEST_F(RelayTest, PlainGetIsRewrittenAndItsResponseReturns) {
   EXPECT_EQ(r->status, 200);
   EXPECT_GT(r->bytes_up, 0u);
   EXPECT_EQ(r->bytes_down, answer.size());
+  ASSERT_TRUE(web_requests(1));
   std::lock_guard lock(web_.mutex);
   ASSERT_EQ(web_.requests.size(), 1u);
   EXPECT_TRUE(web_.requests[0].starts_with("GET /path?q=1 HTTP/1.1\r\n")) << web_.requests[0];
@@ -603,6 +614,7 @@ TEST_F(RelayTest, ASecondPipelinedRequestNeverReachesTheUpstream) {
   EXPECT_TRUE(answer.starts_with("HTTP/1.1 200 OK\r\n")) << answer;
   EXPECT_EQ(answer.find("HTTP/1.1", 1), std::string::npos) << "one response only: " << answer;
   std::this_thread::sleep_for(400ms);  // the upstream listens 300 ms for more
+  ASSERT_TRUE(web_requests(1));
   std::lock_guard lock(web_.mutex);
   ASSERT_EQ(web_.requests.size(), 1u);
   EXPECT_TRUE(web_.requests[0].ends_with("\r\n\r\nbody")) << web_.requests[0];
@@ -624,6 +636,7 @@ TEST_F(RelayTest, AChunkedBodyIsRelayedToItsEndAndNoFurther) {
   auto answer = read_all(fd.get());
   EXPECT_TRUE(answer.starts_with("HTTP/1.1 200 OK\r\n")) << answer;
   std::this_thread::sleep_for(400ms);
+  ASSERT_TRUE(web_requests(1));
   std::lock_guard lock(web_.mutex);
   ASSERT_EQ(web_.requests.size(), 1u);
   EXPECT_TRUE(web_.requests[0].ends_with("\r\n\r\n3\r\nabc\r\n0\r\n\r\n")) << web_.requests[0];
