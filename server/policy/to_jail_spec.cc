@@ -190,6 +190,9 @@ jail::LandlockRules landlock_for(const Policy& p, const Context& ctx,
       p.network.mode != NetworkMode::dangerously_host && !p.network.loopback_servers;
   if (rules.restrict_tcp && p.network.mode == NetworkMode::proxy)
     rules.connect_tcp = {kProxyPort, kDnsPort};
+  // The LLM proxy's listener, in any mode with routes (the loader refuses
+  // them with dangerously_host).
+  if (rules.restrict_tcp && !p.llm.routes.empty()) rules.connect_tcp.push_back(kLlmPort);
   return rules;
 }
 
@@ -245,6 +248,10 @@ void add_egress(const Policy& p, const Context& ctx, jail::JailSpec& spec) {
 std::vector<jail::Listener> egress_listeners() {
   using P = jail::Listener::Protocol;
   return {{P::tcp, kProxyPort}, {P::udp, kDnsPort}, {P::tcp, kDnsPort}};
+}
+
+jail::Listener llm_listener() {
+  return {jail::Listener::Protocol::tcp, kLlmPort};
 }
 
 std::vector<std::pair<std::string, std::string>> proxy_environment() {
@@ -346,6 +353,10 @@ Result<jail::JailSpec> to_jail_spec(const Policy& p, const Context& ctx) {
   }
   spec.landlock = landlock_for(p, ctx, spec.mounts, spec.namespaces.mount);
   if (p.network.mode == NetworkMode::proxy) add_egress(p, ctx, spec);
+  // Last, after the egress ones (llm_listener_of): the routes are the
+  // opt-in, whatever the mode.
+  if (!p.llm.routes.empty() && p.network.mode != NetworkMode::dangerously_host)
+    spec.listeners.push_back(llm_listener());
   return spec;
 }
 
