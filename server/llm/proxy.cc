@@ -2,6 +2,8 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
+#include <signal.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
@@ -536,7 +538,18 @@ void Proxy::Impl::give_back(std::size_t route, std::unique_ptr<Upstream> up) {
   idle.emplace_back(Clock::now(), std::move(up));
 }
 
+// SSL_write to a socket whose peer is gone raises SIGPIPE in the writing
+// thread (OpenSSL sends without MSG_NOSIGNAL); blocked, it stays pending
+// and harmless, whatever the process does with the signal.
+static void block_sigpipe() {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGPIPE);
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+}
+
 void Proxy::Impl::serve(std::shared_ptr<JailState> jail, int client) {
+  block_sigpipe();
   Conn conn;
   conn.client = client;
   {
@@ -629,6 +642,7 @@ void Proxy::Impl::accept_on(const std::shared_ptr<JailState>& jail) {
 }
 
 void Proxy::Impl::accept_loop() {
+  block_sigpipe();  // inherited by the connections' threads too
   epoll_event events[64];
   while (!stopping) {
     const int n = ::epoll_wait(epoll.get(), events, 64, -1);
