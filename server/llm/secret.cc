@@ -38,6 +38,9 @@ Result<Secret> Secret::hold(std::string_view bytes) {
   // Out of core dumps whatever the dump filter says; out of swap where
   // RLIMIT_MEMLOCK allows (an unprivileged default of 8 MiB does).
   ::madvise(p, size, MADV_DONTDUMP);
+  // A process cloned from this one (`brig run`'s jail) gets the page
+  // zeroed, never the key (Linux 4.14).
+  ::madvise(p, size, MADV_WIPEONFORK);
   ::mlock(p, size);
   Secret s;
   s.data_ = static_cast<char*>(p);
@@ -146,6 +149,20 @@ Result<Secret> load_key(const policy::LlmRoute& route, const policy::EnvMap& env
   auto secret = Secret::hold(text);
   wipe(text);
   return secret;
+}
+
+void forget_key_variables(const std::vector<policy::LlmRoute>& routes) {
+  for (const policy::LlmRoute& r : routes) {
+    if (r.key_env.empty()) continue;
+    const std::string prefix = r.key_env + "=";
+    for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
+      if (std::strncmp(*e, prefix.c_str(), prefix.size()) == 0) {
+        char* value = *e + prefix.size();
+        ::explicit_bzero(value, std::strlen(value));
+      }
+    }
+    ::unsetenv(r.key_env.c_str());
+  }
 }
 
 std::string key_status(const policy::LlmRoute& route, const policy::EnvMap& env) {

@@ -1,13 +1,15 @@
 // Secret: one real API key, held only by the process that serves the LLM
-// proxy (brig-server, or `brig run` once its jail is cloned). Its bytes sit
-// in a page of their own, excluded from core dumps (MADV_DONTDUMP), locked
-// out of swap where the limit allows (mlock, best effort), and wiped before
-// the page goes. It never formats: nothing prints a Secret by accident.
+// proxy (brig-server, or `brig run`). Its bytes sit in a page of their own,
+// excluded from core dumps (MADV_DONTDUMP), zeroed in any process cloned
+// from this one (MADV_WIPEONFORK: `brig run`'s jail), locked out of swap where the limit allows
+// (mlock, best effort), and wiped before the page goes. It never formats: nothing prints a Secret
+// by accident.
 #pragma once
 
 #include <cstddef>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "jail/base/error.h"
 #include "server/policy/expand.h"
@@ -48,6 +50,12 @@ void wipe(std::string& s);
 // character inside (it would split the header it goes in), is refused. The
 // error names the route and the variable or file, never a byte of the key.
 Result<Secret> load_key(const policy::LlmRoute& route, const policy::EnvMap& env);
+
+// Wipes the value of every route's key_env in this process's environment
+// in place (so /proc/self/environ no longer shows it, nor the memory a
+// process cloned from this one starts with), then unsets it. For after
+// load_key.
+void forget_key_variables(const std::vector<policy::LlmRoute>& routes);
 
 // For `brig doctor` and `brig policy show`: "present (ANTHROPIC_API_KEY)",
 // or why the route would be refused. Reads the key and forgets it.
