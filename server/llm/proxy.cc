@@ -427,6 +427,7 @@ bool Exchange::forward(const egress::RequestHead& head, std::size_t route_index,
   egress::MessageFilter filter(egress::MessageFilter::Kind::response, head.method == "HEAD");
   UsageScanner usage;
   bool eof = false;
+  bool extra = false;
   bool client_gone = false;
   std::string_view chunk = response;
   for (;;) {
@@ -444,7 +445,8 @@ bool Exchange::forward(const egress::RequestHead& head, std::size_t route_index,
       }
       record_.bytes_down += n;
     }
-    if (filter.done() || n < chunk.size()) break;
+    if (n < chunk.size()) extra = true;  // more than one response: not reused
+    if (filter.done() || extra) break;
     std::size_t got = 0;
     const Io r = up->read_some(buf.data(), buf.size(), got, Clock::now() + o.idle_timeout, client);
     if (r == Io::ok) {
@@ -473,7 +475,7 @@ bool Exchange::forward(const egress::RequestHead& head, std::size_t route_index,
   record_.output_tokens = u.output_tokens;
 
   const bool complete = filter.done() && !filter.failed() && !client_gone && record_.error.empty();
-  const bool reusable = complete && !eof && !rhead->close && head.version_minor == 1;
+  const bool reusable = complete && !eof && !extra && !rhead->close && head.version_minor == 1;
   if (reusable) {
     set_upstream(nullptr);
     p_.give_back(route_index, std::move(up));

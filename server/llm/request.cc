@@ -94,7 +94,6 @@ std::string upstream_request_head(const egress::RequestHead& head, const Route& 
                                   std::string_view upstream_path, std::string_view key) {
   const std::vector<std::string_view> listed = connection_options(head.headers);
   std::string out;
-  out.reserve(head.size + key.size() + 128);
   out += fmt::format("{} {} HTTP/1.{}\r\nHost: {}\r\n", head.method, upstream_path,
                      head.version_minor, policy::llm_host_header(route.target));
   for (const egress::HttpHeader& h : head.headers) {
@@ -104,6 +103,9 @@ std::string upstream_request_head(const egress::RequestHead& head, const Route& 
       continue;
     out += fmt::format("{}: {}\r\n", h.name, h.value);
   }
+  // Room for the rest first: a reallocation after the key is in would
+  // leave a copy of it in freed memory that the caller's wipe cannot reach.
+  out.reserve(out.size() + route.policy.header.size() + key.size() + 32);
   if (route.policy.header == "bearer") {
     out += "Authorization: Bearer ";
   } else {
