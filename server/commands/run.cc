@@ -128,10 +128,10 @@ int run_command(const RunOptions& o) {
   std::string placeholder;
   if (!p.llm.routes.empty()) {
     auto loaded = llm::load_keys(p.llm.routes, ctx.env);
+    llm::forget_key_variables(p.llm.routes, ctx.env);
+    llm::forget_key_variables(p.llm.routes);
     if (!loaded) return fail(loaded.error().to_string());
     keys = std::move(*loaded);
-    for (const policy::LlmRoute& r : p.llm.routes) ctx.env.erase(r.key_env);
-    llm::forget_key_variables(p.llm.routes);
     auto made = llm::new_placeholder();
     if (!made) return fail(made.error().to_string());
     placeholder = std::move(*made);

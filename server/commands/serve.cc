@@ -123,12 +123,18 @@ Result<std::shared_ptr<egress::Relay>> start_relay(const policy::Policy& p,
 // read here, after the spawner started (it must not inherit one), and
 // every variable that held one is wiped from this process's environment.
 // Each request goes to the audit log only, as the relay's decisions do.
-Result<std::shared_ptr<llm::Proxy>> start_llm_proxy(const policy::Policy& p,
+Result<std::shared_ptr<llm::Proxy>> start_llm_proxy(sandbox::Sandbox& sandbox,
                                                     std::shared_ptr<session::AuditLog> audit) {
+  const policy::Policy& p = sandbox.policy;
   if (p.llm.routes.empty()) return nullptr;
-  auto keys = llm::load_keys(p.llm.routes, policy::current_environment());
-  if (!keys) return std::unexpected(keys.error());
+  policy::EnvMap env = policy::current_environment();
+  auto keys = llm::load_keys(p.llm.routes, env);
+  // Every copy of a key variable goes: this one, the planned context's
+  // (its environment, for `pass`), and the process's own.
+  llm::forget_key_variables(p.llm.routes, env);
+  llm::forget_key_variables(p.llm.routes, sandbox.context.env);
   llm::forget_key_variables(p.llm.routes);
+  if (!keys) return std::unexpected(keys.error());
   llm::ProxyOptions options;
   options.audit = [audit = std::move(audit)](const llm::LlmRecord& r) {
     if (audit) audit->write_llm(r);
@@ -356,7 +362,7 @@ int run_serve(const ServeOptions& o, const ToolInstaller& extra_tools) {
   } else {
     sandbox->relay = std::move(*relay);
   }
-  if (auto proxy = start_llm_proxy(sandbox->policy, audit); !proxy) {
+  if (auto proxy = start_llm_proxy(*sandbox, audit); !proxy) {
     return fail(proxy.error());
   } else {
     sandbox->llm = std::move(*proxy);

@@ -16,6 +16,7 @@
 #include <map>
 #include <mutex>
 #include <set>
+#include <system_error>
 #include <thread>
 #include <utility>
 
@@ -639,7 +640,17 @@ void Proxy::Impl::accept_on(const std::shared_ptr<JailState>& jail) {
       std::lock_guard lock(threads_mu);
       ++threads;
     }
-    std::thread([self = shared_from_this(), jail, fd] { self->serve(jail, fd); }).detach();
+    try {
+      std::thread([self = shared_from_this(), jail, fd] { self->serve(jail, fd); }).detach();
+    } catch (const std::system_error&) {
+      // Out of threads (RLIMIT_NPROC, memory): this connection is closed,
+      // the proxy goes on.
+      ::close(fd);
+      --open;
+      std::lock_guard lock(threads_mu);
+      --threads;
+      threads_cv.notify_all();
+    }
   }
 }
 

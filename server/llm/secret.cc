@@ -165,6 +165,15 @@ void forget_key_variables(const std::vector<policy::LlmRoute>& routes) {
   }
 }
 
+void forget_key_variables(const std::vector<policy::LlmRoute>& routes, policy::EnvMap& env) {
+  for (const policy::LlmRoute& r : routes) {
+    auto it = env.find(r.key_env);
+    if (it == env.end()) continue;
+    wipe(it->second);
+    env.erase(it);
+  }
+}
+
 std::string key_status(const policy::LlmRoute& route, const policy::EnvMap& env) {
   const std::string name =
       route.key_env.empty() ? fmt::format("key_file {}", route.key_file) : route.key_env;

@@ -56,6 +56,9 @@ Result<Secret> load_key(const policy::LlmRoute& route, const policy::EnvMap& env
 // process cloned from this one starts with), then unsets it. For after
 // load_key.
 void forget_key_variables(const std::vector<policy::LlmRoute>& routes);
+// The same for a copy of the environment: each key_env entry of `env`
+// wiped and erased.
+void forget_key_variables(const std::vector<policy::LlmRoute>& routes, policy::EnvMap& env);
 
 // For `brig doctor` and `brig policy show`: "present (ANTHROPIC_API_KEY)",
 // or why the route would be refused. Reads the key and forgets it.

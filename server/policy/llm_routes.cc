@@ -404,7 +404,10 @@ std::vector<std::string> llm_route_conflicts(const Policy& p) {
         });
   };
   for (const LlmRoute& r : p.llm.routes) {
-    if (!r.key_env.empty() && passes(r.key_env) && r.key_env != r.key_variable) {
+    // Even when the route's own variable has that name (and the jail's
+    // command gets the placeholder there), brig-worker's jail and brig's
+    // planned environment would still hold the real key.
+    if (!r.key_env.empty() && passes(r.key_env)) {
       out.push_back(fmt::format(
           "environment.pass lets {} into the jail, and it holds the real key of the llm route "
           "\"{}\" (key_env): remove it from environment.pass",

@@ -118,6 +118,11 @@ TEST_F(LlmRoutes, ConflictsWithTheRestOfThePolicy) {
                             "\"openai\"\nkey_env = \"MY_OPENAI_KEY\"\n")),
               ElementsAre(HasSubstr("environment.pass lets MY_OPENAI_KEY into the jail, and it "
                                     "holds the real key")));
+  // Even under the route's own variable name: brig-worker's jail would get it.
+  EXPECT_THAT(
+      messages(load("[environment]\npass = [\"OPENAI_API_KEY\"]\n[[llm.routes]]\nprovider = "
+                    "\"openai\"\nkey_env = \"OPENAI_API_KEY\"\n")),
+      ElementsAre(HasSubstr("environment.pass lets OPENAI_API_KEY into the jail")));
   EXPECT_THAT(messages(load("[environment]\nset = { OPENAI_BASE_URL = \"x\" }\n[[llm.routes]]\n"
                             "provider = \"openai\"\nkey_env = \"K\"\n")),
               ElementsAre(HasSubstr("environment.set names OPENAI_BASE_URL")));
