@@ -600,9 +600,9 @@ void Proxy::Impl::serve(std::shared_ptr<JailState> jail, int client) {
     std::lock_guard lock(jail->mu);
     jail->conns.erase(&conn);
     ::close(client);
+    --open;  // before remove_jail can return: it counts as closed
   }
   jail->cv.notify_all();
-  --open;
   std::lock_guard lock(threads_mu);
   --threads;
   threads_cv.notify_all();

@@ -425,6 +425,11 @@ TEST_F(LlmProxy, KeepAliveBothWaysPoolsTheUpstream) {
     send_text(fd.get(), request("GET", "/anthropic/v1/json", x_api_key(placeholder), "", false));
     EXPECT_THAT(read_until(fd.get(), "completion_tokens\":9}}"), HasSubstr("HTTP/1.1 200"));
   }
+  // The client has the last byte a moment before the proxy pools the
+  // upstream connection: once this client connection is gone, it has.
+  fd.reset();
+  const auto until = Clock::now() + 5s;
+  while (proxy->connections() != 0 && Clock::now() < until) std::this_thread::sleep_for(5ms);
   EXPECT_THAT(call(request("GET", "/anthropic/v1/json", x_api_key(placeholder))),
               HasSubstr("HTTP/1.1 200"));
   EXPECT_EQ(up.requests().size(), 4u);
