@@ -339,6 +339,30 @@ TEST_F(LlmProxy, RefusesWithAClearErrorAndKeepsServing) {
   }
 }
 
+// The defaults: a body over 10 MiB is refused before anything goes out,
+// and a head that stops arriving gets 408.
+TEST_F(LlmProxy, TenMibBodyAndASlowHead) {
+  FakeUpstream up;
+  ProxyOptions o;
+  o.head_timeout = 300ms;
+  start({route("anthropic", fmt::format("http://127.0.0.1:{}", up.port()))}, o);
+  const std::string body(10 * 1024 * 1024 + 1, 'b');
+  auto reply = call(request("POST", "/anthropic/v1/echo", x_api_key(placeholder), body));
+  EXPECT_THAT(reply, HasSubstr("HTTP/1.1 413"));
+  EXPECT_THAT(reply, HasSubstr("over 10485760 bytes"));
+  auto fd = connect_to(port);
+  send_text(fd.get(), "POST /anthropic/v1/echo HTTP/1.1\r\nHost: x\r\n");
+  reply = read_all(fd.get());
+  EXPECT_THAT(reply, HasSubstr("HTTP/1.1 408"));
+  EXPECT_THAT(reply, HasSubstr("did not arrive within 300 ms"));
+  EXPECT_TRUE(up.requests().empty());
+  const std::string exact(10 * 1024 * 1024, 'e');
+  reply = call(request("POST", "/anthropic/v1/echo", x_api_key(placeholder), exact));
+  EXPECT_THAT(reply, HasSubstr("HTTP/1.1 200"));
+  ASSERT_EQ(up.requests().size(), 1u);
+  EXPECT_EQ(up.requests()[0].body, exact);
+}
+
 TEST_F(LlmProxy, RetriesBeforeTheFirstByteOnly) {
   FakeUpstream up;
   up.failures = 2;
