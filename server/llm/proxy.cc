@@ -322,11 +322,11 @@ bool Exchange::forward(const egress::RequestHead& head, std::size_t route_index,
       auto opened = Upstream::open(route, p_.tls[route_index].get(),
                                    Clock::now() + o.connect_timeout, client);
       if (!opened) {
-        if (opened.error().why == "cancelled") {
+        if (opened.error().sys_errno == ECANCELED) {
           record_.error = "the client went away";
           return false;
         }
-        const bool timeout = opened.error().why.find("in time") != std::string::npos;
+        const bool timeout = opened.error().sys_errno == ETIMEDOUT;
         const std::string why = fmt::format("cannot reach the llm route \"{}\"'s target {}: {}",
                                             route.policy.prefix, where, opened.error().why);
         if (++attempt < o.max_attempts && waited + kFirstBackoff * attempt <= o.max_retry_wait) {

@@ -65,7 +65,7 @@ Result<std::vector<policy::Address>> resolve(const std::string& host, Clock::tim
                                        : "the name has no address"});
     }
     if (Clock::now() >= deadline)
-      return std::unexpected(Error{"resolve", host, "no answer in time"});
+      return std::unexpected(Error{"resolve", host, "no answer in time", ETIMEDOUT});
     fds.clear();
     for (int fd : watched) fds.push_back(pollfd{fd, POLLIN, 0});
     if (cancel >= 0) fds.push_back(pollfd{cancel, POLLRDHUP, 0});
@@ -76,7 +76,7 @@ Result<std::vector<policy::Address>> resolve(const std::string& host, Clock::tim
     bool any = false;
     for (const pollfd& p : fds) {
       if (p.fd == cancel && cancel >= 0) {
-        if (p.revents != 0) return std::unexpected(Error{"resolve", host, "cancelled"});
+        if (p.revents != 0) return std::unexpected(Error{"resolve", host, "cancelled", ECANCELED});
         continue;
       }
       if (p.revents != 0) {
@@ -154,8 +154,11 @@ Result<std::unique_ptr<Upstream>> Upstream::open(const Route& route, const TlsCo
                                                  Clock::time_point deadline, int cancel) {
   const std::string where = fmt::format("{}:{}", route.target.host, route.target.port);
   auto addresses = resolve(route.target.host, deadline, cancel);
-  if (!addresses) return std::unexpected(Error{"connect", where, addresses.error().why});
+  if (!addresses)
+    return std::unexpected(
+        Error{"connect", where, addresses.error().why, addresses.error().sys_errno});
   std::string errors;
+  bool timed_out = false;
   for (const policy::Address& a : *addresses) {
     sockaddr_storage ss{};
     socklen_t len = 0;
@@ -181,10 +184,12 @@ Result<std::unique_ptr<Upstream>> Upstream::open(const Route& route, const TlsCo
       err = errno;
       if (err == EINPROGRESS) {
         const Io w = wait_for(fd.get(), POLLOUT, deadline, cancel);
-        if (w == Io::cancelled) return std::unexpected(Error{"connect", where, "cancelled"});
+        if (w == Io::cancelled)
+          return std::unexpected(Error{"connect", where, "cancelled", ECANCELED});
         if (w == Io::timeout) {
           errors += fmt::format("{}{}: no connection in time", errors.empty() ? "" : "; ",
                                 policy::address_text(a));
+          timed_out = true;
           break;
         }
         socklen_t l = sizeof err;
@@ -212,15 +217,18 @@ Result<std::unique_ptr<Upstream>> Upstream::open(const Route& route, const TlsCo
         X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(up->ssl_), host.c_str());
       }
       const Io h = up->handshake(deadline, cancel);
-      if (h == Io::cancelled) return std::unexpected(Error{"connect", where, "cancelled"});
+      if (h == Io::cancelled)
+        return std::unexpected(Error{"connect", where, "cancelled", ECANCELED});
       if (h != Io::ok) {
-        return std::unexpected(
-            Error{"TLS handshake", where, h == Io::timeout ? "no handshake in time" : up->why_});
+        return std::unexpected(Error{"TLS handshake", where,
+                                     h == Io::timeout ? "no handshake in time" : up->why_,
+                                     h == Io::timeout ? ETIMEDOUT : 0});
       }
     }
     return up;
   }
-  return std::unexpected(Error{"connect", where, errors.empty() ? "no address" : errors});
+  return std::unexpected(
+      Error{"connect", where, errors.empty() ? "no address" : errors, timed_out ? ETIMEDOUT : 0});
 }
 
 Upstream::~Upstream() {

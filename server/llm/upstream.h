@@ -47,7 +47,9 @@ class Upstream {
  public:
   // Resolves the target's host (c-ares, /etc/hosts first), connects to its
   // addresses in turn, and does the TLS handshake, all by `deadline`. The
-  // error says which address and why (refused, timeout, certificate).
+  // error says which address and why (refused, timeout, certificate);
+  // its sys_errno is ETIMEDOUT when time ran out, ECANCELED when `cancel`
+  // hung up.
   static Result<std::unique_ptr<Upstream>> open(const Route& route, const TlsContext* tls,
                                                 Clock::time_point deadline, int cancel);
   ~Upstream();
