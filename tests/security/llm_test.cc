@@ -161,6 +161,11 @@ TEST_F(LlmTest, ServeExecAndTheAuditLog) {
       ASSERT_TRUE(reply) << command;
       replies.push_back((*reply)["result"].value("structuredContent", Json::object()));
     }
+    // brig-server read the key from its environment and wiped it there.
+    const std::string environ =
+        read_host_file("/proc/" + std::to_string(server.pid()) + "/environ");
+    EXPECT_NE(environ.find("PATH="), std::string::npos);  // it was readable
+    EXPECT_EQ(environ.find(kRealKey), std::string::npos);
     client.close_write();
     EXPECT_TRUE(server.wait());
     server_err = server.read_stderr(std::chrono::seconds(5));
