@@ -411,6 +411,36 @@ TEST_F(LlmProxy, ConnectErrorsAndTimeoutsAnswer502And504) {
               HasSubstr("HTTP/1.1 200"));
 }
 
+// A target that never completes the connect: a listener whose accept queue
+// is full (the kernel drops further SYNs) answers nothing.
+TEST_F(LlmProxy, AConnectThatHangsIs504) {
+  UniqueFd full(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  sockaddr_in sa{};
+  sa.sin_family = AF_INET;
+  sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(::bind(full.get(), reinterpret_cast<sockaddr*>(&sa), sizeof sa), 0);
+  ASSERT_EQ(::listen(full.get(), 0), 0);
+  std::vector<UniqueFd> queued;
+  for (int i = 0; i < 4; ++i) {
+    UniqueFd c(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
+    sockaddr_in to{};
+    to.sin_family = AF_INET;
+    to.sin_port = htons(port_of(full.get()));
+    to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ::connect(c.get(), reinterpret_cast<sockaddr*>(&to), sizeof to);
+    queued.push_back(std::move(c));
+  }
+  ProxyOptions o;
+  o.connect_timeout = 300ms;
+  o.max_attempts = 1;
+  start({route("slow", fmt::format("http://127.0.0.1:{}", port_of(full.get())))}, o);
+  const auto t0 = Clock::now();
+  const std::string reply = call(request("GET", "/slow/v1/x", x_api_key(placeholder)));
+  EXPECT_THAT(reply, HasSubstr("HTTP/1.1 504"));
+  EXPECT_THAT(reply, HasSubstr("no connection in time"));
+  EXPECT_LT(Clock::now() - t0, 3s);
+}
+
 TEST_F(LlmProxy, AClientThatGoesCancelsTheUpstreamRequest) {
   FakeUpstream up;
   start({route("anthropic", fmt::format("http://127.0.0.1:{}", up.port()))});
