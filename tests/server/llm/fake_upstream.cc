@@ -263,6 +263,11 @@ void FakeUpstream::serve(int fd) {
                       "HTTP/1.1 429 Too Many Requests\r\nRetry-After: 0\r\nContent-Length: "
                       "4\r\n\r\nslow"))
           goto done;
+      } else if (path == "/v1/later") {
+        if (!send_all(fd, ssl,
+                      "HTTP/1.1 429 Too Many Requests\r\nRetry-After: 3600\r\nContent-Length: "
+                      "5\r\n\r\nlater"))
+          goto done;
       } else if (path == "/v1/busy") {
         if (!send_all(fd, ssl,
                       "HTTP/1.1 503 Busy\r\nRetry-After: 0\r\nContent-Length: 4\r\n\r\nbusy"))

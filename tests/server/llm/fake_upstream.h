@@ -5,6 +5,7 @@
 //   /v1/json          a JSON body with Content-Length (OpenAI usage fields)
 //   /v1/flaky         429 (Retry-After: 0) for the first `failures` requests, then 200
 //   /v1/busy          503 always
+//   /v1/later         429 with Retry-After: 3600
 //   /v1/stall         reads the request, never answers
 //   /v1/stall-stream  sends the head and one event, then nothing
 //   /v1/endless       an event every 20 ms until the client goes (counted in `cut_streams`)

@@ -376,9 +376,16 @@ TEST_F(LlmProxy, RetriesBeforeTheFirstByteOnly) {
   reply = call(request("GET", "/anthropic/v1/busy", x_api_key(placeholder)));
   EXPECT_THAT(reply, HasSubstr("HTTP/1.1 503 Busy"));
   EXPECT_EQ(up.requests().size(), 6u);
+  // A wait longer than max_retry_wait is not waited: the 429 goes on at once.
+  const auto t0 = Clock::now();
+  reply = call(request("GET", "/anthropic/v1/later", x_api_key(placeholder)));
+  EXPECT_THAT(reply, HasSubstr("HTTP/1.1 429"));
+  EXPECT_THAT(reply, HasSubstr("Retry-After: 3600"));
+  EXPECT_LT(Clock::now() - t0, 2s);
+  EXPECT_EQ(up.requests().size(), 7u);
   proxy.reset();
   auto records = audit();
-  ASSERT_EQ(records.size(), 2u);
+  ASSERT_EQ(records.size(), 3u);
   EXPECT_EQ(records[0].attempts, 3);
   EXPECT_EQ(records[1].status, 503);
 }
