@@ -353,7 +353,7 @@ Result<jail::JailSpec> to_jail_spec(const Policy& p, const Context& ctx) {
   }
   spec.landlock = landlock_for(p, ctx, spec.mounts, spec.namespaces.mount);
   if (p.network.mode == NetworkMode::proxy) add_egress(p, ctx, spec);
-  // Last, after the egress ones (llm_listener_of): the routes are the
+  // Last, after the egress ones (to_jail_spec.h, llm_listener): the routes are the
   // opt-in, whatever the mode.
   if (!p.llm.routes.empty() && p.network.mode != NetworkMode::dangerously_host)
     spec.listeners.push_back(llm_listener());
