@@ -1,9 +1,9 @@
 // Secret: one real API key, held only by the process that serves the LLM
 // proxy (brig-server, or `brig run`). Its bytes sit in a page of their own,
 // excluded from core dumps (MADV_DONTDUMP), zeroed in any process cloned
-// from this one (MADV_WIPEONFORK: `brig run`'s jail), locked out of swap where the limit allows
-// (mlock, best effort), and wiped before the page goes. It never formats: nothing prints a Secret
-// by accident.
+// from this one (MADV_WIPEONFORK: `brig run`'s jail), locked out of swap
+// where the limit allows (mlock, best effort), and wiped before the page
+// goes. It never formats: nothing prints a Secret by accident.
 #pragma once
 
 #include <cstddef>
