@@ -17,6 +17,7 @@
 #include "jail/netfilter/availability.h"
 #include "jail/steps/idmap.h"
 #include "server/commands/workspace.h"
+#include "server/llm/secret.h"
 #include "server/policy/builtin.h"
 #include "server/policy/caller.h"
 #include "server/policy/loader.h"
@@ -134,10 +135,14 @@ std::vector<ModeSupport> network_modes(const jail::KernelFeatures& kernel) {
 std::string network_of(const jail::JailSpec& spec) {
   if (spec.network == jail::NetworkMode::dangerously_host)
     return "dangerously_host: the host's network (DANGEROUS)";
+  const bool llm = std::find(spec.listeners.begin(), spec.listeners.end(),
+                             policy::llm_listener()) != spec.listeners.end();
+  const std::string routes = llm ? "; LLM routes through brig's LLM proxy" : "";
   if (spec.network == jail::NetworkMode::filtered)
-    return "filtered: a veth under nftables rules, and brig's egress proxy and DNS stub";
-  if (!spec.listeners.empty()) return "proxy: out only through brig's egress proxy and DNS stub";
-  return "none: loopback only";
+    return "filtered: a veth under nftables rules, and brig's egress proxy and DNS stub" + routes;
+  if (spec.listeners.size() > (llm ? 1u : 0u))
+    return "proxy: out only through brig's egress proxy and DNS stub" + routes;
+  return "none: loopback only" + routes;
 }
 
 nlohmann::json policy_json(const PlannedPolicy& policy, const jail::KernelFeatures& kernel) {
@@ -270,13 +275,54 @@ int run_doctor(const DoctorOptions& options) {
     planned.emplace_back(name, std::move(*spec));
   }
 
+  // --policy: planned like the shipped ones, and its LLM routes listed.
+  nlohmann::json routes = nlohmann::json::array();
+  std::string routes_text;
+  if (!options.policy.empty()) {
+    auto loaded = policy::load_policy(options.policy, policy::Expansion{home, env});
+    if (!loaded) {
+      for (const Error& e : loaded.error())
+        fmt::print(stderr, "brig doctor: policy {}: {}\n", options.policy, e.to_string());
+      return 1;
+    }
+    const policy::Context ctx = policy::caller_context(workspace, cwd, env, home);
+    auto spec = policy::to_jail_spec(loaded->policy, ctx);
+    if (!spec) {
+      fmt::print(stderr, "brig doctor: policy {}: {}\n", options.policy, spec.error().to_string());
+      return 1;
+    }
+    planned.emplace_back(options.policy, std::move(*spec));
+    if (!loaded->policy.llm.routes.empty())
+      routes_text =
+          fmt::format("\nLLM routes of {} (keys as brig would read them now):\n", options.policy);
+    for (const policy::LlmRoute& r : loaded->policy.llm.routes) {
+      const std::string status = llm::key_status(r, env);
+      routes.push_back({{"policy", options.policy},
+                        {"prefix", r.prefix},
+                        {"target", r.target},
+                        {"dangerously_skip_verify", r.dangerously_skip_verify},
+                        {"key", status}});
+      routes_text +=
+          fmt::format("  /{:<22} {}{}; key {}\n", r.prefix, r.target,
+                      r.dangerously_skip_verify ? " (DANGEROUS: TLS not verified)" : "", status);
+    }
+  }
+
   jail::KernelFeatures kernel = jail::probe_kernel_features();
   // As root, the default jail's root is an unprivileged host uid and the
   // workspace keeps its owner through an idmapped mount: tried for real on
   // the workspace (made and dropped), with the default policy's ids.
   if (default_plans && ::geteuid() == 0)
     kernel.features.push_back(idmap_feature(workspace, planned.front().second));
-  std::fputs(doctor_report(kernel, planned, options.json).c_str(), stdout);
+  std::string text = doctor_report(kernel, planned, options.json);
+  if (options.json && !options.policy.empty()) {
+    auto doc = nlohmann::json::parse(text);
+    doc["llm_routes"] = std::move(routes);
+    text = doc.dump(2) + "\n";
+  } else {
+    text += routes_text;
+  }
+  std::fputs(text.c_str(), stdout);
   if (!default_plans) return 1;
   const auto& def = planned.front();
   const jail::LayerReport report = jail::predict_layers(def.second, kernel);
@@ -290,6 +336,9 @@ CLI::App* add_doctor_command(CLI::App& app, DoctorOptions& options) {
   CLI::App* cmd = app.add_subcommand(
       "doctor", "Probe what this kernel allows and what each shipped policy will enforce here");
   cmd->add_flag("--json", options.json, "Print the report as JSON");
+  cmd->add_option("--policy", options.policy,
+                  "Also plan this policy (a shipped name or a TOML file), with its LLM routes and "
+                  "whether each route's key is there (never the key)");
   return cmd;
 }
 

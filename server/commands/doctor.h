@@ -15,6 +15,9 @@ namespace brig::commands {
 
 struct DoctorOptions {
   bool json = false;  // machine-readable output instead of the report
+  // One more policy (a shipped name or a file) to plan and report, with its
+  // LLM routes and whether each key is there; "" = the shipped ones only.
+  std::string policy;
 };
 
 CLI::App* add_doctor_command(CLI::App& app, DoctorOptions& options);

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "jail/base/path.h"
+#include "server/llm/secret.h"
 #include "server/policy/caller.h"
 #include "server/policy/loader.h"
 #include "server/policy/names.h"
@@ -140,8 +141,18 @@ int run_policy_command(const PolicyOptions& o) {
   }
   if (o.action == PolicyOptions::Action::show) {
     std::fputs(policy::render_policy(loaded->policy, loaded->chain).c_str(), stdout);
+    // Comments, so the output still loads: whether each key is there now.
+    if (!loaded->policy.llm.routes.empty()) {
+      std::fputs("\n# LLM route keys, as brig would read them now (never shown):\n", stdout);
+      for (const policy::LlmRoute& r : loaded->policy.llm.routes)
+        fmt::print("#   {}: {}\n", r.prefix, llm::key_status(r, env));
+    }
   } else {
     std::fputs(summary(*loaded).c_str(), stdout);
+    for (const policy::LlmRoute& r : loaded->policy.llm.routes)
+      fmt::print("  llm        /{} -> {}{}; key {}\n", r.prefix, r.target,
+                 r.dangerously_skip_verify ? " (DANGEROUS: TLS not verified)" : "",
+                 llm::key_status(r, env));
     std::fputs(weak_for_here(*loaded, env, home).c_str(), stdout);
   }
   return 0;

@@ -16,7 +16,10 @@
 #include "server/commands/workspace.h"
 #include "server/egress/pins.h"
 #include "server/egress/relay.h"
+#include "server/llm/placeholder.h"
+#include "server/llm/proxy.h"
 #include "server/policy/caller.h"
+#include "server/policy/llm_routes.h"
 #include "server/policy/loader.h"
 #include "server/policy/to_jail_spec.h"
 #include "server/policy/units.h"
@@ -126,15 +129,59 @@ int run_command(const RunOptions& o) {
   if (!spec) return fail(spec.error().to_string());
   if (auto ok = policy::refuse_writable_policy_files(loaded->files, *spec); !ok)
     return fail(ok.error().to_string());
+  // LLM routes: every key is loaded now (a missing one refuses the run
+  // before any jail exists), and the variables that held them are wiped
+  // from this process's environment. The pages holding the keys are zeroed
+  // in the jail cloned from this process (llm::Secret).
+  std::vector<llm::Secret> keys;
+  std::string placeholder;
+  if (!p.llm.routes.empty()) {
+    auto loaded = llm::load_keys(p.llm.routes, ctx.env);
+    llm::forget_key_variables(p.llm.routes, ctx.env);
+    llm::forget_key_variables(p.llm.routes);
+    if (!loaded) return fail(loaded.error().to_string());
+    keys = std::move(*loaded);
+    auto made = llm::new_placeholder();
+    if (!made) return fail(made.error().to_string());
+    placeholder = std::move(*made);
+  }
+  jail::ExecRequest request = policy::exec_request(p, ctx, o.command);
+  for (auto& [name, value] : policy::llm_environment(p.llm.routes, placeholder)) {
+    std::erase_if(request.env, [&](const std::string& e) { return e.starts_with(name + "="); });
+    request.env.push_back(name + "=" + value);
+  }
   // Under a delegated cgroup v2 scope, the jail's group needs brig in a leaf.
   jail::cgroups::enter_delegated_leaf();
   // A `proxy` jail's listeners are served from this process, outside the
   // jail, for as long as the command runs. Declared before the outcome: the
   // relay's thread goes last.
   std::unique_ptr<egress::Relay> relay;
+  std::unique_ptr<llm::Proxy> llm_proxy;
   jail::StartedHook serve_listeners;
   if (!spec->listeners.empty()) {
-    serve_listeners = [&relay, &p](jail::RunningJail& jailed) -> Result<void> {
+    serve_listeners = [&relay, &llm_proxy, &keys, &placeholder,
+                       &p](jail::RunningJail& jailed) -> Result<void> {
+      std::vector<UniqueFd> listeners = jailed.take_listeners();
+      if (!p.llm.routes.empty() && !listeners.empty()) {
+        // The LLM listener is the last (policy::llm_listener).
+        UniqueFd fd = std::move(listeners.back());
+        listeners.pop_back();
+        llm::ProxyOptions options;
+        // A refusal or failure is worth a line of the terminal: the SDK's
+        // own error may not say why.
+        options.audit = [](const llm::LlmRecord& r) {
+          if (!r.error.empty()) fmt::print(stderr, "brig run: llm: {}\n", llm::describe(r));
+        };
+        auto started = llm::Proxy::start(p.llm.routes, std::move(keys), std::move(options));
+        if (!started) {
+          Error e = started.error();
+          e.step = jail::SetupStep::listen;
+          return std::unexpected(std::move(e));
+        }
+        llm_proxy = std::move(*started);
+        llm_proxy->add_jail("brig run", placeholder, std::move(fd));
+      }
+      if (listeners.empty()) return {};
       egress::RelayOptions options;
       // No audit log here: a refusal is worth a line of the terminal, since
       // the command's own error may not say why.
@@ -148,12 +195,11 @@ int run_command(const RunOptions& o) {
         return std::unexpected(std::move(e));
       }
       relay = std::move(*started);
-      relay->add_jail("brig run", p.network.rules, egress::jail_listeners(jailed.take_listeners()));
+      relay->add_jail("brig run", p.network.rules, egress::jail_listeners(std::move(listeners)));
       return {};
     };
   }
-  const jail::Outcome outcome =
-      jail::run(*spec, policy::exec_request(p, ctx, o.command), serve_listeners);
+  const jail::Outcome outcome = jail::run(*spec, request, serve_listeners);
   if (!outcome.warning.empty()) fmt::print(stderr, "brig run: warning: {}\n", outcome.warning);
 
   switch (outcome.kind) {

@@ -23,6 +23,8 @@
 #include "server/commands/process_setup.h"
 #include "server/commands/workspace.h"
 #include "server/egress/relay.h"
+#include "server/llm/proxy.h"
+#include "server/policy/caller.h"
 #include "server/policy/writable.h"
 #include "server/process/self_exe.h"
 #include "server/sandbox/sandbox.h"
@@ -117,6 +119,31 @@ Result<std::shared_ptr<egress::Relay>> start_relay(const policy::Policy& p,
   auto relay = egress::Relay::start(std::move(options));
   if (!relay) return std::unexpected(relay.error());
   return std::shared_ptr<egress::Relay>(std::move(*relay));
+}
+
+// The LLM proxy of a policy with llm.routes; null without. Its keys are
+// read here, after the spawner started (it must not inherit one), and
+// every variable that held one is wiped from this process's environment.
+// Each request goes to the audit log only, as the relay's decisions do.
+Result<std::shared_ptr<llm::Proxy>> start_llm_proxy(sandbox::Sandbox& sandbox,
+                                                    std::shared_ptr<session::AuditLog> audit) {
+  const policy::Policy& p = sandbox.policy;
+  if (p.llm.routes.empty()) return nullptr;
+  policy::EnvMap env = policy::current_environment();
+  auto keys = llm::load_keys(p.llm.routes, env);
+  // Every copy of a key variable goes: this one, the planned context's
+  // (its environment, for `pass`), and the process's own.
+  llm::forget_key_variables(p.llm.routes, env);
+  llm::forget_key_variables(p.llm.routes, sandbox.context.env);
+  llm::forget_key_variables(p.llm.routes);
+  if (!keys) return std::unexpected(keys.error());
+  llm::ProxyOptions options;
+  options.audit = [audit = std::move(audit)](const llm::LlmRecord& r) {
+    if (audit) audit->write_llm(r);
+  };
+  auto proxy = llm::Proxy::start(p.llm.routes, std::move(*keys), std::move(options));
+  if (!proxy) return std::unexpected(proxy.error());
+  return std::shared_ptr<llm::Proxy>(std::move(*proxy));
 }
 
 Result<transport::PeerAllowList> allow_list(const ServeOptions& o) {
@@ -308,8 +335,8 @@ int run_serve(const ServeOptions& o, const ToolInstaller& extra_tools) {
   auto sandbox = sandbox::plan_sandbox(o.policy, workspace->path, current_directory());
   if (!sandbox) return fail(sandbox.error());
   for (const std::string& w : sandbox->warnings) spdlog::warn("{}", w);
-  // Before anything else is read (the LLM proxy's keys, one day): the
-  // spawner must not inherit a secret.
+  // Before anything else is read (the LLM proxy's keys): the spawner must
+  // not inherit a secret.
   auto spawner_path = process::find_sibling({"brig-spawner", "../libexec/brig/brig-spawner"});
   if (!spawner_path) return fail(spawner_path.error());
   auto spawner = spawner::Spawner::start(io.get_executor(), *spawner_path, o.jail_pool);
@@ -338,6 +365,11 @@ int run_serve(const ServeOptions& o, const ToolInstaller& extra_tools) {
   } else {
     sandbox->relay = std::move(*relay);
   }
+  if (auto proxy = start_llm_proxy(*sandbox, audit); !proxy) {
+    return fail(proxy.error());
+  } else {
+    sandbox->llm = std::move(*proxy);
+  }
   auto worker_path = process::find_sibling({"brig-worker", "../libexec/brig/brig-worker"});
   if (!worker_path) return fail(worker_path.error());
   pool::WorkerPool workers(io.get_executor(), *sandbox, *worker_path);
@@ -345,10 +377,12 @@ int run_serve(const ServeOptions& o, const ToolInstaller& extra_tools) {
   // policy, workspace and directory.
   tools::Principals principals(
       io.get_executor(), *sandbox, &workers,
-      [&o, ws = workspace->path, cwd = current_directory(),
-       relay = sandbox->relay](const sandbox::Account& account) {
+      [&o, ws = workspace->path, cwd = current_directory(), relay = sandbox->relay,
+       llm = sandbox->llm](const sandbox::Account& account) {
         auto planned = sandbox::plan_sandbox_for(account, o.policy, ws, cwd);
         if (planned) planned->relay = relay;
+        // brig's own keys, for every user it serves (docs/llm.md).
+        if (planned) planned->llm = llm;
         return planned;
       },
       *worker_path);

@@ -325,7 +325,7 @@ bool is_hop_by_hop(std::string_view name) {
 
 }  // namespace
 
-HeadParse parse_request_head(std::string_view bytes, std::size_t max_size) {
+HeadParse parse_request_head(std::string_view bytes, std::size_t max_size, RequestForm form) {
   const Framing framing = find_end(bytes.substr(0, std::min(bytes.size(), max_size)));
   if (!framing.why.empty()) return bad(framing.why);
   if (framing.end == 0) {
@@ -391,6 +391,17 @@ HeadParse parse_request_head(std::string_view bytes, std::size_t max_size) {
   if (std::string why = connection_check(c.headers); !why.empty()) return bad(why);
   head.headers = std::move(c.headers);
 
+  if (form == RequestForm::origin) {
+    // A server's request: "/path?query" only (RFC 9112 origin-form).
+    if (parser.method == HTTP_CONNECT || !head.target.starts_with('/'))
+      return bad(fmt::format("{} {}: write the path (origin-form, \"/...\"), not a proxy request",
+                             head.method, head.target));
+    if (head.target.find('#') != std::string::npos)
+      return bad(fmt::format("{}: a request target has no #fragment", head.target));
+    head.path = head.target;
+    r.status = HeadParse::Status::complete;
+    return r;
+  }
   if (parser.method == HTTP_CONNECT) return connect_target(std::move(r));
   return absolute_target(std::move(r));
 }

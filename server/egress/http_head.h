@@ -48,7 +48,13 @@ struct HeadParse {
 // obs-fold, a NUL, a second Content-Length (even an equal one), a Host that
 // disagrees with the absolute URL's authority (RFC 9112 would replace it)
 // and a second Host are bad. HTTP/1.0 and 1.1 only.
-HeadParse parse_request_head(std::string_view bytes, std::size_t max_size);
+//
+// RequestForm::origin reads a server's request instead (the LLM proxy's):
+// the same checks, with the target an origin-form "/path?query" (in
+// head.path too; head.host and port stay empty) and CONNECT refused.
+enum class RequestForm { proxy, origin };
+HeadParse parse_request_head(std::string_view bytes, std::size_t max_size,
+                             RequestForm form = RequestForm::proxy);
 
 // The head to send upstream for a non-CONNECT request: origin-form request
 // line, hop-by-hop headers dropped (Connection and the names it lists,

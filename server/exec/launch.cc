@@ -8,6 +8,9 @@
 
 #include <asio/this_coro.hpp>
 
+#include "server/llm/placeholder.h"
+#include "server/policy/llm_routes.h"
+
 namespace brig::exec {
 namespace {
 
@@ -40,14 +43,17 @@ Result<UniqueFd> stdin_memfd(const std::string& text) {
   return fd;
 }
 
-// The jail's listeners served by the egress relay until it ends: its
-// connections are closed with it, and the relay holds nothing of a jail that
-// is gone.
+// The jail's listeners served by the egress relay and the LLM proxy until
+// it ends: its connections are closed with it, neither holds anything of a
+// jail that is gone, and its placeholder is refused from then on.
 struct RelayLease {
   std::shared_ptr<egress::Relay> relay;
   std::uint64_t id = 0;
+  std::shared_ptr<llm::Proxy> llm;
+  std::uint64_t llm_id = 0;
   ~RelayLease() {
     if (relay) relay->remove_jail(id);
+    if (llm) llm->remove_jail(llm_id);
   }
 };
 
@@ -65,9 +71,21 @@ asio::awaitable<jail::Outcome> wait_running(std::shared_ptr<spawner::RunningJail
 }  // namespace
 
 Process process_of(spawner::RunningJail running, const std::shared_ptr<egress::Relay>& relay,
-                   const policy::Policy& policy, const std::string& label) {
+                   const policy::Policy& policy, const std::string& label,
+                   const std::shared_ptr<llm::Proxy>& llm, const std::string& placeholder) {
   auto lease = std::make_shared<RelayLease>();
-  if (std::vector<UniqueFd> listeners = running.take_listeners(); relay && !listeners.empty()) {
+  std::vector<UniqueFd> listeners = running.take_listeners();
+  // The LLM listener is the last (policy::llm_listener); a jail without
+  // the proxy behind it has it closed, so its connections are refused.
+  if (!policy.llm.routes.empty() && !listeners.empty()) {
+    UniqueFd fd = std::move(listeners.back());
+    listeners.pop_back();
+    if (llm && !placeholder.empty()) {
+      lease->llm_id = llm->add_jail(label, placeholder, std::move(fd));
+      lease->llm = llm;
+    }
+  }
+  if (relay && !listeners.empty()) {
     lease->id =
         relay->add_jail(label, policy.network.rules, egress::jail_listeners(std::move(listeners)));
     lease->relay = relay;
@@ -91,6 +109,19 @@ asio::awaitable<Result<std::shared_ptr<Job>>> launch_job(const sandbox::Sandbox&
   }
   auto plan = plan_exec(sandbox.policy, sandbox.context, sandbox.spec, args);
   if (!plan) co_return std::unexpected(plan.error());
+  // The jail's own placeholder, in the routes' variables (over any the
+  // call's env named: the routes' names are the proxy's).
+  std::string placeholder;
+  if (!sandbox.policy.llm.routes.empty() && sandbox.llm) {
+    auto made = llm::new_placeholder();
+    if (!made) co_return std::unexpected(made.error());
+    placeholder = std::move(*made);
+    for (auto& [name, value] : policy::llm_environment(sandbox.policy.llm.routes, placeholder)) {
+      std::erase_if(plan->request.env,
+                    [&](const std::string& e) { return e.starts_with(name + "="); });
+      plan->request.env.push_back(name + "=" + value);
+    }
+  }
   // Taken before the first co_await: calls admitted together are counted
   // together.
   auto slot = table.reserve(owner, plan->spec.limits.memory_bytes);
@@ -134,9 +165,10 @@ asio::awaitable<Result<std::shared_ptr<Job>>> launch_job(const sandbox::Sandbox&
 
   auto job =
       std::make_shared<Job>(id, owner, args.display, std::move(*out_spool), std::move(*err_spool));
-  job->start(co_await asio::this_coro::executor,
-             process_of(std::move(*running), sandbox.relay, sandbox.policy, id),
-             std::move(out->read), std::move(err->read), std::move(stdin_write));
+  job->start(
+      co_await asio::this_coro::executor,
+      process_of(std::move(*running), sandbox.relay, sandbox.policy, id, sandbox.llm, placeholder),
+      std::move(out->read), std::move(err->read), std::move(stdin_write));
   if (args.stdin_open && args.stdin_text && !args.stdin_text->empty()) {
     if (auto w = job->write_stdin(*args.stdin_text, false); !w) {
       job->kill();

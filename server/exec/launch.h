@@ -28,8 +28,12 @@ asio::awaitable<Result<std::shared_ptr<Job>>> launch_job(const sandbox::Sandbox&
 // A Process over a jail the spawner started. Listeners the jail has (a
 // `proxy` policy's) are served by `relay` under the policy's network rules,
 // as `label` in its records, until the jail ends; without a relay they are
-// closed, and the jail's connections to them refused.
+// closed, and the jail's connections to them refused. A policy with
+// llm.routes gives the jail one listener more, the last, which `llm`
+// serves for `placeholder` (the one in the jail's environment) likewise.
 Process process_of(spawner::RunningJail running, const std::shared_ptr<egress::Relay>& relay,
-                   const policy::Policy& policy, const std::string& label);
+                   const policy::Policy& policy, const std::string& label,
+                   const std::shared_ptr<llm::Proxy>& llm = nullptr,
+                   const std::string& placeholder = "");
 
 }  // namespace brig::exec

@@ -9,6 +9,7 @@
 
 #include "jail/spec_validate.h"
 #include "server/policy/lists.h"
+#include "server/policy/llm_routes.h"
 #include "server/policy/names.h"
 #include "server/policy/special_keys.h"
 #include "server/policy/toml_text.h"
@@ -317,6 +318,24 @@ constexpr Key kKeys[] = {
            }
            return out;
          }},
+
+    // --- [llm] ---
+    {.section = "llm",
+     .name = "routes",
+     .form = Form::list,
+     .type = "list of routes (`[[llm.routes]]`)",
+     .doc = "the placeholder-key LLM proxy (docs/llm.md): each route gives the jail a base URL "
+            "(`http://127.0.0.1:3129/<prefix>`) and a placeholder key in the provider's usual "
+            "variables, and brig swaps the placeholder for the real key on the way out. Keys: "
+            "`provider` (`\"anthropic\"`, `\"openai\"`, `\"gemini\"`, "
+            "`\"openai-compatible\"`: target, header and variables), `prefix`, `target` "
+            "(`https://…`, or `http://` to a loopback host), `header` (`bearer`, `x-api-key` or a "
+            "header name), `key_env` or `key_file` (the real key; never inline; a key file "
+            "readable by others is refused), `ca_file`, `dangerously_skip_verify`, `env = { key, "
+            "base_url }`. A route whose key is missing is refused when brig starts. Works in "
+            "`none` and `proxy`; an error with `dangerously_host`. Empty = no LLM proxy",
+     .apply = &apply_llm_routes,
+     .show = [](const Policy& p) { return llm_routes_text(p.llm.routes); }},
 
     // --- [identity] ---
     {.section = "identity",

@@ -16,6 +16,7 @@
 #include "jail/base/path.h"
 #include "server/policy/apply.h"
 #include "server/policy/builtin.h"
+#include "server/policy/llm_routes.h"
 #include "server/policy/names.h"
 #include "server/policy/suggest.h"
 
@@ -174,6 +175,8 @@ void check_consistency(const Policy& p, const Positions& positions, const std::s
                     "as_root = \"dangerously_host_root\" to make the jail's root host root",
                     key)));
   }
+  for (std::string& why : llm_route_conflicts(p))
+    errors.push_back(policy_error(at("llm.routes"), std::move(why)));
   const bool shares_mount = std::find(p.dangerously_share.begin(), p.dangerously_share.end(),
                                       SharedNamespace::mount) != p.dangerously_share.end();
   if (shares_mount && p.filesystem.private_home) {

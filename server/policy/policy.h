@@ -80,6 +80,34 @@ struct Network {
   friend bool operator==(const Network&, const Network&) = default;
 };
 
+// The LLM proxy's port on the jail's 127.0.0.1 (docs/llm.md): next to the
+// egress proxy's, and served in every mode but dangerously_host once the
+// policy lists a route.
+inline constexpr std::uint16_t kLlmPort = 3129;
+
+// One [[llm.routes]] entry, presets filled in (llm_routes.h). The real key
+// is named here (a variable of brig's environment or a file), never held:
+// server/llm/ reads it when brig starts.
+struct LlmRoute {
+  std::string provider;  // a preset's name ("anthropic", ...), or "" for a route of one's own
+  std::string prefix;    // the first path segment on the jail's listener: /<prefix>/...
+  std::string target;    // the upstream base URL: https://host[:port][/path]
+  std::string header;    // where the key goes: "bearer", "x-api-key", or a header name
+  std::string key_env;   // the real key: this variable of brig's environment, or
+  std::string key_file;  // this file (absolute; owner-only mode, checked at start)
+  std::string ca_file;   // extra trust for this route only; "" = the system store only
+  bool dangerously_skip_verify = false;  // no TLS verification at all (self-signed test targets)
+  std::string key_variable;              // the jail's variable holding the placeholder
+  std::string base_url_variable;  // the jail's variable holding http://127.0.0.1:3129/<prefix>
+  friend bool operator==(const LlmRoute&, const LlmRoute&) = default;
+};
+
+struct Llm {
+  // Empty = no LLM proxy: the jail gets no listener and no variables.
+  std::vector<LlmRoute> routes;
+  friend bool operator==(const Llm&, const Llm&) = default;
+};
+
 // Who the command is when brig itself runs as root. Unprivileged brig always
 // runs the jail as the caller's own uid/gid.
 enum class RootIdentity {
@@ -113,6 +141,7 @@ struct Policy {
   bool landlock = true;
   std::vector<SharedNamespace> dangerously_share;  // empty = every namespace is the jail's own
   Network network;
+  Llm llm;
   Identity identity;
   // Layers that must be enforced or the jail is refused; the others are best
   // effort (skipped and reported when the kernel refuses them).

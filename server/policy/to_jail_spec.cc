@@ -202,6 +202,9 @@ jail::LandlockRules landlock_for(const Policy& p, const Context& ctx,
             rules.connect_tcp.end())
           rules.connect_tcp.push_back(static_cast<std::uint16_t>(port));
   }
+  // The LLM proxy's listener, in any mode with routes (the loader refuses
+  // them with dangerously_host).
+  if (rules.restrict_tcp && !p.llm.routes.empty()) rules.connect_tcp.push_back(kLlmPort);
   return rules;
 }
 
@@ -258,6 +261,10 @@ void add_egress(const Policy& p, const Context& ctx, jail::JailSpec& spec) {
 std::vector<jail::Listener> egress_listeners() {
   using P = jail::Listener::Protocol;
   return {{P::tcp, kProxyPort}, {P::udp, kDnsPort}, {P::tcp, kDnsPort}};
+}
+
+jail::Listener llm_listener() {
+  return {jail::Listener::Protocol::tcp, kLlmPort};
 }
 
 std::vector<std::pair<std::string, std::string>> proxy_environment() {
@@ -374,6 +381,10 @@ Result<jail::JailSpec> to_jail_spec(const Policy& p, const Context& ctx) {
   spec.landlock = landlock_for(p, ctx, spec.mounts, spec.namespaces.mount);
   if (p.network.mode == NetworkMode::proxy || p.network.mode == NetworkMode::filtered)
     add_egress(p, ctx, spec);
+  // Last, after the egress ones (to_jail_spec.h, llm_listener): the routes are the
+  // opt-in, whatever the mode.
+  if (!p.llm.routes.empty() && p.network.mode != NetworkMode::dangerously_host)
+    spec.listeners.push_back(llm_listener());
   return spec;
 }
 

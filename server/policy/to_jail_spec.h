@@ -47,6 +47,13 @@ inline constexpr const char* kRootSecrets[] = {
 // /etc/resolv.conf at the others.
 std::vector<jail::Listener> egress_listeners();
 
+// The LLM proxy's listener (TCP kLlmPort on the jail's 127.0.0.1): a jail
+// whose policy has llm.routes gets it in every mode, after any
+// egress_listeners(), so it is always the last. Its environment gets the
+// routes' variables from the caller (llm_environment in llm_routes.h), with
+// a placeholder made for that one jail.
+jail::Listener llm_listener();
+
 // What a `proxy` jail's environment gets unless environment.set names it:
 // HTTP_PROXY, HTTPS_PROXY, ALL_PROXY and their lower-case forms, NO_PROXY,
 // and what Node, npm, pip, cargo and yarn read instead. "NAME", "value".

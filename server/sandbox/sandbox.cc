@@ -104,10 +104,20 @@ protocol::Json sandbox_facts(const Sandbox& sandbox) {
   limits["tier"] = jail::limits_tier_name(sandbox.limits_enforcement.tier);
   if (!sandbox.limits_enforcement.detail.empty())
     limits["why_no_cgroup"] = sandbox.limits_enforcement.detail;
-  return protocol::Json{{"policy", sandbox.policy_name},
-                        {"workspace", sandbox.workspace()},
-                        {"network", network_text(sandbox.policy)},
-                        {"limits", std::move(limits)}};
+  protocol::Json facts{{"policy", sandbox.policy_name},
+                       {"workspace", sandbox.workspace()},
+                       {"network", network_text(sandbox.policy)},
+                       {"limits", std::move(limits)}};
+  // Routes by prefix and target; never a key, nor where one is kept.
+  if (!sandbox.policy.llm.routes.empty()) {
+    protocol::Json routes = protocol::Json::array();
+    for (const policy::LlmRoute& r : sandbox.policy.llm.routes)
+      routes.push_back({{"prefix", r.prefix},
+                        {"target", r.target},
+                        {"dangerously_skip_verify", r.dangerously_skip_verify}});
+    facts["llm_routes"] = std::move(routes);
+  }
+  return facts;
 }
 
 std::string network_text(const policy::Policy& p) {
@@ -140,6 +150,20 @@ std::string network_text(const policy::Policy& p) {
       return "DANGEROUS: the host's network, unrestricted (network.mode = \"dangerously_host\")";
   }
   return "no network, only the jail's own loopback";
+}
+
+std::string llm_text(const policy::Policy& p) {
+  if (p.llm.routes.empty()) return {};
+  std::vector<std::string> routes;
+  for (const policy::LlmRoute& r : p.llm.routes)
+    routes.push_back(
+        fmt::format("${} (with ${}) to {}", r.base_url_variable, r.key_variable, r.target));
+  return fmt::format(
+      "LLM API calls from commands go through brig's LLM proxy on 127.0.0.1:{}: {}. Each "
+      "command's key variable holds a placeholder that works only through that proxy and only in "
+      "that command's jail; brig adds the real key outside the jail, and no real key is in the "
+      "sandbox. Use the variables as they are (SDKs read them by default).",
+      policy::kLlmPort, fmt::join(routes, ", "));
 }
 
 std::string sandbox_instructions(const Sandbox& sandbox) {
@@ -194,6 +218,7 @@ std::string sandbox_instructions(const Sandbox& sandbox) {
     }
   }
   text += fmt::format("Network: {}. ", network_text(p));
+  if (const std::string llm = llm_text(p); !llm.empty()) text += llm + " ";
   const LimitTexts texts = limit_texts(sandbox);
   std::vector<std::string> limits;
   for (const std::string* t : {&texts.memory, &texts.pids, &texts.wall_time})

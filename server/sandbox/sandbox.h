@@ -17,6 +17,7 @@
 #include "jail/spec.h"
 #include "protocol/json_rpc.h"
 #include "server/egress/relay.h"
+#include "server/llm/proxy.h"
 #include "server/policy/context.h"
 #include "server/policy/policy.h"
 #include "server/spawner/spawner.h"
@@ -33,6 +34,9 @@ struct Sandbox {
   // Serves the listeners of a `proxy` or `filtered` policy's jails (the egress proxy and
   // DNS stub); null for the other modes. One for every sandbox of a server.
   std::shared_ptr<egress::Relay> relay;
+  // Serves the LLM listener of every jail whose policy lists llm.routes,
+  // with the routes' real keys (brig's own); null without routes.
+  std::shared_ptr<llm::Proxy> llm;
   // How the spec's memory and pids limits hold here: serve.cc asks the
   // kernel (jail::cgroups::probe) once the spawner's cgroup is settled. By
   // default nothing is whole, so that brig never claims a limit it did not
@@ -90,6 +94,10 @@ LimitTexts limit_texts(const Sandbox& sandbox);
 // network, only the jail's own loopback", the proxy and what it allows, or
 // the host's.
 std::string network_text(const policy::Policy& p);
+
+// The LLM routes as one paragraph for the model: which variables point
+// where, and that the key there is a placeholder; "" without routes.
+std::string llm_text(const policy::Policy& p);
 
 // What the audit log's start line records about this sandbox: policy,
 // workspace, and limits with how they hold (tier, and why no cgroup).

@@ -185,6 +185,25 @@ void AuditLog::write_egress(const egress::EgressRecord& r) {
   write_line(line.dump(-1, ' ', false, Json::error_handler_t::replace));
 }
 
+void AuditLog::write_llm(const llm::LlmRecord& r) {
+  Json line = {{"time", time_text(std::chrono::system_clock::now())},
+               {"event", "llm"},
+               {"jail", r.jail},
+               {"route", r.route},
+               {"method", r.method},
+               {"path", r.path},
+               {"status", r.status},
+               {"bytes_up", r.bytes_up},
+               {"bytes_down", r.bytes_down},
+               {"duration_ms", r.duration.count()},
+               {"attempts", r.attempts}};
+  if (!r.error.empty()) line["error"] = r.error;
+  if (r.first_byte) line["first_byte_ms"] = r.first_byte->count();
+  if (r.input_tokens) line["input_tokens"] = *r.input_tokens;
+  if (r.output_tokens) line["output_tokens"] = *r.output_tokens;
+  write_line(line.dump(-1, ' ', false, Json::error_handler_t::replace));
+}
+
 tools::Tool AuditLog::wrap(tools::Tool tool) {
   tools::ToolHandler inner = std::move(tool.handler);
   std::string name = tool.descriptor.name;

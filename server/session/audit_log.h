@@ -15,6 +15,7 @@
 #include "jail/base/unique_fd.h"
 #include "protocol/mcp_types.h"
 #include "server/egress/relay.h"
+#include "server/llm/proxy.h"
 #include "server/process/peer_credentials.h"
 #include "server/tools/registry.h"
 
@@ -54,6 +55,9 @@ class AuditLog {
   // A decision of the egress proxy or DNS stub (any thread: one line is
   // one write(2)).
   void write_egress(const egress::EgressRecord& record);
+  // One request through the LLM proxy (any thread): route, jail, status,
+  // bytes, time to first byte, token counts. No body, header or key.
+  void write_llm(const llm::LlmRecord& record);
 
   // Tool with its handler wrapped to write one record per call, whether it
   // returns, fails or is cancelled. The log must outlive the tool.

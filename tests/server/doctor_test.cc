@@ -3,9 +3,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <fstream>
 #include <map>
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "jail/kernel_features.h"
 #include "server/commands/doctor.h"
@@ -209,6 +211,38 @@ TEST(BrigDoctor, ABindTheJailsHostUidCannotReachIsRefused) {
   EXPECT_EQ(doc.at("policies").at(0).at("runs"), false) << doc.dump();
   ASSERT_EQ(::chmod(closed.path().c_str(), 0711), 0);
   EXPECT_EQ(commands::doctor_report(kernel, policies, false).find("REFUSED"), std::string::npos);
+}
+
+// --policy: one more policy planned, with its LLM routes and whether each
+// key is there; never the key.
+TEST(BrigDoctor, APolicysLlmRoutesAndTheirKeys) {
+  TempDir dir;
+  std::ofstream(dir.file("llm.toml")) << R"([[llm.routes]]
+provider = "anthropic"
+key_env = "BRIG_TEST_DOCTOR_KEY"
+[[llm.routes]]
+provider = "openai"
+key_env = "BRIG_TEST_DOCTOR_ABSENT"
+)";
+  const std::string key = "sk-test-doctor-5d1e";
+  ::setenv("BRIG_TEST_DOCTOR_KEY", key.c_str(), 1);
+  ::unsetenv("BRIG_TEST_DOCTOR_ABSENT");
+  const DoctorRun text = doctor({"--policy", dir.file("llm.toml")});
+  const DoctorRun json = doctor({"--json", "--policy", dir.file("llm.toml")});
+  ::unsetenv("BRIG_TEST_DOCTOR_KEY");
+  EXPECT_NE(text.out.find("LLM routes of " + dir.file("llm.toml")), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("https://api.anthropic.com; key present (BRIG_TEST_DOCTOR_KEY)"),
+            std::string::npos)
+      << text.out;
+  EXPECT_NE(text.out.find("key MISSING: BRIG_TEST_DOCTOR_ABSENT is not set"), std::string::npos)
+      << text.out;
+  EXPECT_NE(text.out.find("LLM routes through brig's LLM proxy"), std::string::npos) << text.out;
+  const auto j = nlohmann::json::parse(json.out);
+  ASSERT_EQ(j.at("llm_routes").size(), 2u) << json.out;
+  EXPECT_EQ(j.at("llm_routes")[0].at("prefix"), "anthropic");
+  EXPECT_EQ(j.at("llm_routes")[0].at("key"), "present (BRIG_TEST_DOCTOR_KEY)");
+  for (const DoctorRun* r : {&text, &json})
+    EXPECT_EQ((r->out + r->err).find(key), std::string::npos);
 }
 
 }  // namespace

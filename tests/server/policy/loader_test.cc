@@ -127,11 +127,11 @@ TEST_F(Loader, MisspelledSection) {
   EXPECT_THAT(messages(load("[filesytem]\nworkspace = \"read_only\"\n")),
               ElementsAre("test.toml:1:2: unknown key \"filesytem\" at the top level; did you mean "
                           "\"filesystem\"?"));
-  EXPECT_THAT(messages(load("[llm]\n")),
-              ElementsAre("test.toml:1:2: unknown key \"llm\" at the top level; write "
+  EXPECT_THAT(messages(load("[secrets]\n")),
+              ElementsAre("test.toml:1:2: unknown key \"secrets\" at the top level; write "
                           "\"description\", \"extends\" or a section: \"filesystem\", "
                           "\"environment\", \"limits\", \"seccomp\", \"landlock\", \"namespaces\", "
-                          "\"network\", \"identity\", \"require\" or \"tools\""));
+                          "\"network\", \"llm\", \"identity\", \"require\" or \"tools\""));
 }
 
 TEST_F(Loader, EnumValuesListWhatIsAllowed) {

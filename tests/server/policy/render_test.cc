@@ -88,6 +88,9 @@ deny = []
 "db.test" = "10.1.2.7"
 "v6.test" = "fd00::7"
 
+[llm]
+routes = []
+
 [identity]
 as_root = "mapped"
 uid = 65534

@@ -280,5 +280,31 @@ TEST(BrigPolicy, ShowPrintsAPolicyThatChecks) {
   EXPECT_EQ(checked.status, 0) << checked.err;
 }
 
+// `brig policy check` and `show` list each LLM route and whether its key is
+// there, never the key.
+TEST(BrigPolicy, LlmRoutesAndWhetherTheirKeysArePresent) {
+  TempDir policies;
+  std::ofstream(policies.file("llm.toml")) << R"([[llm.routes]]
+provider = "anthropic"
+key_env = "BRIG_TEST_ANTHROPIC"
+[[llm.routes]]
+provider = "openai"
+key_file = "/nonexistent/brig-test.key"
+)";
+  const std::string key = "sk-test-policy-show-91c2";
+  Ran check = brig({"policy", "check", policies.file("llm.toml")}, policies.path(),
+                   {"BRIG_TEST_ANTHROPIC=" + key});
+  EXPECT_EQ(check.status, 0) << check.err;
+  EXPECT_THAT(check.out, HasSubstr("llm        /anthropic -> https://api.anthropic.com; key "
+                                   "present (BRIG_TEST_ANTHROPIC)"));
+  EXPECT_THAT(check.out, HasSubstr("llm        /openai -> https://api.openai.com/v1; key MISSING"));
+  Ran show = brig({"policy", "show", policies.file("llm.toml")}, policies.path(),
+                  {"BRIG_TEST_ANTHROPIC=" + key});
+  EXPECT_EQ(show.status, 0) << show.err;
+  EXPECT_THAT(show.out, HasSubstr("#   anthropic: present (BRIG_TEST_ANTHROPIC)"));
+  EXPECT_THAT(show.out, HasSubstr("#   openai: MISSING"));
+  for (const Ran* r : {&check, &show}) EXPECT_THAT(r->out + r->err, Not(HasSubstr(key)));
+}
+
 }  // namespace
 }  // namespace brig::server

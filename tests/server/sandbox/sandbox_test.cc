@@ -180,5 +180,35 @@ TEST(Sandbox, InstructionsSayWhatGitMayWriteAndNameWeakHiddenPaths) {
       << text;
 }
 
+// The model is told where its LLM calls go, and that the key it sees is a
+// placeholder; the audit start line lists the routes, never a key.
+TEST(Sandbox, LlmRoutesAreInTheInstructions) {
+  policy::Policy p;
+  EXPECT_EQ(llm_text(p), "");
+  policy::LlmRoute r;
+  r.provider = "anthropic";
+  r.prefix = "anthropic";
+  r.target = "https://api.anthropic.com";
+  r.header = "x-api-key";
+  r.key_env = "MY_KEY";
+  r.key_variable = "ANTHROPIC_API_KEY";
+  r.base_url_variable = "ANTHROPIC_BASE_URL";
+  p.llm.routes.push_back(r);
+  const std::string text = llm_text(p);
+  EXPECT_NE(text.find("127.0.0.1:3129"), std::string::npos) << text;
+  EXPECT_NE(text.find("$ANTHROPIC_BASE_URL (with $ANTHROPIC_API_KEY) to https://api.anthropic.com"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("placeholder"), std::string::npos) << text;
+  EXPECT_EQ(text.find("MY_KEY"), std::string::npos) << text;
+  Sandbox sandbox;
+  sandbox.policy = p;
+  sandbox.policy_name = "test";
+  EXPECT_NE(sandbox_instructions(sandbox).find(text), std::string::npos);
+  const auto facts = sandbox_facts(sandbox);
+  EXPECT_EQ(facts.at("llm_routes").at(0).at("prefix"), "anthropic");
+  EXPECT_EQ(facts.dump().find("MY_KEY"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace brig::sandbox

@@ -155,5 +155,53 @@ TEST(AuditLog, TheStartLineSaysTheMemoryLimitIsPerProcessWithoutCgroups) {
   EXPECT_EQ(j.at("limits").at("why_no_cgroup"), "cgroup v2: no memory controller");
 }
 
+// One request through the LLM proxy: its figures, never a body or a key.
+TEST(AuditLog, AnLlmRequestIsOneLine) {
+  server::testing::TempDir dir;
+  const std::string path = dir.file("audit.jsonl");
+  auto log = AuditLog::open(path);
+  ASSERT_TRUE(log) << log.error().to_string();
+  llm::LlmRecord r;
+  r.jail = "job-7";
+  r.route = "anthropic";
+  r.method = "POST";
+  r.path = "/anthropic/v1/messages";
+  r.status = 200;
+  r.bytes_up = 120;
+  r.bytes_down = 4096;
+  r.first_byte = std::chrono::milliseconds(85);
+  r.duration = std::chrono::milliseconds(900);
+  r.attempts = 2;
+  r.input_tokens = 21;
+  r.output_tokens = 42;
+  (*log)->write_llm(r);
+  r.status = 403;
+  r.error = "that key is another jail's placeholder";
+  r.first_byte.reset();
+  r.input_tokens.reset();
+  r.output_tokens.reset();
+  (*log)->write_llm(r);
+  std::ifstream in(path);
+  std::string line;
+  ASSERT_TRUE(std::getline(in, line));
+  Json j = Json::parse(line);
+  EXPECT_EQ(j.at("event"), "llm");
+  EXPECT_EQ(j.at("jail"), "job-7");
+  EXPECT_EQ(j.at("route"), "anthropic");
+  EXPECT_EQ(j.at("status"), 200);
+  EXPECT_EQ(j.at("bytes_down"), 4096);
+  EXPECT_EQ(j.at("first_byte_ms"), 85);
+  EXPECT_EQ(j.at("attempts"), 2);
+  EXPECT_EQ(j.at("input_tokens"), 21);
+  EXPECT_EQ(j.at("output_tokens"), 42);
+  EXPECT_FALSE(j.contains("error"));
+  ASSERT_TRUE(std::getline(in, line));
+  j = Json::parse(line);
+  EXPECT_EQ(j.at("status"), 403);
+  EXPECT_EQ(j.at("error"), "that key is another jail's placeholder");
+  EXPECT_FALSE(j.contains("first_byte_ms"));
+  EXPECT_FALSE(j.contains("input_tokens"));
+}
+
 }  // namespace
 }  // namespace brig::session
