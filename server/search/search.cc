@@ -20,6 +20,7 @@
 #include "server/search/file_buffer.h"
 #include "server/search/glob.h"
 #include "server/search/line_matcher.h"
+#include "server/search/page_cursor.h"
 #include "server/search/tree_walk.h"
 
 namespace brig::search {
@@ -100,8 +101,11 @@ enum class Stop { none, max_results, size, deadline };
 class Search : public WalkVisitor {
  public:
   Search(const Args& args, const LineMatcher& matcher, GlobSet include, GlobSet exclude,
-         TreeWalker& walker, std::size_t budget)
-      : args_(args),
+         TreeWalker& walker, std::size_t budget, std::uint64_t query,
+         std::optional<PageCursor> cursor)
+      : query_(query),
+        cursor_(std::move(cursor)),
+        args_(args),
         matcher_(matcher),
         include_(std::move(include)),
         exclude_(std::move(exclude)),
@@ -129,11 +133,19 @@ class Search : public WalkVisitor {
       ++walker_.skipped().filtered;
       return true;
     }
-    return search_file(e.dir_fd, e.name, e.path);
+    if (!search_file(e.dir_fd, e.name, e.path)) return false;
+    last_path_.assign(e.path);
+    return true;
   }
 
   // One file, found by the walk or named by the call; false: stop.
   bool search_file(int dir_fd, std::string_view name, std::string_view path) {
+    file_skip_ = 0;
+    if (cursor_ && path == cursor_->path) {
+      // The page the cursor ends showed this file's first results, or all.
+      if (cursor_->skip == PageCursor::kWholeFile) return true;
+      file_skip_ = cursor_->skip;
+    }
     SkipCounts& skipped = walker_.skipped();
     const std::string name_z(name);
     switch (buffer_.read(dir_fd, name_z.c_str(), kMaxSearchFileBytes)) {
@@ -212,11 +224,18 @@ class Search : public WalkVisitor {
               {"timed_out", walker.timed_out()},
               {"truncated", stop_ != Stop::none || walker.timed_out()}};
     h["files_matched"] = matched_files_;
+    if (next_) {
+      h["next_cursor"] = encode_cursor(*next_);
+    } else if (walker.timed_out() && !last_path_.empty()) {
+      // The deadline cut the walk: the next page starts after the last file
+      // searched (a page that searched none offers no cursor, as above).
+      h["next_cursor"] = encode_cursor(PageCursor{query_, last_path_, PageCursor::kWholeFile});
+    }
     if (stop_ != Stop::none || walker.timed_out()) {
       // A page the time limit ended before any result offers no next_offset:
       // a call from the same offset would redo the same walk and stop at the
       // same place, and a client that pages on next_offset would never end.
-      if (reported_ > 0) h["next_offset"] = args_.offset + reported_;
+      if (reported_ > 0 && !cursor_) h["next_offset"] = args_.offset + reported_;
       h["stopped_by"] = stop_ == Stop::max_results ? "max_results"
                         : stop_ == Stop::size      ? "size"
                                                    : "deadline";
@@ -251,10 +270,14 @@ class Search : public WalkVisitor {
 
   bool add_whole_file(std::string_view path, std::size_t count) {
     if (results_seen_++ < args_.offset) return true;
-    if (!room_for_result()) return false;
+    if (!room_for_result()) {
+      next_ = PageCursor{query_, std::string(path), 0};
+      return false;
+    }
     const std::size_t cost = files::json_string_cost(path) * 2 + 64;
     if (!fits(cost)) {
       stop_ = Stop::size;
+      next_ = PageCursor{query_, std::string(path), 0};
       return false;
     }
     used_ += cost;
@@ -323,12 +346,14 @@ class Search : public WalkVisitor {
     std::int64_t shown_line = 1;  // the line number at shown_to
     std::size_t after_left = 0;   // context lines still owed after the last match
     bool ok = true;
+    std::size_t index = 0;  // this file's matches handled so far
     const auto flush_after = [&](std::size_t limit) {
       while (ok && after_left > 0 && shown_to < limit && shown_to < buf.size()) {
         const std::size_t e = line_end(buf, shown_to);
         if (!emit(f, buf, shown_to, e, shown_line, false)) {
           ok = false;
           stop_ = Stop::size;
+          next_ = PageCursor{query_, std::string(path), index};
           break;
         }
         --after_left;
@@ -343,16 +368,18 @@ class Search : public WalkVisitor {
       const std::int64_t number = number_of(ls);
       flush_after(ls);
       if (!ok) break;
-      if (results_seen_++ < args_.offset) {
+      if (index < file_skip_ || results_seen_++ < args_.offset) {
         after_left = 0;
       } else {
         if (!room_for_result()) {
+          next_ = PageCursor{query_, std::string(path), index};
           ok = false;
           break;
         }
         if (f.lines.empty()) {
           if (!fits(file_cost)) {
             stop_ = Stop::size;
+            next_ = PageCursor{query_, std::string(path), index};
             ok = false;
             break;
           }
@@ -381,6 +408,7 @@ class Search : public WalkVisitor {
           f.lines.resize(lines_mark);
           used_ = used_mark;
           stop_ = Stop::size;
+          next_ = PageCursor{query_, std::string(path), index};
           ok = false;
           break;
         }
@@ -388,6 +416,7 @@ class Search : public WalkVisitor {
         ++f.count;
         after_left = args_.after;
       }
+      ++index;
       shown_to = le + 1;
       shown_line = number + 1;
       if (le >= buf.size()) break;
@@ -398,6 +427,11 @@ class Search : public WalkVisitor {
     return ok;
   }
 
+  std::uint64_t query_;
+  std::optional<PageCursor> cursor_;  // where this page starts
+  std::optional<PageCursor> next_;    // where the next one does, when a limit ended this one
+  std::string last_path_;             // the last file this page passed
+  std::size_t file_skip_ = 0;         // results of the current file an earlier page showed
   const Args& args_;
   const LineMatcher& matcher_;
   GlobSet include_, exclude_;
@@ -438,15 +472,21 @@ Result<files::OpReply> search_op(const Json& args, const files::OpContext& ctx) 
   }
   // Ancestors are found by climbing the real path, not one with "..".
   const std::string root = real_path_or_same(resolved);
+  const std::uint64_t query = query_hash("search", root, args);
+  std::optional<PageCursor> cursor = BRIG_TRY(read_cursor(args, kWhat, query));
+  if (cursor && a.offset > 0)
+    return std::unexpected(
+        Error{std::string(kWhat), "cursor", "give cursor or offset, not both", EINVAL});
 
   WalkOptions options;
   options.hidden = args.contains("hidden") ? a.hidden : include.names_hidden();
   options.gitignore = options.git_exclude = options.dot_ignore = a.gitignore;
   options.ancestors_up_to = real_path_or_same(ctx.workspace);
   options.deadline = ctx.deadline;
+  if (cursor && S_ISDIR(st.st_mode)) options.start_at = cursor->path;
   TreeWalker walker(options);
   Search search(a, *matcher, std::move(include), std::move(exclude), walker,
-                budget_for(ctx.max_bytes));
+                budget_for(ctx.max_bytes), query, std::move(cursor));
 
   std::string shown_root = root;
   if (S_ISDIR(st.st_mode)) {

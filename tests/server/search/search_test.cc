@@ -3,6 +3,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
+
 #include <gtest/gtest.h>
 
 #include "protocol/schema_check.h"
@@ -160,12 +162,85 @@ TEST_F(Search, MaxResultsPagesWithOffset) {
       break;
     }
     EXPECT_EQ(h["stopped_by"], "max_results");
-    EXPECT_NE(text_.find("offset="), std::string::npos);
+    EXPECT_NE(text_.find("cursor="), std::string::npos);
     offset = h["next_offset"];
   }
   std::vector<int> want;
   for (int i = 1; i <= 25; ++i) want.push_back(i);
   EXPECT_EQ(seen, want);
+}
+
+// The lines of a search paged by cursor, as "path:line".
+std::vector<std::string> lines_of(const Json& h) {
+  std::vector<std::string> out;
+  for (const Json& f : h["files"])
+    for (const Json& l : f["lines"])
+      out.push_back(f["path"].get<std::string>() + ":" + std::to_string(l["line"].get<int>()));
+  return out;
+}
+
+// Pages by cursor, by count and by reply size, give one unpaged search's
+// lines, including pages that end inside a file.
+TEST_F(Search, CursorPagesMatchOneUnpagedSearch) {
+  for (int d = 0; d < 4; ++d) {
+    const std::string dn = "gen/d" + std::to_string(d);
+    ASSERT_EQ(::mkdir(dir_.at("gen").c_str(), 0755) == 0 || errno == EEXIST, true);
+    ASSERT_EQ(::mkdir(dir_.at(dn).c_str(), 0755), 0);
+    for (int f = 0; f < 4; ++f) {
+      std::string text;
+      for (int l = 0; l < 3 + f; ++l)
+        text += (l % 2 ? "hay\n" : "needle " + std::string(60, 'n') + "\n");
+      dir_.write(dn + "/f" + std::to_string(f) + ".txt", text);
+    }
+  }
+  const Json all = run({{"pattern", "needle"}, {"path", "gen"}, {"max_results", 10000}});
+  const std::vector<std::string> want = lines_of(all);
+  ASSERT_EQ(want.size(), 4u * (2 + 2 + 3 + 3));
+  for (const auto& [max_results, max_bytes] :
+       std::vector<std::pair<int, std::size_t>>{{1, 1 << 20}, {3, 1 << 20}, {10000, 600}}) {
+    std::vector<std::string> got;
+    Json args = {{"pattern", "needle"}, {"path", "gen"}, {"max_results", max_results}};
+    for (int page = 0; page < 200; ++page) {
+      const Json h = run(args, max_bytes);
+      for (const std::string& l : lines_of(h)) got.push_back(l);
+      if (!h.contains("next_cursor")) break;
+      EXPECT_FALSE(h.contains("next_offset"));
+      args["cursor"] = h["next_cursor"];
+    }
+    EXPECT_EQ(got, want) << max_results << " " << max_bytes;
+  }
+  // Files mode pages by file.
+  Json args = {
+      {"pattern", "needle"}, {"path", "gen"}, {"output_mode", "files"}, {"max_results", 5}};
+  std::vector<std::string> files;
+  for (int page = 0; page < 20; ++page) {
+    const Json h = run(args);
+    for (const std::string& p : paths(h)) files.push_back(p);
+    if (!h.contains("next_cursor")) break;
+    args["cursor"] = h["next_cursor"];
+  }
+  EXPECT_EQ(files, paths(all));
+}
+
+// The second page does not search the first page's files again.
+TEST_F(Search, ACursorPageSearchesOnlyItsPart) {
+  ASSERT_EQ(::mkdir(dir_.at("gen").c_str(), 0755), 0);
+  for (int f = 0; f < 10; ++f) dir_.write("gen/f" + std::to_string(f) + ".txt", "needle\n");
+  const Json first = run({{"pattern", "needle"}, {"path", "gen"}, {"max_results", 3}});
+  EXPECT_EQ(first["files_searched"], 4);  // the fourth match ends the page
+  const Json second = run({{"pattern", "needle"},
+                           {"path", "gen"},
+                           {"max_results", 3},
+                           {"cursor", first["next_cursor"]}});
+  EXPECT_EQ(paths(second), (std::vector<std::string>{"f3.txt", "f4.txt", "f5.txt"}));
+  EXPECT_EQ(second["files_searched"], 4);
+  auto r = search_op({{"pattern", "other"}, {"path", "gen"}, {"cursor", first["next_cursor"]}},
+                     context_for(dir_));
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().to_string().find("another query"), std::string::npos);
+  r = search_op({{"pattern", "needle"}, {"cursor", "c1.0"}}, context_for(dir_));
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().to_string().find("not a cursor this tool gave"), std::string::npos);
 }
 
 TEST_F(Search, RepliesStayUnderMaxBytesAndPageBySize) {
