@@ -8,6 +8,7 @@
 #include <climits>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
 
 #include <fmt/format.h>
 
@@ -18,6 +19,7 @@
 #include "server/files/tool_path.h"
 #include "server/files/utf8.h"
 #include "server/search/file_buffer.h"
+#include "server/search/file_prefetch.h"
 #include "server/search/glob.h"
 #include "server/search/line_matcher.h"
 #include "server/search/page_cursor.h"
@@ -133,20 +135,42 @@ class Search : public WalkVisitor {
       ++walker_.skipped().filtered;
       return true;
     }
+    if (prefetch_ != nullptr) {
+      // Commit in walk order whatever the queue must give up for this file.
+      while (prefetch_->full())
+        if (!commit_front()) return false;
+      snapshots_.push_back(walker_.skipped());
+      prefetch_->push(e.dir_fd, std::string(e.name).c_str(), std::string(e.path));
+      return true;
+    }
     if (!search_file(e.dir_fd, e.name, e.path)) return false;
     last_path_.assign(e.path);
     return true;
   }
 
+  // Files search on other threads (nullptr: on this one, as it walks).
+  void set_prefetch(FilePrefetch* prefetch) { prefetch_ = prefetch; }
+
+  // After the walk: the files still queued, in order, unless a limit ended
+  // the page or the deadline has passed (then the page ends where it got).
+  void finish(std::chrono::steady_clock::time_point deadline) {
+    if (prefetch_ == nullptr || stopped_) return;
+    while (!prefetch_->empty()) {
+      if (std::chrono::steady_clock::now() >= deadline) {
+        cut_by_deadline_ = true;
+        return;
+      }
+      if (!commit_front()) return;
+    }
+    add_walk_counts(walker_.skipped());
+  }
+
+  bool timed_out() const { return walker_.timed_out() || cut_by_deadline_; }
+
   // One file, found by the walk or named by the call; false: stop.
   bool search_file(int dir_fd, std::string_view name, std::string_view path) {
-    file_skip_ = 0;
-    if (cursor_ && path == cursor_->path) {
-      // The page the cursor ends showed this file's first results, or all.
-      if (cursor_->skip == PageCursor::kWholeFile) return true;
-      file_skip_ = cursor_->skip;
-    }
-    SkipCounts& skipped = walker_.skipped();
+    if (!starts_file(path)) return true;
+    SkipCounts& skipped = counts();
     const std::string name_z(name);
     switch (buffer_.read(dir_fd, name_z.c_str(), kMaxSearchFileBytes)) {
       case FileBuffer::Status::too_large:
@@ -167,6 +191,75 @@ class Search : public WalkVisitor {
     }
     auto first = matcher_.find(buf, 0);
     if (!first) return true;
+    return matched(path, buf, *first);
+  }
+
+  // What the walk and this search left out; in parallel, the walk's counts
+  // join as the files they came before are committed, so a page that stops
+  // early counts exactly what a walk on one thread would have.
+  SkipCounts& counts() { return prefetch_ != nullptr ? merged_ : walker_.skipped(); }
+  const SkipCounts& counts() const { return prefetch_ != nullptr ? merged_ : walker_.skipped(); }
+
+ private:
+  // Whether the file at `path` is searched at all: the page the cursor
+  // ends showed its first results (then file_skip_ says how many), or all.
+  bool starts_file(std::string_view path) {
+    file_skip_ = 0;
+    if (cursor_ && path == cursor_->path) {
+      if (cursor_->skip == PageCursor::kWholeFile) return false;
+      file_skip_ = cursor_->skip;
+    }
+    return true;
+  }
+
+  // The walk's counts since the last file committed.
+  void add_walk_counts(const SkipCounts& now) {
+    merged_.ignored += now.ignored - walk_seen_.ignored;
+    merged_.hidden += now.hidden - walk_seen_.hidden;
+    merged_.symlinks += now.symlinks - walk_seen_.symlinks;
+    merged_.filtered += now.filtered - walk_seen_.filtered;
+    merged_.unreadable += now.unreadable - walk_seen_.unreadable;
+    for (std::size_t i = walk_seen_.unreadable_examples.size(); i < now.unreadable_examples.size();
+         ++i) {
+      if (merged_.unreadable_examples.size() < SkipCounts::kMaxExamples)
+        merged_.unreadable_examples.push_back(now.unreadable_examples[i]);
+    }
+    walk_seen_ = now;
+  }
+
+  // The oldest queued file, as search_file would have done it; false: stop.
+  bool commit_front() {
+    FilePrefetch::Job& job = prefetch_->front();
+    add_walk_counts(snapshots_.front());
+    snapshots_.pop_front();
+    bool go_on = true;
+    if (starts_file(job.path)) {
+      switch (job.status) {
+        case FileBuffer::Status::too_large:
+          ++merged_.too_large;
+          break;
+        case FileBuffer::Status::unreadable:
+          merged_.add_unreadable(job.path, job.error);
+          break;
+        case FileBuffer::Status::ok:
+          ++searched_;
+          if (!job.text)
+            ++merged_.binary;
+          else if (job.first)
+            go_on = matched(job.path, job.data, *job.first);
+          break;
+      }
+    }
+    if (go_on) last_path_ = job.path;
+    prefetch_->pop();
+    if (!go_on) stopped_ = true;
+    return go_on;
+  }
+
+ public:
+  // A text file with a match at `first`; false: stop.
+  bool matched(std::string_view path, std::string_view buf, Span first) {
+    SkipCounts& skipped = counts();
     // A NUL byte past the sniffed head makes the file binary too; only
     // files with a match pay for the check.
     if (buf.size() > files::kSniffBytes &&
@@ -180,19 +273,20 @@ class Search : public WalkVisitor {
         return add_whole_file(path, 1);
       case Mode::count: {
         std::size_t n = 0;
-        for (auto m = first; m; m = matcher_.find(buf, line_end(buf, m->start) + 1)) {
+        for (std::optional<Span> m = first; m;
+             m = matcher_.find(buf, line_end(buf, m->start) + 1)) {
           ++n;
           if (line_end(buf, m->start) >= buf.size()) break;
         }
         return add_whole_file(path, n);
       }
       case Mode::content:
-        return add_lines(path, buf, *first);
+        return add_lines(path, buf, first);
     }
     return true;
   }
 
-  Json header(const std::string& root, const TreeWalker& walker) const {
+  Json header(const std::string& root) const {
     Json files = Json::array();
     for (const OutFile& f : files_) {
       Json j = {{"path", f.path}};
@@ -220,18 +314,18 @@ class Search : public WalkVisitor {
               {"results", reported_},
               {"offset", args_.offset},
               {"files_searched", searched_},
-              {"skipped", walker.skipped().to_json()},
-              {"timed_out", walker.timed_out()},
-              {"truncated", stop_ != Stop::none || walker.timed_out()}};
+              {"skipped", counts().to_json()},
+              {"timed_out", timed_out()},
+              {"truncated", stop_ != Stop::none || timed_out()}};
     h["files_matched"] = matched_files_;
     if (next_) {
       h["next_cursor"] = encode_cursor(*next_);
-    } else if (walker.timed_out() && !last_path_.empty()) {
+    } else if (timed_out() && !last_path_.empty()) {
       // The deadline cut the walk: the next page starts after the last file
       // searched (a page that searched none offers no cursor, as above).
       h["next_cursor"] = encode_cursor(PageCursor{query_, last_path_, PageCursor::kWholeFile});
     }
-    if (stop_ != Stop::none || walker.timed_out()) {
+    if (stop_ != Stop::none || timed_out()) {
       // A page the time limit ended before any result offers no next_offset:
       // a call from the same offset would redo the same walk and stop at the
       // same place, and a client that pages on next_offset would never end.
@@ -427,6 +521,12 @@ class Search : public WalkVisitor {
     return ok;
   }
 
+  FilePrefetch* prefetch_ = nullptr;
+  std::deque<SkipCounts> snapshots_;  // the walk's counts as each queued file was found
+  SkipCounts walk_seen_;              // the walk's counts merged_ holds
+  SkipCounts merged_;
+  bool stopped_ = false;  // a limit ended the page while files were queued
+  bool cut_by_deadline_ = false;
   std::uint64_t query_;
   std::optional<PageCursor> cursor_;  // where this page starts
   std::optional<PageCursor> next_;    // where the next one does, when a limit ended this one
@@ -456,6 +556,11 @@ std::size_t budget_for(std::size_t max_bytes) {
 }  // namespace
 
 Result<files::OpReply> search_op(const Json& args, const files::OpContext& ctx) {
+  return search_with(args, ctx, SearchTuning{});
+}
+
+Result<files::OpReply> search_with(const Json& args, const files::OpContext& ctx,
+                                   SearchTuning tuning) {
   const Args a = BRIG_TRY(parse_args(args));
   const std::string resolved =
       BRIG_TRY(files::resolve_path(ctx.workspace, args.value("path", std::string(".")), kWhat));
@@ -490,7 +595,16 @@ Result<files::OpReply> search_op(const Json& args, const files::OpContext& ctx) 
 
   std::string shown_root = root;
   if (S_ISDIR(st.st_mode)) {
+    const std::size_t threads = tuning.threads != 0 ? tuning.threads : usable_cores();
+    std::unique_ptr<FilePrefetch> prefetch;
+    if (threads > 1) {
+      // Without threads (a jail's process limit) the search runs on this one.
+      auto started = FilePrefetch::start(*matcher, threads, kMaxSearchFileBytes);
+      if (started) prefetch = std::move(*started);
+    }
+    search.set_prefetch(prefetch.get());
     BRIG_TRY_VOID(walker.walk(root, search));
+    search.finish(ctx.deadline);
   } else if (S_ISREG(st.st_mode)) {
     // A file named by the call is searched even when hidden or ignored.
     shown_root = parent_of(root);
@@ -502,7 +616,7 @@ Result<files::OpReply> search_op(const Json& args, const files::OpContext& ctx) 
     return std::unexpected(
         Error{std::string(kWhat), resolved, "is neither a directory nor a regular file", EINVAL});
   }
-  Json header = search.header(shown_root, walker);
+  Json header = search.header(shown_root);
   return files::OpReply{std::move(header), search.take_text()};
 }
 

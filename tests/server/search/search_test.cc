@@ -243,6 +243,71 @@ TEST_F(Search, ACursorPageSearchesOnlyItsPart) {
   EXPECT_NE(r.error().to_string().find("not a cursor this tool gave"), std::string::npos);
 }
 
+// A tree with every kind of skip: ignored, hidden, binary, symlinks, files
+// the include glob filters, and files with many, one or no matches.
+void make_mixed_tree(const TempDir& dir) {
+  ASSERT_EQ(::mkdir(dir.at("mix").c_str(), 0755), 0);
+  dir.write("mix/.ignore", "*.log\nskip/\n");
+  for (int d = 0; d < 12; ++d) {
+    const std::string dn = "mix/d" + std::to_string(d);
+    ASSERT_EQ(::mkdir(dir.at(dn).c_str(), 0755), 0);
+    ASSERT_EQ(::mkdir(dir.at(dn + "/skip").c_str(), 0755), 0);
+    dir.write(dn + "/skip/x.txt", "needle\n");
+    dir.write(dn + "/.hid.txt", "needle\n");
+    dir.write(dn + "/r.log", "needle\n");
+    dir.write(dn + "/bin.txt", std::string("needle\0\1", 9));
+    dir.write(dn + "/other.md", "needle\n");
+    ASSERT_EQ(::symlink("a0.txt", dir.at(dn + "/link.txt").c_str()), 0);
+    for (int f = 0; f < 8; ++f) {
+      std::string text;
+      for (int l = 0; l < (d * 8 + f) % 7; ++l) text += l % 3 ? "hay\n" : "a needle here\n";
+      dir.write(dn + "/a" + std::to_string(f) + ".txt", text);
+    }
+  }
+}
+
+// Reading threads change nothing a client sees: the same header (order,
+// counts, skipped report, cursors) and the same bytes as one thread, for
+// every page size and mode.
+TEST_F(Search, ThreadsGiveTheSameResultsAsOneThread) {
+  make_mixed_tree(dir_);
+  for (const char* mode : {"content", "files", "count"}) {
+    for (const int max_results : {1, 7, 50, 10000}) {
+      for (const std::size_t max_bytes : {std::size_t{1} << 20, std::size_t{700}}) {
+        Json args = {{"pattern", "needle"},           {"path", "mix"},
+                     {"output_mode", mode},           {"max_results", max_results},
+                     {"include", {"*.txt", "*.log"}}, {"context_before", 1}};
+        auto one = search_with(args, context_for(dir_, max_bytes), SearchTuning{1});
+        ASSERT_TRUE(one);
+        for (const std::size_t threads : {2, 3, 8}) {
+          auto many = search_with(args, context_for(dir_, max_bytes), SearchTuning{threads});
+          ASSERT_TRUE(many);
+          EXPECT_EQ(many->header, one->header) << mode << " " << max_results << " " << threads;
+          EXPECT_EQ(many->bytes, one->bytes);
+        }
+        EXPECT_GT(one->header["skipped"]["ignored"].get<int>(), 0);
+      }
+    }
+  }
+}
+
+// A result limit ends the page where one thread would: the threads stop
+// and the counts say so.
+TEST_F(Search, ALimitStopsTheThreadsWhereOneThreadStops) {
+  ASSERT_EQ(::mkdir(dir_.at("many").c_str(), 0755), 0);
+  for (int f = 0; f < 500; ++f) dir_.write("many/f" + std::to_string(1000 + f), "needle\n");
+  const Json args = {{"pattern", "needle"}, {"path", "many"}, {"max_results", 2}};
+  auto r = search_with(args, context_for(dir_), SearchTuning{4});
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->header["files_searched"], 3);
+  EXPECT_EQ(r->header["stopped_by"], "max_results");
+  files::OpContext late = context_for(dir_);
+  late.deadline = std::chrono::steady_clock::now() - std::chrono::seconds(1);
+  auto cut = search_with(args, late, SearchTuning{4});
+  ASSERT_TRUE(cut);
+  EXPECT_EQ(cut->header["timed_out"], true);
+}
+
 TEST_F(Search, RepliesStayUnderMaxBytesAndPageBySize) {
   std::string big;
   for (int i = 0; i < 2000; ++i) big += "match " + std::string(100, 'x') + "\n";
