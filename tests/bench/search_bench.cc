@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "server/search/file_prefetch.h"
 #include "server/search/find_files.h"
 #include "server/search/search.h"
 
