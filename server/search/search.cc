@@ -594,9 +594,10 @@ Result<files::OpReply> search_with(const Json& args, const files::OpContext& ctx
                 budget_for(ctx.max_bytes), query, std::move(cursor));
 
   std::string shown_root = root;
+  // Outlives every use of search, which points at it.
+  std::unique_ptr<FilePrefetch> prefetch;
   if (S_ISDIR(st.st_mode)) {
     const std::size_t threads = tuning.threads != 0 ? tuning.threads : usable_cores();
-    std::unique_ptr<FilePrefetch> prefetch;
     if (threads > 1) {
       // Without threads (a jail's process limit) the search runs on this one.
       auto started = FilePrefetch::start(*matcher, threads, kMaxSearchFileBytes);
