@@ -52,7 +52,8 @@ FilePrefetch::~FilePrefetch() {
 
 bool FilePrefetch::full() const {
   std::lock_guard lock(mutex_);
-  return jobs_.size() >= depth_;
+  // Matched files wait whole in the queue: their bytes bound it too.
+  return jobs_.size() >= depth_ || held_bytes_ >= kMaxHeldBytes;
 }
 
 bool FilePrefetch::empty() const {
@@ -82,6 +83,7 @@ FilePrefetch::Job& FilePrefetch::front() {
 
 void FilePrefetch::pop() {
   std::lock_guard lock(mutex_);
+  held_bytes_ -= jobs_.front()->data.size();
   jobs_.pop_front();
   --claimed_;
 }
@@ -110,6 +112,7 @@ void FilePrefetch::run() {
       if (job->first) job->data.assign(buf);
     }
     lock.lock();
+    held_bytes_ += job->data.size();
     job->done = true;
     done_.notify_all();
   }

@@ -71,7 +71,9 @@ class FilePrefetch {
   std::condition_variable work_;  // a job to claim, or stop
   std::condition_variable done_;  // a job finished
   std::deque<std::unique_ptr<Job>> jobs_;
-  std::size_t claimed_ = 0;  // jobs_ [0, claimed_) are taken by a thread
+  std::size_t claimed_ = 0;     // jobs_ [0, claimed_) are taken by a thread
+  std::size_t held_bytes_ = 0;  // the matched files' bytes the queue holds
+  static constexpr std::size_t kMaxHeldBytes = std::size_t{256} << 20;
   bool stop_ = false;
   std::vector<std::thread> threads_;
 };
