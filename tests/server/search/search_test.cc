@@ -204,7 +204,10 @@ TEST_F(Search, CursorPagesMatchOneUnpagedSearch) {
       const Json h = run(args, max_bytes);
       for (const std::string& l : lines_of(h)) got.push_back(l);
       if (!h.contains("next_cursor")) break;
-      EXPECT_FALSE(h.contains("next_offset"));
+      // A page that starts at a cursor offers no offset: it would be wrong.
+      if (args.contains("cursor")) {
+        EXPECT_FALSE(h.contains("next_offset"));
+      }
       args["cursor"] = h["next_cursor"];
     }
     EXPECT_EQ(got, want) << max_results << " " << max_bytes;
@@ -285,7 +288,9 @@ TEST_F(Search, ThreadsGiveTheSameResultsAsOneThread) {
           EXPECT_EQ(many->header, one->header) << mode << " " << max_results << " " << threads;
           EXPECT_EQ(many->bytes, one->bytes);
         }
-        EXPECT_GT(one->header["skipped"]["ignored"].get<int>(), 0);
+        if (max_results == 10000) {
+          EXPECT_GT(one->header["skipped"]["ignored"].get<int>(), 0);
+        }
       }
     }
   }
@@ -398,11 +403,14 @@ TEST_F(Search, BadRegexIsAClearError) {
   EXPECT_FALSE(search_op({{"pattern", "x"}, {"path", "missing"}}, context_for(dir_)));
 }
 
+// On one thread the walk searches the files it passes before it looks at
+// the clock (with threads, what is still queued at the deadline is dropped:
+// ALimitStopsTheThreadsWhereOneThreadStops).
 TEST_F(Search, DeadlineCutsShortAndSaysSo) {
   files::OpContext ctx = context_for(dir_);
   ctx.deadline = std::chrono::steady_clock::now() - std::chrono::seconds(1);
   for (int i = 0; i < 40; ++i) dir_.write("f" + std::to_string(i) + ".txt", "needle\n");
-  auto r = search_op({{"pattern", "needle"}}, ctx);
+  auto r = search_with({{"pattern", "needle"}}, ctx, SearchTuning{1});
   ASSERT_TRUE(r);
   const protocol::ToolResult t = tools::format_search({}, std::move(*r));
   const Json& h = *t.structured;
