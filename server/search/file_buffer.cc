@@ -38,6 +38,12 @@ FileBuffer::Status FileBuffer::read(int dir_fd, const char* name, std::size_t ma
     error_ = std::strerror(errno);
     return Status::unreadable;
   }
+  return read_fd(fd.get(), max_bytes);
+}
+
+FileBuffer::Status FileBuffer::read_fd(int fd, std::size_t max_bytes) {
+  size_ = 0;
+  error_.clear();
   while (true) {
     // One byte past the limit tells "exactly max_bytes" from "more".
     if (size_ > max_bytes) return Status::too_large;
@@ -46,7 +52,7 @@ FileBuffer::Status FileBuffer::read(int dir_fd, const char* name, std::size_t ma
       return Status::unreadable;
     }
     const std::size_t want = std::min(capacity_ - size_, max_bytes + 1 - size_);
-    const ssize_t n = ::read(fd.get(), data_.get() + size_, want);
+    const ssize_t n = ::read(fd, data_.get() + size_, want);
     if (n < 0) {
       if (errno == EINTR) continue;
       error_ = std::strerror(errno);

@@ -16,6 +16,8 @@ class FileBuffer {
   // Reads dir_fd/name (not following a symlink) up to max_bytes; the view
   // stays valid until the next read. On `unreadable`, error() says why.
   Status read(int dir_fd, const char* name, std::size_t max_bytes);
+  // Reads the open file `fd` from its current offset, as read() does.
+  Status read_fd(int fd, std::size_t max_bytes);
 
   std::string_view data() const { return {data_.get(), size_}; }
   const std::string& error() const { return error_; }

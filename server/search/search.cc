@@ -8,6 +8,7 @@
 #include <climits>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
 
 #include <fmt/format.h>
 
@@ -18,8 +19,10 @@
 #include "server/files/tool_path.h"
 #include "server/files/utf8.h"
 #include "server/search/file_buffer.h"
+#include "server/search/file_prefetch.h"
 #include "server/search/glob.h"
 #include "server/search/line_matcher.h"
+#include "server/search/page_cursor.h"
 #include "server/search/tree_walk.h"
 
 namespace brig::search {
@@ -100,8 +103,11 @@ enum class Stop { none, max_results, size, deadline };
 class Search : public WalkVisitor {
  public:
   Search(const Args& args, const LineMatcher& matcher, GlobSet include, GlobSet exclude,
-         TreeWalker& walker, std::size_t budget)
-      : args_(args),
+         TreeWalker& walker, std::size_t budget, std::uint64_t query,
+         std::optional<PageCursor> cursor)
+      : query_(query),
+        cursor_(std::move(cursor)),
+        args_(args),
         matcher_(matcher),
         include_(std::move(include)),
         exclude_(std::move(exclude)),
@@ -129,12 +135,42 @@ class Search : public WalkVisitor {
       ++walker_.skipped().filtered;
       return true;
     }
-    return search_file(e.dir_fd, e.name, e.path);
+    if (prefetch_ != nullptr) {
+      // Commit in walk order whatever the queue must give up for this file.
+      while (prefetch_->full())
+        if (!commit_front()) return false;
+      snapshots_.push_back(walker_.skipped());
+      prefetch_->push(e.dir_fd, std::string(e.name).c_str(), std::string(e.path));
+      return true;
+    }
+    if (!search_file(e.dir_fd, e.name, e.path)) return false;
+    last_path_.assign(e.path);
+    return true;
   }
+
+  // Files search on other threads (nullptr: on this one, as it walks).
+  void set_prefetch(FilePrefetch* prefetch) { prefetch_ = prefetch; }
+
+  // After the walk: the files still queued, in order, unless a limit ended
+  // the page or the deadline has passed (then the page ends where it got).
+  void finish(std::chrono::steady_clock::time_point deadline) {
+    if (prefetch_ == nullptr || stopped_) return;
+    while (!prefetch_->empty()) {
+      if (std::chrono::steady_clock::now() >= deadline) {
+        cut_by_deadline_ = true;
+        return;
+      }
+      if (!commit_front()) return;
+    }
+    add_walk_counts(walker_.skipped());
+  }
+
+  bool timed_out() const { return walker_.timed_out() || cut_by_deadline_; }
 
   // One file, found by the walk or named by the call; false: stop.
   bool search_file(int dir_fd, std::string_view name, std::string_view path) {
-    SkipCounts& skipped = walker_.skipped();
+    if (!starts_file(path)) return true;
+    SkipCounts& skipped = counts();
     const std::string name_z(name);
     switch (buffer_.read(dir_fd, name_z.c_str(), kMaxSearchFileBytes)) {
       case FileBuffer::Status::too_large:
@@ -155,6 +191,75 @@ class Search : public WalkVisitor {
     }
     auto first = matcher_.find(buf, 0);
     if (!first) return true;
+    return matched(path, buf, *first);
+  }
+
+  // What the walk and this search left out; in parallel, the walk's counts
+  // join as the files they came before are committed, so a page that stops
+  // early counts exactly what a walk on one thread would have.
+  SkipCounts& counts() { return prefetch_ != nullptr ? merged_ : walker_.skipped(); }
+  const SkipCounts& counts() const { return prefetch_ != nullptr ? merged_ : walker_.skipped(); }
+
+ private:
+  // Whether the file at `path` is searched at all: the page the cursor
+  // ends showed its first results (then file_skip_ says how many), or all.
+  bool starts_file(std::string_view path) {
+    file_skip_ = 0;
+    if (cursor_ && path == cursor_->path) {
+      if (cursor_->skip == PageCursor::kWholeFile) return false;
+      file_skip_ = cursor_->skip;
+    }
+    return true;
+  }
+
+  // The walk's counts since the last file committed.
+  void add_walk_counts(const SkipCounts& now) {
+    merged_.ignored += now.ignored - walk_seen_.ignored;
+    merged_.hidden += now.hidden - walk_seen_.hidden;
+    merged_.symlinks += now.symlinks - walk_seen_.symlinks;
+    merged_.filtered += now.filtered - walk_seen_.filtered;
+    merged_.unreadable += now.unreadable - walk_seen_.unreadable;
+    for (std::size_t i = walk_seen_.unreadable_examples.size(); i < now.unreadable_examples.size();
+         ++i) {
+      if (merged_.unreadable_examples.size() < SkipCounts::kMaxExamples)
+        merged_.unreadable_examples.push_back(now.unreadable_examples[i]);
+    }
+    walk_seen_ = now;
+  }
+
+  // The oldest queued file, as search_file would have done it; false: stop.
+  bool commit_front() {
+    FilePrefetch::Job& job = prefetch_->front();
+    add_walk_counts(snapshots_.front());
+    snapshots_.pop_front();
+    bool go_on = true;
+    if (starts_file(job.path)) {
+      switch (job.status) {
+        case FileBuffer::Status::too_large:
+          ++merged_.too_large;
+          break;
+        case FileBuffer::Status::unreadable:
+          merged_.add_unreadable(job.path, job.error);
+          break;
+        case FileBuffer::Status::ok:
+          ++searched_;
+          if (!job.text)
+            ++merged_.binary;
+          else if (job.first)
+            go_on = matched(job.path, job.data, *job.first);
+          break;
+      }
+    }
+    if (go_on) last_path_ = job.path;
+    prefetch_->pop();
+    if (!go_on) stopped_ = true;
+    return go_on;
+  }
+
+ public:
+  // A text file with a match at `first`; false: stop.
+  bool matched(std::string_view path, std::string_view buf, Span first) {
+    SkipCounts& skipped = counts();
     // A NUL byte past the sniffed head makes the file binary too; only
     // files with a match pay for the check.
     if (buf.size() > files::kSniffBytes &&
@@ -168,19 +273,20 @@ class Search : public WalkVisitor {
         return add_whole_file(path, 1);
       case Mode::count: {
         std::size_t n = 0;
-        for (auto m = first; m; m = matcher_.find(buf, line_end(buf, m->start) + 1)) {
+        for (std::optional<Span> m = first; m;
+             m = matcher_.find(buf, line_end(buf, m->start) + 1)) {
           ++n;
           if (line_end(buf, m->start) >= buf.size()) break;
         }
         return add_whole_file(path, n);
       }
       case Mode::content:
-        return add_lines(path, buf, *first);
+        return add_lines(path, buf, first);
     }
     return true;
   }
 
-  Json header(const std::string& root, const TreeWalker& walker) const {
+  Json header(const std::string& root) const {
     Json files = Json::array();
     for (const OutFile& f : files_) {
       Json j = {{"path", f.path}};
@@ -208,15 +314,22 @@ class Search : public WalkVisitor {
               {"results", reported_},
               {"offset", args_.offset},
               {"files_searched", searched_},
-              {"skipped", walker.skipped().to_json()},
-              {"timed_out", walker.timed_out()},
-              {"truncated", stop_ != Stop::none || walker.timed_out()}};
+              {"skipped", counts().to_json()},
+              {"timed_out", timed_out()},
+              {"truncated", stop_ != Stop::none || timed_out()}};
     h["files_matched"] = matched_files_;
-    if (stop_ != Stop::none || walker.timed_out()) {
+    if (next_) {
+      h["next_cursor"] = encode_cursor(*next_);
+    } else if (timed_out() && !last_path_.empty()) {
+      // The deadline cut the walk: the next page starts after the last file
+      // searched (a page that searched none offers no cursor, as above).
+      h["next_cursor"] = encode_cursor(PageCursor{query_, last_path_, PageCursor::kWholeFile});
+    }
+    if (stop_ != Stop::none || timed_out()) {
       // A page the time limit ended before any result offers no next_offset:
       // a call from the same offset would redo the same walk and stop at the
       // same place, and a client that pages on next_offset would never end.
-      if (reported_ > 0) h["next_offset"] = args_.offset + reported_;
+      if (reported_ > 0 && !cursor_) h["next_offset"] = args_.offset + reported_;
       h["stopped_by"] = stop_ == Stop::max_results ? "max_results"
                         : stop_ == Stop::size      ? "size"
                                                    : "deadline";
@@ -251,10 +364,14 @@ class Search : public WalkVisitor {
 
   bool add_whole_file(std::string_view path, std::size_t count) {
     if (results_seen_++ < args_.offset) return true;
-    if (!room_for_result()) return false;
+    if (!room_for_result()) {
+      next_ = PageCursor{query_, std::string(path), 0};
+      return false;
+    }
     const std::size_t cost = files::json_string_cost(path) * 2 + 64;
     if (!fits(cost)) {
       stop_ = Stop::size;
+      next_ = PageCursor{query_, std::string(path), 0};
       return false;
     }
     used_ += cost;
@@ -323,12 +440,14 @@ class Search : public WalkVisitor {
     std::int64_t shown_line = 1;  // the line number at shown_to
     std::size_t after_left = 0;   // context lines still owed after the last match
     bool ok = true;
+    std::size_t index = 0;  // this file's matches handled so far
     const auto flush_after = [&](std::size_t limit) {
       while (ok && after_left > 0 && shown_to < limit && shown_to < buf.size()) {
         const std::size_t e = line_end(buf, shown_to);
         if (!emit(f, buf, shown_to, e, shown_line, false)) {
           ok = false;
           stop_ = Stop::size;
+          next_ = PageCursor{query_, std::string(path), index};
           break;
         }
         --after_left;
@@ -343,16 +462,18 @@ class Search : public WalkVisitor {
       const std::int64_t number = number_of(ls);
       flush_after(ls);
       if (!ok) break;
-      if (results_seen_++ < args_.offset) {
+      if (index < file_skip_ || results_seen_++ < args_.offset) {
         after_left = 0;
       } else {
         if (!room_for_result()) {
+          next_ = PageCursor{query_, std::string(path), index};
           ok = false;
           break;
         }
         if (f.lines.empty()) {
           if (!fits(file_cost)) {
             stop_ = Stop::size;
+            next_ = PageCursor{query_, std::string(path), index};
             ok = false;
             break;
           }
@@ -381,6 +502,7 @@ class Search : public WalkVisitor {
           f.lines.resize(lines_mark);
           used_ = used_mark;
           stop_ = Stop::size;
+          next_ = PageCursor{query_, std::string(path), index};
           ok = false;
           break;
         }
@@ -388,6 +510,7 @@ class Search : public WalkVisitor {
         ++f.count;
         after_left = args_.after;
       }
+      ++index;
       shown_to = le + 1;
       shown_line = number + 1;
       if (le >= buf.size()) break;
@@ -398,6 +521,17 @@ class Search : public WalkVisitor {
     return ok;
   }
 
+  FilePrefetch* prefetch_ = nullptr;
+  std::deque<SkipCounts> snapshots_;  // the walk's counts as each queued file was found
+  SkipCounts walk_seen_;              // the walk's counts merged_ holds
+  SkipCounts merged_;
+  bool stopped_ = false;  // a limit ended the page while files were queued
+  bool cut_by_deadline_ = false;
+  std::uint64_t query_;
+  std::optional<PageCursor> cursor_;  // where this page starts
+  std::optional<PageCursor> next_;    // where the next one does, when a limit ended this one
+  std::string last_path_;             // the last file this page passed
+  std::size_t file_skip_ = 0;         // results of the current file an earlier page showed
   const Args& args_;
   const LineMatcher& matcher_;
   GlobSet include_, exclude_;
@@ -422,6 +556,11 @@ std::size_t budget_for(std::size_t max_bytes) {
 }  // namespace
 
 Result<files::OpReply> search_op(const Json& args, const files::OpContext& ctx) {
+  return search_with(args, ctx, SearchTuning{});
+}
+
+Result<files::OpReply> search_with(const Json& args, const files::OpContext& ctx,
+                                   SearchTuning tuning) {
   const Args a = BRIG_TRY(parse_args(args));
   const std::string resolved =
       BRIG_TRY(files::resolve_path(ctx.workspace, args.value("path", std::string(".")), kWhat));
@@ -438,19 +577,35 @@ Result<files::OpReply> search_op(const Json& args, const files::OpContext& ctx) 
   }
   // Ancestors are found by climbing the real path, not one with "..".
   const std::string root = real_path_or_same(resolved);
+  const std::uint64_t query = query_hash("search", root, args);
+  std::optional<PageCursor> cursor = BRIG_TRY(read_cursor(args, kWhat, query));
+  if (cursor && a.offset > 0)
+    return std::unexpected(
+        Error{std::string(kWhat), "cursor", "give cursor or offset, not both", EINVAL});
 
   WalkOptions options;
   options.hidden = args.contains("hidden") ? a.hidden : include.names_hidden();
   options.gitignore = options.git_exclude = options.dot_ignore = a.gitignore;
   options.ancestors_up_to = real_path_or_same(ctx.workspace);
   options.deadline = ctx.deadline;
+  if (cursor && S_ISDIR(st.st_mode)) options.start_at = cursor->path;
   TreeWalker walker(options);
   Search search(a, *matcher, std::move(include), std::move(exclude), walker,
-                budget_for(ctx.max_bytes));
+                budget_for(ctx.max_bytes), query, std::move(cursor));
 
   std::string shown_root = root;
+  // Outlives every use of search, which points at it.
+  std::unique_ptr<FilePrefetch> prefetch;
   if (S_ISDIR(st.st_mode)) {
+    const std::size_t threads = tuning.threads != 0 ? tuning.threads : usable_cores();
+    if (threads > 1) {
+      // Without threads (a jail's process limit) the search runs on this one.
+      auto started = FilePrefetch::start(*matcher, threads, kMaxSearchFileBytes);
+      if (started) prefetch = std::move(*started);
+    }
+    search.set_prefetch(prefetch.get());
     BRIG_TRY_VOID(walker.walk(root, search));
+    search.finish(ctx.deadline);
   } else if (S_ISREG(st.st_mode)) {
     // A file named by the call is searched even when hidden or ignored.
     shown_root = parent_of(root);
@@ -462,7 +617,7 @@ Result<files::OpReply> search_op(const Json& args, const files::OpContext& ctx) 
     return std::unexpected(
         Error{std::string(kWhat), resolved, "is neither a directory nor a regular file", EINVAL});
   }
-  Json header = search.header(shown_root, walker);
+  Json header = search.header(shown_root);
   return files::OpReply{std::move(header), search.take_text()};
 }
 

@@ -44,6 +44,19 @@ inline constexpr std::size_t kMaxSearchFileBytes = 64u << 20;
 // results continue (next_offset) when max_results, the reply size
 // (ctx.max_bytes) or the deadline stopped them. The bytes are the reported
 // lines' text, in header order, each followed by '\n'.
+//
+// Files are read and matched on as many threads as the process may use
+// (its CPU affinity), and still reported in path order with the same
+// counts as a search on one thread: the walk queues files, reading threads
+// find each one's first match, and the walk's thread takes them back in
+// order to build the page (server/search/file_prefetch.h).
 Result<files::OpReply> search_op(const protocol::Json& args, const files::OpContext& ctx);
+
+struct SearchTuning {
+  std::size_t threads = 0;  // reading threads; 0: one per usable core; 1: none
+};
+// search_op with a thread count (tests and benchmarks compare them).
+Result<files::OpReply> search_with(const protocol::Json& args, const files::OpContext& ctx,
+                                   SearchTuning tuning);
 
 }  // namespace brig::search

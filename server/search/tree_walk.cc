@@ -199,6 +199,13 @@ Result<void> TreeWalker::walk(const std::string& root, WalkVisitor& visitor) {
   UniqueFd fd(::open(root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   if (!fd) return std::unexpected(sys_error("walk directory", root, errno));
   if (ignore_enabled()) load_ancestors(root);
+  start_parts_.clear();
+  for (std::string_view rest = options_.start_at; !rest.empty();) {
+    const std::size_t slash = rest.find('/');
+    if (slash != 0) start_parts_.emplace_back(rest.substr(0, slash));
+    rest.remove_prefix(slash == std::string_view::npos ? rest.size() : slash + 1);
+  }
+  starting_ = !start_parts_.empty();
   walk_dir(fd.get(), 0, visitor);
   return {};
 }
@@ -238,6 +245,15 @@ void TreeWalker::walk_dir(int dir_fd, std::size_t depth, WalkVisitor& visitor) {
   const std::size_t base = path_.size();
   for (const DirEntry& e : *entries) {
     if (past_deadline() || stopped_) break;
+    if (starting_) {
+      // Names sort bytewise (read_dir), so everything before the start's
+      // component at this depth comes before the start in the walk order.
+      const int cmp = e.name.compare(start_parts_[std::min(depth, start_parts_.size() - 1)]);
+      if (cmp < 0) continue;
+      // Past it, or at the start itself: the walk is under way. On the way
+      // (a directory that holds the start) it stays on until the next entry.
+      if (cmp > 0 || depth + 1 >= start_parts_.size()) starting_ = false;
+    }
     const bool git = e.name == ".git";
     if (git && !options_.list_all) continue;
     unsigned char type = e.type;

@@ -36,6 +36,12 @@ struct WalkOptions {
   // sockets, devices). Hidden and ignore rules still apply to them.
   bool list_all = false;
   std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
+  // Where the walk starts, relative to the walked directory ('/'-separated;
+  // empty: at the beginning). Entries before it in the walk order are not
+  // looked at (only the directories on its way are read), so a page that
+  // starts deep into a tree costs that page; the path need not exist any
+  // more (the walk starts at the next entry in order).
+  std::string start_at;
 };
 
 // What a walk and the operation on top of it left out, by reason. Ignored
@@ -143,6 +149,8 @@ class TreeWalker {
   bool timed_out_ = false;
   bool stopped_ = false;
   std::size_t deadline_tick_ = 0;
+  std::vector<std::string> start_parts_;  // start_at split at '/'
+  bool starting_ = false;                 // still on the way to start_at
 };
 
 }  // namespace brig::search

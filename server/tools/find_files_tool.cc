@@ -45,7 +45,13 @@ protocol::ToolDescriptor find_files_descriptor() {
         {"limit", search::kFindLimit.schema(
                       fmt::format("Most paths to return. Default {}.", search::kDefaultFindLimit))},
         {"offset",
-         search::kFindOffset.schema("Paths to skip: pass next_offset from the previous call.")}}},
+         search::kFindOffset.schema(
+             "Paths to skip (sort \"modified\"); with sort \"path\" pass cursor instead.")},
+        {"cursor",
+         {{"type", "string"},
+          {"description",
+           "Where the next page starts: next_cursor of the previous call with the same "
+           "arguments. Such a page costs only its own walk."}}}}},
       {"required", {"pattern"}},
       {"additionalProperties", false}};
   Json file = {
@@ -55,23 +61,27 @@ protocol::ToolDescriptor find_files_descriptor() {
         {"symlink", {{"type", "boolean"}}},
         {"modified", {{"type", "string"}, {"description", "UTC time, when sorted by modified."}}}}},
       {"required", {"path"}}};
-  Json output = {{"type", "object"},
-                 {"properties",
-                  {{"path", {{"type", "string"}}},
-                   {"pattern", {{"type", "string"}}},
-                   {"sort", {{"type", "string"}, {"enum", {"path", "modified"}}}},
-                   {"files", {{"type", "array"}, {"items", std::move(file)}}},
-                   {"shown", {{"type", "integer"}}},
-                   {"total", {{"type", "integer"}, {"description", "Paths that matched in all."}}},
-                   {"offset", {{"type", "integer"}}},
-                   {"omitted", {{"type", "integer"}, {"description", "Matches after this page."}}},
-                   {"next_offset", {{"type", "integer"}}},
-                   {"stopped_by", {{"type", "string"}, {"enum", {"limit", "size"}}}},
-                   {"limit", {{"type", "integer"}}},
-                   {"skipped", skipped_schema()},
-                   {"timed_out", {{"type", "boolean"}}},
-                   {"truncated", {{"type", "boolean"}}}}},
-                 {"required", {"path", "files", "total", "omitted", "truncated", "skipped"}}};
+  Json output = {
+      {"type", "object"},
+      {"properties",
+       {{"path", {{"type", "string"}}},
+        {"pattern", {{"type", "string"}}},
+        {"sort", {{"type", "string"}, {"enum", {"path", "modified"}}}},
+        {"files", {{"type", "array"}, {"items", std::move(file)}}},
+        {"shown", {{"type", "integer"}}},
+        {"total",
+         {{"type", "integer"},
+          {"description", "Paths that matched in all; only when this call saw them all."}}},
+        {"offset", {{"type", "integer"}}},
+        {"omitted", {{"type", "integer"}, {"description", "Matches after this page."}}},
+        {"next_offset", {{"type", "integer"}}},
+        {"next_cursor", {{"type", "string"}, {"description", "Pass as cursor for the next page."}}},
+        {"stopped_by", {{"type", "string"}, {"enum", {"limit", "size"}}}},
+        {"limit", {{"type", "integer"}}},
+        {"skipped", skipped_schema()},
+        {"timed_out", {{"type", "boolean"}}},
+        {"truncated", {{"type", "boolean"}}}}},
+      {"required", {"path", "files", "shown", "truncated", "skipped"}}};
   return protocol::ToolDescriptor{
       .name = std::string(policy::names::kFindFiles),
       .title = "Find files",
@@ -97,23 +107,31 @@ protocol::ToolResult format_find_files(const Json& /*args*/, files::OpReply repl
     if (f.contains("modified")) text += "  " + f.value("modified", std::string());
     text += '\n';
   }
-  const auto total = h.value("total", std::size_t{0});
   const auto shown = h.value("shown", std::size_t{0});
   const auto offset = h.value("offset", std::size_t{0});
   const std::string pattern = h.value("pattern", std::string());
   const std::string root = h.value("path", std::string());
+  const bool paged = h.contains("next_cursor") || h.contains("next_offset");
   std::string s;
-  if (total == 0) {
-    s = fmt::format("No files match {} under {}.", pattern, root);
-  } else if (shown == total) {
-    s = fmt::format("{} file{} match {} under {}.", total, total == 1 ? "" : "s", pattern, root);
-  } else {
+  if (shown == 0 && !paged) {
+    const bool none = h.value("total", std::size_t{1}) == 0;
+    s = fmt::format("No {}files match {} under {}.", none ? "" : "more ", pattern, root);
+  } else if (h.contains("total") && shown == h.value("total", std::size_t{0})) {
+    s = fmt::format("{} file{} match {} under {}.", shown, shown == 1 ? "" : "s", pattern, root);
+  } else if (h.contains("total")) {
     s = fmt::format("Files {}-{} of {} matching {} under {}.", offset + (shown ? 1 : 0),
-                    offset + shown, total, pattern, root);
+                    offset + shown, h.value("total", std::size_t{0}), pattern, root);
+  } else {
+    s = fmt::format("{} file{} matching {} under {}{}.", shown, shown == 1 ? "" : "s", pattern,
+                    root, paged ? " in this page" : " (the last page)");
   }
   s += ' ';
   s += describe_skipped(h.value("skipped", Json::object()));
-  if (h.contains("next_offset")) {
+  if (h.contains("next_cursor")) {
+    s += fmt::format(" More follow: call again with cursor=\"{}\"{}.",
+                     h.value("next_cursor", std::string()),
+                     h.value("stopped_by", std::string()) == "limit" ? " (or raise limit)" : "");
+  } else if (h.contains("next_offset")) {
     s += fmt::format(" {} more: call again with offset={}{}.", h.value("omitted", std::size_t{0}),
                      h.value("next_offset", std::size_t{0}),
                      h.value("stopped_by", std::string()) == "limit" ? " (or raise limit)" : "");

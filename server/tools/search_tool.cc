@@ -57,25 +57,25 @@ std::string summary_of_search(const Json& h) {
   s += ' ';
   s += describe_skipped(h.value("skipped", Json::object()));
   const std::string stopped = h.value("stopped_by", std::string());
-  const auto next = h.value("next_offset", std::size_t{0});
+  // A cursor page costs only itself; offset redoes the walk up to it.
+  const std::string next = h.contains("next_cursor")
+                               ? fmt::format("cursor=\"{}\"", h.value("next_cursor", std::string()))
+                               : fmt::format("offset={}", h.value("next_offset", std::size_t{0}));
   if (stopped == "max_results") {
-    s += fmt::format(" More results follow: call again with offset={} (or raise max_results).",
-                     next);
+    s += fmt::format(" More results follow: call again with {} (or raise max_results).", next);
   } else if (stopped == "size") {
     s += fmt::format(
-        " The reply size limit ended this page: call again with offset={} for the rest, or "
+        " The reply size limit ended this page: call again with {} for the rest, or "
         "narrow the search (path, include, output_mode \"files\").",
         next);
-  } else if (stopped == "deadline" && h.contains("next_offset")) {
-    s += fmt::format(
-        " The time limit stopped the search after {}: results are partial. Narrow path or "
-        "include, or continue with offset={}.",
-        plural(searched, "file", "files"), next);
   } else if (stopped == "deadline") {
-    s += fmt::format(
-        " The time limit stopped the search after {}, before any match: narrow path or "
-        "include.",
-        plural(searched, "file", "files"));
+    s += fmt::format(" The time limit stopped the search after {}{}",
+                     plural(searched, "file", "files"),
+                     results == 0 ? ", before any match" : ": results are partial");
+    if (h.contains("next_offset") || h.contains("next_cursor"))
+      s += fmt::format(". Narrow path or include, or continue with {}.", next);
+    else
+      s += ": narrow path or include.";
   }
   if (const auto bad = h.value("invalid_utf8", std::size_t{0}); bad > 0)
     s += fmt::format(" {} shown as U+FFFD.",
@@ -129,9 +129,13 @@ protocol::ToolDescriptor search_descriptor() {
          search::kSearchMaxResults.schema(fmt::format(
              "Most results: matching lines in content mode, files otherwise. Default {}.",
              search::kDefaultSearchResults))},
-        {"offset",
-         search::kSearchOffset.schema(
-             "Results to skip, to get the next page: pass the next_offset of the previous call.")},
+        {"offset", search::kSearchOffset.schema(
+                       "Results to skip (the whole walk up to them is redone): prefer cursor.")},
+        {"cursor",
+         {{"type", "string"},
+          {"description",
+           "Where the next page starts: next_cursor of the previous call with the same "
+           "arguments. Such a page costs only its own search."}}},
         {"max_line_length",
          search::kMaxLineLength.schema(
              fmt::format("Longer lines are cut to this many bytes around the match. Default {}.",
@@ -168,6 +172,9 @@ protocol::ToolDescriptor search_descriptor() {
         {"next_offset",
          {{"type", "integer"},
           {"description", "Present when more results may follow: pass it as offset."}}},
+        {"next_cursor",
+         {{"type", "string"},
+          {"description", "Present when more results may follow: pass it as cursor."}}},
         {"stopped_by",
          {{"type", "string"},
           {"enum", {"max_results", "size", "deadline"}},

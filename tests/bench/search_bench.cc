@@ -1,6 +1,8 @@
-// brig-search-bench: search_op in-process versus ripgrep with one thread,
-// on the same tree in the same run. Prints times, ratios and whether the
-// counts agree.
+// brig-search-bench: search in-process versus ripgrep, with one thread
+// (rg -j1) and with every usable core (rg -jN, N the same), and find_files
+// (its first page, and every page by cursor) versus `rg --files`, on the
+// same tree in the same run. Prints the core count, times, ratios and
+// whether the counts agree.
 //   brig-search-bench TREE [RUNS]
 // TREE: e.g. the Linux source extracted into /dev/shm and `git init`ed
 // (tests/bench/README or issue 4 describe how).
@@ -17,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "server/search/file_prefetch.h"
 #include "server/search/find_files.h"
 #include "server/search/search.h"
 
@@ -33,8 +36,9 @@ struct Case {
 
 // Runs ripgrep in `tree`, reading (and dropping) its output through a pipe:
 // ripgrep quits at the first match when its stdout is /dev/null.
-std::pair<double, std::size_t> run_rg(const std::string& tree, std::vector<std::string> args) {
-  args.insert(args.begin(), {"rg", "-j1", "--no-config"});
+std::pair<double, std::size_t> run_rg(const std::string& tree, std::vector<std::string> args,
+                                      std::size_t threads) {
+  args.insert(args.begin(), {"rg", "-j" + std::to_string(threads), "--no-config"});
   std::vector<char*> argv;
   for (std::string& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
@@ -73,13 +77,13 @@ std::pair<double, std::size_t> run_rg(const std::string& tree, std::vector<std::
   return {secs, matches};
 }
 
-std::pair<double, std::size_t> run_brig(const std::string& tree, Json args) {
+std::pair<double, std::size_t> run_brig(const std::string& tree, Json args, std::size_t threads) {
   brig::files::OpContext ctx;
   ctx.workspace = tree;
   ctx.max_bytes = std::size_t{1} << 30;
   args["max_results"] = brig::search::kMaxSearchResults;
   const auto start = Clock::now();
-  auto r = brig::search::search_op(args, ctx);
+  auto r = brig::search::search_with(args, ctx, brig::search::SearchTuning{threads});
   const double secs = std::chrono::duration<double>(Clock::now() - start).count();
   if (!r) {
     std::fprintf(stderr, "search: %s\n", r.error().to_string().c_str());
@@ -91,18 +95,27 @@ std::pair<double, std::size_t> run_brig(const std::string& tree, Json args) {
   return {secs, matches};
 }
 
-std::pair<double, std::size_t> run_find(const std::string& tree, const char* glob) {
+// find_files for `glob`: the first page of `limit` paths, or (all) every
+// page by cursor; the time and the paths seen.
+std::pair<double, std::size_t> run_find(const std::string& tree, const char* glob,
+                                        std::size_t limit, bool all) {
   brig::files::OpContext ctx;
   ctx.workspace = tree;
-  ctx.max_bytes = std::size_t{1} << 30;
+  ctx.max_bytes = std::size_t{4} << 20;  // the worker's default reply size
+  Json args = {{"pattern", glob}, {"limit", limit}};
+  std::size_t seen = 0;
   const auto start = Clock::now();
-  auto r = brig::search::find_files_op({{"pattern", glob}, {"limit", 10}}, ctx);
-  const double secs = std::chrono::duration<double>(Clock::now() - start).count();
-  if (!r) {
-    std::fprintf(stderr, "find_files: %s\n", r.error().to_string().c_str());
-    std::exit(1);
+  for (;;) {
+    auto r = brig::search::find_files_op(args, ctx);
+    if (!r) {
+      std::fprintf(stderr, "find_files: %s\n", r.error().to_string().c_str());
+      std::exit(1);
+    }
+    seen += r->header["files"].size();
+    if (!all || !r->header.contains("next_cursor")) break;
+    args["cursor"] = r->header["next_cursor"];
   }
-  return {secs, r->header.value("total", std::size_t{0})};
+  return {std::chrono::duration<double>(Clock::now() - start).count(), seen};
 }
 
 }  // namespace
@@ -119,42 +132,57 @@ int main(int argc, char** argv) {
       {"-i pm_resume", {{"pattern", "pm_resume"}, {"case_insensitive", true}}, {"-i", "pm_resume"}},
       {"regex \\w+_SUSPEND\\b", {{"pattern", "\\w+_SUSPEND\\b"}}, {"\\w+_SUSPEND\\b"}},
   };
-  std::printf("%-24s %-7s %9s %9s %7s %9s %9s\n", "case", "mode", "brig s", "rg -j1 s", "ratio",
-              "brig n", "rg n");
+  const std::size_t cores = brig::search::usable_cores();
+  std::printf("usable cores: %zu (rg -j%zu and brig with %zu threads in the N columns)\n", cores,
+              cores, cores);
+  std::printf("%-24s %-7s %8s %8s %6s %8s %8s %6s %9s %9s\n", "case", "mode", "brig1 s", "rg-j1 s",
+              "ratio", "brigN s", "rg-jN s", "ratio", "brig n", "rg n");
   for (const Case& c : cases) {
     for (const char* mode : {"count", "content"}) {
       Json args = c.args;
       args["output_mode"] = mode;
       std::vector<std::string> rg = c.rg;
       rg.insert(rg.begin(), std::string(mode) == "count" ? "-c" : "-n");
-      double best_brig = 1e9, best_rg = 1e9;
+      double b1 = 1e9, r1 = 1e9, bn = 1e9, rn = 1e9;
       std::size_t n_brig = 0, n_rg = 0;
       for (int i = 0; i < runs; ++i) {
         // Alternate, so neither side always runs on a warmer cache.
-        const auto [tb, nb] = run_brig(tree, args);
-        const auto [tr, nr] = run_rg(tree, rg);
-        best_brig = std::min(best_brig, tb);
-        best_rg = std::min(best_rg, tr);
-        n_brig = nb;
-        n_rg = nr;
+        const auto [tb, nb] = run_brig(tree, args, 1);
+        const auto [tr, nr] = run_rg(tree, rg, 1);
+        const auto [tbn, nbn] = run_brig(tree, args, cores);
+        const auto [trn, nrn] = run_rg(tree, rg, cores);
+        b1 = std::min(b1, tb);
+        r1 = std::min(r1, tr);
+        bn = std::min(bn, tbn);
+        rn = std::min(rn, trn);
+        n_brig = nb == nbn ? nb : 0;
+        n_rg = nr == nrn ? nr : 0;
       }
-      std::printf("%-24s %-7s %9.3f %9.3f %7.2f %9zu %9zu%s\n", c.name, mode, best_brig, best_rg,
-                  best_brig / best_rg, n_brig, n_rg, n_brig == n_rg ? "" : "  (counts differ)");
+      std::printf("%-24s %-7s %8.3f %8.3f %6.2f %8.3f %8.3f %6.2f %9zu %9zu%s\n", c.name, mode, b1,
+                  r1, b1 / r1, bn, rn, bn / rn, n_brig, n_rg,
+                  n_brig == n_rg ? "" : "  (counts differ)");
     }
   }
-  // find_files counts every match (it pages), as rg --files lists them.
-  double best_find = 1e9, best_rg = 1e9;
+  // find_files: every page by cursor (10000 paths a page, the most) against
+  // rg --files, and the first page (the default 200) alone.
+  double all_find = 1e9, first_find = 1e9, all_rg = 1e9;
   std::size_t n_find = 0, n_rg = 0;
   for (int i = 0; i < runs; ++i) {
-    const auto [tf, nf] = run_find(tree, "**/*.c");
-    const auto [tr, nr] = run_rg(tree, {"--files", "-g", "*.c"});
-    best_find = std::min(best_find, tf);
-    best_rg = std::min(best_rg, tr);
+    const auto [tf, nf] = run_find(tree, "**/*.c", 10000, /*all=*/true);
+    const auto [tp, np] = run_find(tree, "**/*.c", 200, /*all=*/false);
+    const auto [tr, nr] = run_rg(tree, {"--files", "-g", "*.c"}, cores);
+    all_find = std::min(all_find, tf);
+    first_find = std::min(first_find, tp);
+    all_rg = std::min(all_rg, tr);
     n_find = nf;
     n_rg = nr;
+    (void)np;
   }
-  std::printf("%-24s %-7s %9.3f %9.3f %7.2f %9zu %9zu%s\n", "find_files **/*.c", "paths", best_find,
-              best_rg, best_find / best_rg, n_find, n_rg,
-              n_find == n_rg ? "" : "  (counts differ)");
+  std::printf(
+      "find_files **/*.c, all pages: %.3f s, rg --files -j%zu: %.3f s, ratio %.2f, %zu vs "
+      "%zu paths%s\n",
+      all_find, cores, all_rg, all_find / all_rg, n_find, n_rg,
+      n_find == n_rg ? "" : "  (counts differ)");
+  std::printf("find_files **/*.c, first page (200): %.1f ms\n", first_find * 1000);
   return 0;
 }

@@ -5,6 +5,8 @@
 #include <sys/time.h>
 #include <unistd.h>
 
+#include <cerrno>
+
 #include <gtest/gtest.h>
 
 #include "protocol/schema_check.h"
@@ -84,13 +86,92 @@ TEST_F(FindFiles, APatternNamingAHiddenDirectoryFindsIt) {
 TEST_F(FindFiles, LimitCountsWhatWasLeftOutAndPages) {
   const Json h = run({{"pattern", "*.cpp"}, {"limit", 2}});
   EXPECT_EQ(paths(h), (Strings{"src/a/x.cpp", "src/b/y.cpp"}));
-  EXPECT_EQ(h["total"], 5);
-  EXPECT_EQ(h["omitted"], 3);
+  // The page ended the walk: how many follow is not known.
+  EXPECT_FALSE(h.contains("total"));
+  EXPECT_EQ(h["truncated"], true);
   EXPECT_EQ(h["next_offset"], 2);
-  EXPECT_NE(text_.find("offset=2"), std::string::npos) << text_;
+  ASSERT_TRUE(h.contains("next_cursor"));
+  EXPECT_NE(text_.find("cursor=\"" + h["next_cursor"].get<std::string>()), std::string::npos)
+      << text_;
   const Json next = run({{"pattern", "*.cpp"}, {"limit", 2}, {"offset", 4}});
   EXPECT_EQ(paths(next), (Strings{"top.cpp"}));
   EXPECT_FALSE(next.contains("next_offset"));
+  EXPECT_EQ(next["total"], 5);
+}
+
+// A generated tree paged by cursor gives exactly one unpaged walk's list.
+TEST_F(FindFiles, CursorPagesMatchOneUnpagedWalk) {
+  for (int d = 0; d < 6; ++d) {
+    const std::string dn = "gen/d" + std::to_string(d);
+    ASSERT_EQ(::mkdir(dir_.at("gen").c_str(), 0755) == 0 || errno == EEXIST, true);
+    ASSERT_EQ(::mkdir(dir_.at(dn).c_str(), 0755), 0);
+    ASSERT_EQ(::mkdir(dir_.at(dn + "/sub").c_str(), 0755), 0);
+    for (int f = 0; f < 5; ++f) {
+      dir_.write(dn + "/f" + std::to_string(f) + ".cpp", "");
+      dir_.write(dn + "/sub/g" + std::to_string(f) + ".cpp", "");
+    }
+  }
+  const Json all = run({{"pattern", "**/*.cpp"}, {"path", "gen"}, {"limit", 10000}});
+  ASSERT_EQ(all["total"], 60);
+  for (const int limit : {1, 7, 59, 60}) {
+    Strings paged;
+    Json args = {{"pattern", "**/*.cpp"}, {"path", "gen"}, {"limit", limit}};
+    for (int page = 0; page < 100; ++page) {
+      const Json h = run(args);
+      for (const std::string& p : paths(h)) paged.push_back(p);
+      if (!h.contains("next_cursor")) break;
+      args["cursor"] = h["next_cursor"];
+    }
+    EXPECT_EQ(paged, paths(all)) << "limit " << limit;
+  }
+}
+
+// A page walks only its own part of the tree: the first stops where it is
+// full, the next starts where that one stopped. Each directory holds one
+// ignored file, so the ignored count says how many directories a page read.
+TEST_F(FindFiles, ACursorPageWalksOnlyItsPart) {
+  ASSERT_EQ(::mkdir(dir_.at("gen").c_str(), 0755), 0);
+  dir_.write("gen/.ignore", "*.log\n");
+  for (int d = 0; d < 10; ++d) {
+    const std::string dn = "gen/d" + std::to_string(d);
+    ASSERT_EQ(::mkdir(dir_.at(dn).c_str(), 0755), 0);
+    dir_.write(dn + "/a.txt", "");
+    dir_.write(dn + "/x.log", "");
+  }
+  const Json first = run({{"pattern", "*.txt"}, {"path", "gen"}, {"limit", 2}});
+  EXPECT_EQ(paths(first), (Strings{"d0/a.txt", "d1/a.txt"}));
+  // d0 and d1, and d2 up to its a.txt (which starts the next page): not d3..d9.
+  EXPECT_EQ(first["skipped"]["ignored"], 2);
+  const Json second =
+      run({{"pattern", "*.txt"}, {"path", "gen"}, {"limit", 2}, {"cursor", first["next_cursor"]}});
+  EXPECT_EQ(paths(second), (Strings{"d2/a.txt", "d3/a.txt"}));
+  // d2 and d3 only: d0 and d1 were not walked again.
+  EXPECT_EQ(second["skipped"]["ignored"], 2);
+  EXPECT_FALSE(second.contains("next_offset"));
+}
+
+TEST_F(FindFiles, AForeignOrMangledCursorIsAClearError) {
+  const Json first = run({{"pattern", "*.cpp"}, {"limit", 1}});
+  const auto fail = [&](const Json& args) {
+    auto r = find_files_op(args, context_for(dir_));
+    EXPECT_FALSE(r);
+    return r ? std::string() : r.error().to_string();
+  };
+  EXPECT_NE(fail({{"pattern", "*.cpp"}, {"cursor", "junk"}}).find("not a cursor this tool gave"),
+            std::string::npos);
+  std::string cut = first["next_cursor"];
+  cut.pop_back();
+  EXPECT_NE(fail({{"pattern", "*.cpp"}, {"cursor", cut}}).find("not a cursor this tool gave"),
+            std::string::npos);
+  // Another pattern's cursor would start a page at a position of another list.
+  EXPECT_NE(fail({{"pattern", "*.h"}, {"cursor", first["next_cursor"]}}).find("another query"),
+            std::string::npos);
+  EXPECT_NE(fail({{"pattern", "*.cpp"}, {"offset", 1}, {"cursor", first["next_cursor"]}})
+                .find("not both"),
+            std::string::npos);
+  // The same query with another page size continues.
+  EXPECT_EQ(paths(run({{"pattern", "*.cpp"}, {"limit", 1}, {"cursor", first["next_cursor"]}})),
+            (Strings{"src/b/y.cpp"}));
 }
 
 TEST_F(FindFiles, SortByModificationTimeNewestFirst) {

@@ -3,6 +3,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
+
 #include <gtest/gtest.h>
 
 #include "protocol/schema_check.h"
@@ -160,12 +162,155 @@ TEST_F(Search, MaxResultsPagesWithOffset) {
       break;
     }
     EXPECT_EQ(h["stopped_by"], "max_results");
-    EXPECT_NE(text_.find("offset="), std::string::npos);
+    EXPECT_NE(text_.find("cursor="), std::string::npos);
     offset = h["next_offset"];
   }
   std::vector<int> want;
   for (int i = 1; i <= 25; ++i) want.push_back(i);
   EXPECT_EQ(seen, want);
+}
+
+// The lines of a search paged by cursor, as "path:line".
+std::vector<std::string> lines_of(const Json& h) {
+  std::vector<std::string> out;
+  for (const Json& f : h["files"])
+    for (const Json& l : f["lines"])
+      out.push_back(f["path"].get<std::string>() + ":" + std::to_string(l["line"].get<int>()));
+  return out;
+}
+
+// Pages by cursor, by count and by reply size, give one unpaged search's
+// lines, including pages that end inside a file.
+TEST_F(Search, CursorPagesMatchOneUnpagedSearch) {
+  for (int d = 0; d < 4; ++d) {
+    const std::string dn = "gen/d" + std::to_string(d);
+    ASSERT_EQ(::mkdir(dir_.at("gen").c_str(), 0755) == 0 || errno == EEXIST, true);
+    ASSERT_EQ(::mkdir(dir_.at(dn).c_str(), 0755), 0);
+    for (int f = 0; f < 4; ++f) {
+      std::string text;
+      for (int l = 0; l < 3 + f; ++l)
+        text += (l % 2 ? "hay\n" : "needle " + std::string(60, 'n') + "\n");
+      dir_.write(dn + "/f" + std::to_string(f) + ".txt", text);
+    }
+  }
+  const Json all = run({{"pattern", "needle"}, {"path", "gen"}, {"max_results", 10000}});
+  const std::vector<std::string> want = lines_of(all);
+  ASSERT_EQ(want.size(), 4u * (2 + 2 + 3 + 3));
+  for (const auto& [max_results, max_bytes] :
+       std::vector<std::pair<int, std::size_t>>{{1, 1 << 20}, {3, 1 << 20}, {10000, 600}}) {
+    std::vector<std::string> got;
+    Json args = {{"pattern", "needle"}, {"path", "gen"}, {"max_results", max_results}};
+    for (int page = 0; page < 200; ++page) {
+      const Json h = run(args, max_bytes);
+      for (const std::string& l : lines_of(h)) got.push_back(l);
+      if (!h.contains("next_cursor")) break;
+      // A page that starts at a cursor offers no offset: it would be wrong.
+      if (args.contains("cursor")) {
+        EXPECT_FALSE(h.contains("next_offset"));
+      }
+      args["cursor"] = h["next_cursor"];
+    }
+    EXPECT_EQ(got, want) << max_results << " " << max_bytes;
+  }
+  // Files mode pages by file.
+  Json args = {
+      {"pattern", "needle"}, {"path", "gen"}, {"output_mode", "files"}, {"max_results", 5}};
+  std::vector<std::string> files;
+  for (int page = 0; page < 20; ++page) {
+    const Json h = run(args);
+    for (const std::string& p : paths(h)) files.push_back(p);
+    if (!h.contains("next_cursor")) break;
+    args["cursor"] = h["next_cursor"];
+  }
+  EXPECT_EQ(files, paths(all));
+}
+
+// The second page does not search the first page's files again.
+TEST_F(Search, ACursorPageSearchesOnlyItsPart) {
+  ASSERT_EQ(::mkdir(dir_.at("gen").c_str(), 0755), 0);
+  for (int f = 0; f < 10; ++f) dir_.write("gen/f" + std::to_string(f) + ".txt", "needle\n");
+  const Json first = run({{"pattern", "needle"}, {"path", "gen"}, {"max_results", 3}});
+  EXPECT_EQ(first["files_searched"], 4);  // the fourth match ends the page
+  const Json second = run({{"pattern", "needle"},
+                           {"path", "gen"},
+                           {"max_results", 3},
+                           {"cursor", first["next_cursor"]}});
+  EXPECT_EQ(paths(second), (std::vector<std::string>{"f3.txt", "f4.txt", "f5.txt"}));
+  EXPECT_EQ(second["files_searched"], 4);
+  auto r = search_op({{"pattern", "other"}, {"path", "gen"}, {"cursor", first["next_cursor"]}},
+                     context_for(dir_));
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().to_string().find("another query"), std::string::npos);
+  r = search_op({{"pattern", "needle"}, {"cursor", "c1.0"}}, context_for(dir_));
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().to_string().find("not a cursor this tool gave"), std::string::npos);
+}
+
+// A tree with every kind of skip: ignored, hidden, binary, symlinks, files
+// the include glob filters, and files with many, one or no matches.
+void make_mixed_tree(const TempDir& dir) {
+  ASSERT_EQ(::mkdir(dir.at("mix").c_str(), 0755), 0);
+  dir.write("mix/.ignore", "*.log\nskip/\n");
+  for (int d = 0; d < 12; ++d) {
+    const std::string dn = "mix/d" + std::to_string(d);
+    ASSERT_EQ(::mkdir(dir.at(dn).c_str(), 0755), 0);
+    ASSERT_EQ(::mkdir(dir.at(dn + "/skip").c_str(), 0755), 0);
+    dir.write(dn + "/skip/x.txt", "needle\n");
+    dir.write(dn + "/.hid.txt", "needle\n");
+    dir.write(dn + "/r.log", "needle\n");
+    dir.write(dn + "/bin.txt", std::string("needle\0\1", 9));
+    dir.write(dn + "/other.md", "needle\n");
+    ASSERT_EQ(::symlink("a0.txt", dir.at(dn + "/link.txt").c_str()), 0);
+    for (int f = 0; f < 8; ++f) {
+      std::string text;
+      for (int l = 0; l < (d * 8 + f) % 7; ++l) text += l % 3 ? "hay\n" : "a needle here\n";
+      dir.write(dn + "/a" + std::to_string(f) + ".txt", text);
+    }
+  }
+}
+
+// Reading threads change nothing a client sees: the same header (order,
+// counts, skipped report, cursors) and the same bytes as one thread, for
+// every page size and mode.
+TEST_F(Search, ThreadsGiveTheSameResultsAsOneThread) {
+  make_mixed_tree(dir_);
+  for (const char* mode : {"content", "files", "count"}) {
+    for (const int max_results : {1, 7, 50, 10000}) {
+      for (const std::size_t max_bytes : {std::size_t{1} << 20, std::size_t{700}}) {
+        Json args = {{"pattern", "needle"},           {"path", "mix"},
+                     {"output_mode", mode},           {"max_results", max_results},
+                     {"include", {"*.txt", "*.log"}}, {"context_before", 1}};
+        auto one = search_with(args, context_for(dir_, max_bytes), SearchTuning{1});
+        ASSERT_TRUE(one);
+        for (const std::size_t threads : {2, 3, 8}) {
+          auto many = search_with(args, context_for(dir_, max_bytes), SearchTuning{threads});
+          ASSERT_TRUE(many);
+          EXPECT_EQ(many->header, one->header) << mode << " " << max_results << " " << threads;
+          EXPECT_EQ(many->bytes, one->bytes);
+        }
+        if (max_results == 10000 && max_bytes == (std::size_t{1} << 20)) {
+          EXPECT_GT(one->header["skipped"]["ignored"].get<int>(), 0);
+        }
+      }
+    }
+  }
+}
+
+// A result limit ends the page where one thread would: the threads stop
+// and the counts say so.
+TEST_F(Search, ALimitStopsTheThreadsWhereOneThreadStops) {
+  ASSERT_EQ(::mkdir(dir_.at("many").c_str(), 0755), 0);
+  for (int f = 0; f < 500; ++f) dir_.write("many/f" + std::to_string(1000 + f), "needle\n");
+  const Json args = {{"pattern", "needle"}, {"path", "many"}, {"max_results", 2}};
+  auto r = search_with(args, context_for(dir_), SearchTuning{4});
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->header["files_searched"], 3);
+  EXPECT_EQ(r->header["stopped_by"], "max_results");
+  files::OpContext late = context_for(dir_);
+  late.deadline = std::chrono::steady_clock::now() - std::chrono::seconds(1);
+  auto cut = search_with(args, late, SearchTuning{4});
+  ASSERT_TRUE(cut);
+  EXPECT_EQ(cut->header["timed_out"], true);
 }
 
 TEST_F(Search, RepliesStayUnderMaxBytesAndPageBySize) {
@@ -258,11 +403,14 @@ TEST_F(Search, BadRegexIsAClearError) {
   EXPECT_FALSE(search_op({{"pattern", "x"}, {"path", "missing"}}, context_for(dir_)));
 }
 
+// On one thread the walk searches the files it passes before it looks at
+// the clock (with threads, what is still queued at the deadline is dropped:
+// ALimitStopsTheThreadsWhereOneThreadStops).
 TEST_F(Search, DeadlineCutsShortAndSaysSo) {
   files::OpContext ctx = context_for(dir_);
   ctx.deadline = std::chrono::steady_clock::now() - std::chrono::seconds(1);
   for (int i = 0; i < 40; ++i) dir_.write("f" + std::to_string(i) + ".txt", "needle\n");
-  auto r = search_op({{"pattern", "needle"}}, ctx);
+  auto r = search_with({{"pattern", "needle"}}, ctx, SearchTuning{1});
   ASSERT_TRUE(r);
   const protocol::ToolResult t = tools::format_search({}, std::move(*r));
   const Json& h = *t.structured;

@@ -1,0 +1,121 @@
+#include "server/search/file_prefetch.h"
+
+#include <fcntl.h>
+#include <sched.h>
+
+#include <cerrno>
+#include <cstring>
+#include <system_error>
+
+#include "server/files/content_type.h"
+
+namespace brig::search {
+
+std::size_t usable_cores() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (::sched_getaffinity(0, sizeof set, &set) != 0) return 1;
+  const int n = CPU_COUNT(&set);
+  return n > 0 ? static_cast<std::size_t>(n) : 1;
+}
+
+FilePrefetch::FilePrefetch(const LineMatcher& matcher, std::size_t max_bytes, std::size_t depth)
+    : matcher_(matcher), max_bytes_(max_bytes), depth_(depth) {}
+
+Result<std::unique_ptr<FilePrefetch>> FilePrefetch::start(const LineMatcher& matcher,
+                                                          std::size_t threads,
+                                                          std::size_t max_bytes) {
+  // A few files per thread keep every thread busy while the walk's thread
+  // commits a matching file; more would only hold memory.
+  std::unique_ptr<FilePrefetch> p(new FilePrefetch(matcher, max_bytes, threads * 8));
+  for (std::size_t i = 0; i < threads; ++i) {
+    try {
+      p->threads_.emplace_back([raw = p.get()] { raw->run(); });
+    } catch (const std::system_error& e) {
+      // The jail's process limit or memory: fewer threads still help.
+      if (p->threads_.empty())
+        return std::unexpected(Error{"start search threads", "", e.what(), e.code().value()});
+      break;
+    }
+  }
+  return p;
+}
+
+FilePrefetch::~FilePrefetch() {
+  {
+    std::lock_guard lock(mutex_);
+    stop_ = true;
+  }
+  work_.notify_all();
+  for (std::thread& t : threads_) t.join();
+}
+
+bool FilePrefetch::full() const {
+  std::lock_guard lock(mutex_);
+  // Matched files wait whole in the queue: their bytes bound it too.
+  return jobs_.size() >= depth_ || held_bytes_ >= kMaxHeldBytes;
+}
+
+bool FilePrefetch::empty() const {
+  std::lock_guard lock(mutex_);
+  return jobs_.empty();
+}
+
+void FilePrefetch::push(int dir_fd, const char* name, std::string path) {
+  auto job = std::make_unique<Job>();
+  // As FileBuffer::read: no blocking on a fifo, no following a symlink
+  // swapped in since the walk listed a file.
+  job->fd.reset(::openat(dir_fd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY));
+  if (!job->fd) job->open_errno = errno;
+  job->path = std::move(path);
+  {
+    std::lock_guard lock(mutex_);
+    jobs_.push_back(std::move(job));
+  }
+  work_.notify_one();
+}
+
+FilePrefetch::Job& FilePrefetch::front() {
+  std::unique_lock lock(mutex_);
+  done_.wait(lock, [&] { return jobs_.front()->done; });
+  return *jobs_.front();
+}
+
+void FilePrefetch::pop() {
+  std::lock_guard lock(mutex_);
+  held_bytes_ -= jobs_.front()->data.size();
+  jobs_.pop_front();
+  --claimed_;
+}
+
+void FilePrefetch::run() {
+  FileBuffer buffer;  // one per thread, reused: most files only pass through
+  std::unique_lock lock(mutex_);
+  for (;;) {
+    work_.wait(lock, [&] { return stop_ || claimed_ < jobs_.size(); });
+    if (stop_) return;
+    Job* job = jobs_[claimed_++].get();
+    lock.unlock();
+    if (!job->fd) {
+      job->status = FileBuffer::Status::unreadable;
+      job->error = std::strerror(job->open_errno);
+    } else {
+      job->status = buffer.read_fd(job->fd.get(), max_bytes_);
+      job->fd.reset();
+      if (job->status == FileBuffer::Status::unreadable) job->error = buffer.error();
+    }
+    if (job->status == FileBuffer::Status::ok) {
+      const std::string_view buf = buffer.data();
+      job->text = files::sniff_content(buf.substr(0, files::kSniffBytes)).kind ==
+                  files::ContentType::Kind::text;
+      if (job->text) job->first = matcher_.find(buf, 0);
+      if (job->first) job->data.assign(buf);
+    }
+    lock.lock();
+    held_bytes_ += job->data.size();
+    job->done = true;
+    done_.notify_all();
+  }
+}
+
+}  // namespace brig::search
