@@ -47,7 +47,7 @@ done
 for h in "${harnesses[@]}"; do
   if wait "${pids[$h]}"; then result=ok; else result=FAILED status=1; fi
   runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$build/$h.log" | tail -1)
-  cov=$(grep -oE 'cov: [0-9]+ ft: [0-9]+' "$build/$h.log" | tail -1 || true)
+  cov=$(grep -oE 'ft: [0-9]+ corp: [0-9]+' "$build/$h.log" | tail -1 || true)
   total=$((total + ${runs:-0}))
   printf '%-16s %-6s %10s inputs  %s\n' "$h" "$result" "${runs:-?}" "$cov"
   [[ $result == ok ]] || tail -40 "$build/$h.log"
