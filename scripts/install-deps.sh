@@ -17,6 +17,9 @@ packages=(
   curl python3
   # benchmark peers (tests/bench)
   bubblewrap ripgrep
+  # libFuzzer's runtime for the fuzz harnesses (tests/fuzz, docs/fuzzing.md);
+  # the harnesses themselves are built with g++
+  libclang-rt-14-dev
 )
 
 missing=()

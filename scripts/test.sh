@@ -2,7 +2,7 @@
 # Installs what is missing, builds the CI configuration (Debug + ASan + UBSan)
 # and runs every test except benchmarks: once as the calling user and, when
 # that user is root, once more as an unprivileged user (root hides bugs).
-# Usage: scripts/test.sh [extra ctest args]
+# Usage: scripts/test.sh [extra ctest args]   (BRIG_FUZZ_SECONDS: see the end)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 src=$PWD
@@ -35,5 +35,15 @@ if [[ $(id -u) -eq 0 ]]; then
     env -i PATH=/usr/local/bin:/usr/bin:/bin HOME="$home" USER="$user" LANG=C.UTF-8 \
     ctest --test-dir "$copy" --output-on-failure -j "$(nproc)" -L 'jail|server|security|conformance' "$@" \
     || status=1
+fi
+
+# A short, bounded fuzz run of every harness (docs/fuzzing.md): the seeds
+# and what a few seconds find beyond them, with the sanitizers. Its own
+# build (build/fuzz, about 50 objects) plus ~10 s per harness, nproc at a
+# time. BRIG_FUZZ_SECONDS=0 skips it.
+fuzz_seconds=${BRIG_FUZZ_SECONDS:-10}
+if ((fuzz_seconds > 0)); then
+  echo "== fuzz, ${fuzz_seconds} s per harness"
+  scripts/fuzz.sh "$fuzz_seconds" || status=1
 fi
 exit $status

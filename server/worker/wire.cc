@@ -95,9 +95,24 @@ Result<std::optional<ReplyReader::Reply>> ReplyReader::next() {
     }
     buffer_.erase(0, newline + 1);
     Reply reply{id->get<std::uint64_t>(), files::OpReply{}};
+    // Members are read only once their types are checked: brig-worker runs in
+    // a jail a command may have taken over, and nlohmann's value() throws on
+    // a mistyped member, which would escape into the pool as an exception
+    // instead of this stream's error (found by tests/fuzz/worker_wire_fuzz).
+    const auto header = head.find("header");
+    if (header != head.end() && !header->is_object())
+      return std::unexpected(malformed("a reply's header must be an object"));
     if (!head["ok"].get<bool>()) {
       Json e = head.value("error", Json::object());
       if (!e.is_object()) e = Json::object();
+      const auto typed = [&](const char* key, bool (Json::*is)() const noexcept) {
+        const auto m = e.find(key);
+        return m == e.end() || ((*m).*is)();
+      };
+      if (!typed("what", &Json::is_string) || !typed("where", &Json::is_string) ||
+          !typed("why", &Json::is_string) || !typed("errno", &Json::is_number_integer)) {
+        return std::unexpected(malformed("a reply's error has a member of the wrong type"));
+      }
       reply.result = std::unexpected(Error{e.value("what", std::string("worker operation")),
                                            e.value("where", std::string()),
                                            e.value("why", std::string()), e.value("errno", 0)});

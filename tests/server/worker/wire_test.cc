@@ -77,6 +77,25 @@ TEST(WorkerWire, InvalidUtf8InAnErrorIsRepairedNotThrown) {
   EXPECT_EQ((*next)->result.error().where, "/bad\xEF\xBF\xBD name");
 }
 
+// A reply whose members have the wrong types is a broken stream, not an
+// exception: nlohmann's value() throws on them (found by worker_wire_fuzz).
+TEST(WorkerWire, MistypedReplyMembersAreAnErrorNotAThrow) {
+  for (const char* line : {
+           R"({"id":8,"ok":false,"error":{"what":1},"bytes":0})",
+           R"({"id":8,"ok":false,"error":{"where":[]},"bytes":0})",
+           R"({"id":8,"ok":false,"error":{"why":null},"bytes":0})",
+           R"({"id":8,"ok":false,"error":{"errno":"2"},"bytes":0})",
+           R"({"id":8,"ok":true,"header":"x","bytes":0})",
+       }) {
+    SCOPED_TRACE(line);
+    ReplyReader reader;
+    reader.feed(std::string(line) + "\n");
+    Result<std::optional<ReplyReader::Reply>> next = std::nullopt;
+    EXPECT_NO_THROW(next = reader.next());
+    EXPECT_FALSE(next);
+  }
+}
+
 TEST(WorkerWire, ABrokenStreamIsAnError) {
   ReplyReader garbage;
   garbage.feed("this is not a reply\n");
