@@ -1,7 +1,10 @@
 // JobTable: the jobs of one server, by id, each owned by the uid that
 // started it. A caller sees only its own jobs (a Unix-socket peer's uid; on
 // stdio, brig's own). Finished jobs stay readable for `retention`, then are
-// dropped; the server kills every job when it shuts down.
+// dropped; the server kills every job when it shuts down. It also counts
+// what limits exec: jails running (server-wide), calls in flight (per
+// connection) and jobs that outlived their call (per uid); docs/server.md
+// says why each is counted where it is.
 #pragma once
 
 #include <sys/types.h>
@@ -115,10 +118,12 @@ class JobTable {
   // Taken and counted in one step, so calls admitted together never overrun it.
   Result<CallPlace> enter_call(std::uint64_t connection);
   // A slot for a job of `owner` whose jail may use `memory` (nullopt: no
-  // limit). Fails when the server runs max_running jails, when the jails' memory limits would
-  // exceed memory_budget, or when the output budget is full even after dropping every finished
-  // job's output; each refusal names its budget, its size and the option that raises it. Slots
-  // count as running jobs.
+  // limit). Fails when the server runs max_running jails, when the jails'
+  // memory limits would exceed memory_budget, or when the output budget is
+  // full even after dropping every finished job's output; each refusal names
+  // its budget, its size and the option that raises it. Slots count as
+  // running jails. (The owner's own limit, max_jobs_per_owner, is checked at
+  // hand_over: only a command that outlives its call is one of its jobs.)
   Result<Slot> reserve(uid_t owner, std::optional<std::uint64_t> memory);
   // Limits for a new job's spools: the table's, with its budget.
   SpoolLimits spool_limits() const;

@@ -622,8 +622,9 @@ TEST_F(ExecCapacityTest, ABurstMakesExactlyTheLimitJobsAndRefusesTheRest) {
   std::vector<ToolResult> all;
   for (std::size_t i = 0; i < ctx.size(); ++i) {
     // Past the connection's two: refused at once.
-    if (i % kPerConnection >= 2)
+    if (i % kPerConnection >= 2) {
       EXPECT_THAT(text_of(*calls[i].result), HasSubstr("--max-exec-calls 2"));
+    }
   }
   for (std::size_t i = 0; i < ctx.size(); ++i) {
     if (i % kPerConnection < 2) all.push_back(*calls[i].result);
@@ -631,7 +632,9 @@ TEST_F(ExecCapacityTest, ABurstMakesExactlyTheLimitJobsAndRefusesTheRest) {
   const auto jobs = std::count_if(all.begin(), all.end(), is_job);
   EXPECT_EQ(jobs, 3);
   for (const ToolResult& r : all) {
-    if (!is_job(r)) EXPECT_THAT(text_of(r), HasSubstr("--max-jobs 3"));
+    if (!is_job(r)) {
+      EXPECT_THAT(text_of(r), HasSubstr("--max-jobs 3"));
+    }
   }
   EXPECT_EQ(jobs_.list(::geteuid()).size(), 3u);
   EXPECT_EQ(jobs_.running_jobs(::geteuid()), 3u);
