@@ -25,6 +25,10 @@ StreamTransport::StreamTransport(const asio::any_io_executor& executor, StreamLi
       stall_timer_(executor),
       flush_timer_(executor) {}
 
+StreamTransport::~StreamTransport() {
+  count_queued(0, queued_bytes_);
+}
+
 void StreamTransport::start(TransportHandlers handlers) {
   if (state_ != State::created) return;
   handlers_ = std::move(handlers);

@@ -49,8 +49,6 @@ struct OutputBudget {
 // Per-connection output limits; the defaults are brig's.
 struct StreamLimits {
   std::size_t send_queue_bytes = std::size_t{64} << 20;  // pause input at this many queued bytes
-  // Shared by every connection of the server; null: none.
-  std::shared_ptr<OutputBudget> budget;
   std::chrono::milliseconds stall_timeout = std::chrono::seconds(30);  // full queue → close
   std::size_t read_chunk_bytes = std::size_t{64} << 10;                // one read request's buffer
   // While lines are short, reads take at most this much: a pipelining
@@ -59,10 +57,15 @@ struct StreamLimits {
   // (pipelined echo: +10-20% req/s). A read that ends inside a line (no
   // newline) makes the next one read_chunk_bytes, for long messages.
   std::size_t line_read_bytes = std::size_t{8} << 10;
+  // Shared by every connection of the server; null: none.
+  std::shared_ptr<OutputBudget> budget = nullptr;
 };
 
 class StreamTransport : public Transport, public std::enable_shared_from_this<StreamTransport> {
  public:
+  // Gives what is still queued back to the server's budget (a transport
+  // dropped without closing, say one never started).
+  ~StreamTransport() override;
   void start(TransportHandlers handlers) override;
   void send(std::string message) override;
   void close() override;
