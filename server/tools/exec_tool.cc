@@ -111,8 +111,9 @@ asio::awaitable<ToolResult> run_exec(Principals* principals, exec::JobTable* job
   // its answers: no jail for it until there is room.
   co_await ctx.room_for_reply();
   // Held until the call returns: it counts against the connection's calls in
-  // flight whether its command becomes a job or not. Taken before the first
-  // co_await, as launch_job's slot is: a pipelined burst is counted call by call.
+  // flight whether its command becomes a job or not. Checked and counted with
+  // no co_await between, as launch_job's slot is: a pipelined burst is
+  // counted call by call.
   auto place = jobs->enter_call(ctx.connection());
   if (!place) co_return ToolResult::error(place.error().to_string());
   auto launched =
