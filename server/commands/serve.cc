@@ -259,6 +259,13 @@ CLI::App* add_serve_command(CLI::App& app, ServeOptions& o) {
                               o.send_queue_bytes))
       ->option_text("BYTES")
       ->check(CLI::PositiveNumber);
+  cmd->add_option("--send-budget-bytes", o.send_budget_bytes,
+                  fmt::format("Output queued on all connections together; while it is full, a "
+                              "connection holding more than {} of it reads no input and starts "
+                              "no file operation or command (default {})",
+                              transport::OutputBudget::kFairShare, o.send_budget_bytes))
+      ->option_text("BYTES")
+      ->check(CLI::PositiveNumber);
   cmd->add_option("--stall-timeout", o.stall_timeout_seconds,
                   fmt::format("Seconds a connection's output may stay over --send-queue-bytes, "
                               "or a closing connection may take to flush, before it is closed "
@@ -281,6 +288,20 @@ CLI::App* add_serve_command(CLI::App& app, ServeOptions& o) {
                   fmt::format("exec jails running at once in this server, all clients together; "
                               "an exec over it is refused with a tool error (default {})",
                               o.max_jails))
+      ->option_text("N")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option(exec::kMaxJobsOption, o.max_jobs,
+                  fmt::format("Jobs (commands still running after their exec call returned) one "
+                              "user may have running, all its connections together; a command "
+                              "that would be one more is killed when its call returns, and the "
+                              "call says why (default {})",
+                              o.max_jobs))
+      ->option_text("N")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option(exec::kMaxExecCallsOption, o.max_exec_calls,
+                  fmt::format("exec calls one connection may have in flight; more are refused "
+                              "with a tool error (default {})",
+                              o.max_exec_calls))
       ->option_text("N")
       ->check(CLI::PositiveNumber);
   cmd->add_option(exec::kSpoolBytesOption, o.spool_bytes,
@@ -389,6 +410,8 @@ int run_serve(const ServeOptions& o, const ToolInstaller& extra_tools) {
 
   exec::JobLimits job_limits;
   job_limits.max_running = o.max_jails;
+  job_limits.max_jobs_per_owner = o.max_jobs;
+  job_limits.max_exec_calls_per_connection = o.max_exec_calls;
   job_limits.spool_budget = o.spool_bytes;
   job_limits.memory_budget = o.jails_memory != 0 ? o.jails_memory : physical_memory();
   exec::JobTable jobs(job_limits);  // declared before the registry: its tools hold it
@@ -415,6 +438,8 @@ int run_serve(const ServeOptions& o, const ToolInstaller& extra_tools) {
   config.session.options.max_line_bytes = o.max_line_bytes;
   config.session.options.max_in_flight_calls = o.max_inflight;
   config.stream.send_queue_bytes = o.send_queue_bytes;
+  config.stream.budget = std::make_shared<transport::OutputBudget>();
+  config.stream.budget->limit = o.send_budget_bytes;
   config.stream.stall_timeout = std::chrono::milliseconds(
       static_cast<std::chrono::milliseconds::rep>(o.stall_timeout_seconds * 1000));
   config.max_connections = o.max_connections;

@@ -30,11 +30,14 @@ struct ServeOptions {
   std::size_t max_message_bytes = protocol::SessionOptions{}.max_outgoing_bytes;
   std::size_t page_size = protocol::SessionOptions{}.page_size;
   std::size_t send_queue_bytes = transport::StreamLimits{}.send_queue_bytes;
+  std::size_t send_budget_bytes = transport::OutputBudget{}.limit;  // all connections' queues
   double stall_timeout_seconds = 30;
   std::string log_level = "info";
   std::string audit_log;  // a file for one JSON line per tool call; empty: no audit log
   bool jail_pool = true;  // false: --no-jail-pool, every exec's jail built for it
-  std::size_t max_jails = exec::JobLimits{}.max_running;       // exec jails running at once
+  std::size_t max_jails = exec::JobLimits{}.max_running;        // exec jails running at once
+  std::size_t max_jobs = exec::JobLimits{}.max_jobs_per_owner;  // jobs past their call, per uid
+  std::size_t max_exec_calls = exec::JobLimits{}.max_exec_calls_per_connection;  // per connection
   std::uint64_t spool_bytes = exec::JobLimits{}.spool_budget;  // all jobs' kept output
   std::uint64_t jails_memory = 0;  // the exec jails' memory limits together; 0 = physical memory
 };

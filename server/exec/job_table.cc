@@ -58,6 +58,7 @@ void JobTable::evict_finished(std::uint64_t missing) {
     job.evict_output();
     freed += before - budget_->used();
     job_memory_.erase(it->first);
+    handed_.erase(it->first);
     it = jobs_.erase(it);
   }
 }
@@ -82,23 +83,62 @@ void Slot::give_back() {
   held->memory -= memory_;
 }
 
+CallPlace::CallPlace(CallPlace&& other) noexcept
+    : held_(std::exchange(other.held_, {})), connection_(other.connection_) {}
+
+CallPlace::~CallPlace() {
+  const auto held = held_.lock();
+  if (!held) return;
+  if (auto it = held->calls.find(connection_); it != held->calls.end() && --it->second == 0)
+    held->calls.erase(it);
+}
+
+Result<CallPlace> JobTable::enter_call(std::uint64_t connection) {
+  std::size_t& calls = held_->calls[connection];
+  if (calls >= limits_.max_exec_calls_per_connection) {
+    return std::unexpected(
+        Error{"start the command", "",
+              fmt::format("{} exec calls of this connection are already running, the most one "
+                          "connection may have at once (brig serve {} {}); wait for one to return, "
+                          "then call again",
+                          calls, kMaxExecCallsOption, limits_.max_exec_calls_per_connection)});
+  }
+  ++calls;
+  return CallPlace(held_, connection);
+}
+
+std::size_t JobTable::running_jobs(uid_t owner) const {
+  std::size_t n = 0;
+  for (std::uint64_t number : handed_) {
+    auto it = jobs_.find(number);
+    if (it != jobs_.end() && it->second->owner() == owner && !it->second->finished()) ++n;
+  }
+  return n;
+}
+
+Result<void> JobTable::hand_over(const Job& job) {
+  const auto n = id_number(job.id());
+  if (!n || job.finished()) return {};
+  if (const std::size_t running = running_jobs(job.owner());
+      running >= limits_.max_jobs_per_owner) {
+    return std::unexpected(Error{
+        "keep the command running as a job", "",
+        fmt::format("it was still running after yield_after, and {} jobs of this user (commands "
+                    "that outlived their call) are already running, the most one user may have "
+                    "(brig serve {} {}); the command was killed. Wait for a job (job wait) or "
+                    "end one (job kill), then run it again, or give it a longer yield_after",
+                    running, kMaxJobsOption, limits_.max_jobs_per_owner)});
+  }
+  handed_.insert(*n);
+  return {};
+}
+
 Result<Slot> JobTable::reserve(uid_t owner, std::optional<std::uint64_t> memory) {
   sweep();
-  std::size_t running = 0;
   std::uint64_t memory_used = held_->memory;
   for (const auto& [n, job] : jobs_) {
     if (job->finished()) continue;
-    if (job->owner() == owner) ++running;
     if (auto m = job_memory_.find(n); m != job_memory_.end()) memory_used += m->second;
-  }
-  if (auto held = held_->by_owner.find(owner); held != held_->by_owner.end())
-    running += held->second;
-  if (running >= limits_.max_running_per_owner) {
-    return std::unexpected(Error{
-        "start job", "",
-        fmt::format("{} jobs are already running; wait for one (job wait) or end one (job kill) "
-                    "first",
-                    running)});
   }
   const std::uint64_t needs =
       std::min(memory.value_or(limits_.memory_budget), limits_.memory_budget);
@@ -166,6 +206,7 @@ void JobTable::remove(std::string_view id) {
   if (auto n = id_number(id)) {
     jobs_.erase(*n);
     job_memory_.erase(*n);
+    handed_.erase(*n);
   }
 }
 
@@ -205,6 +246,7 @@ void JobTable::sweep() {
     }
     if (drop) {
       job_memory_.erase(it->first);
+      handed_.erase(it->first);
       it = std::make_reverse_iterator(jobs_.erase(std::next(it).base()));
     } else {
       ++it;

@@ -2,9 +2,8 @@
 // operations for one `brig serve`, each inside a jail built from the
 // server's policy and started through the spawner. Two lanes, each with its
 // own worker, so a long search never blocks a read; calls within a lane
-// queue. A worker that dies, overruns its deadline or whose call is
-// cancelled mid-operation is killed (with its jail) and replaced on the next
-// call.
+// queue, connections taking turns (FairQueue). A worker that dies, overruns its deadline or whose
+// call is cancelled mid-operation is killed (with its jail) and replaced on the next call.
 #pragma once
 
 #include <sys/types.h>
@@ -12,6 +11,8 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -19,17 +20,26 @@
 
 #include <asio/any_io_executor.hpp>
 #include <asio/awaitable.hpp>
-#include <asio/experimental/channel.hpp>
 #include <asio/local/stream_protocol.hpp>
+#include <asio/steady_timer.hpp>
 
 #include "jail/base/error.h"
 #include "protocol/json_rpc.h"
 #include "server/files/op.h"
+#include "server/pool/fair_queue.h"
 #include "server/sandbox/sandbox.h"
 #include "server/spawner/spawner.h"
 #include "server/worker/wire.h"
 
 namespace brig::pool {
+
+// The caller's output, as far as the pool needs it: an operation runs only
+// while its reply has room to be queued (Transport::output_full), so a
+// client that does not read its answers gets no more of them made.
+struct ReplyRoom {
+  std::function<bool()> full;                      // empty: never full
+  std::function<asio::awaitable<void>()> drained;  // returns once full() may be false
+};
 
 // How a call's error begins when its worker could not be started (and so
 // says nothing about the path the call named).
@@ -65,10 +75,14 @@ class WorkerPool {
   // The operation itself stops at `timeout` and says how far it got; a
   // worker still silent `kKillGrace` later is killed and the call fails.
   // Fails when no worker could be started or the worker died mid-call.
-  // Cancelling the co_await kills the lane's worker, then rethrows.
+  // Cancelling the co_await kills the lane's worker, then rethrows. Calls
+  // waiting for the lane are served a `connection` at a time, in turn
+  // (ToolContext::connection()); one whose turn comes while its `room` is
+  // full gives the turn up, waits for room, and queues again.
   asio::awaitable<Result<files::OpReply>> call(WorkerLane lane, std::string op, protocol::Json args,
                                                std::chrono::milliseconds timeout,
-                                               std::size_t max_bytes);
+                                               std::size_t max_bytes, std::uint64_t connection = 0,
+                                               ReplyRoom room = {});
 
   // Kills every worker; later calls start new ones.
   void stop();
@@ -81,12 +95,24 @@ class WorkerPool {
 
  private:
   struct Worker;
+  // A call waiting for its lane: woken (its timer cancelled) with granted set
+  // when the lane is handed to it.
+  struct Waiter {
+    asio::steady_timer wake;
+    bool granted = false;
+  };
   struct Lane {
-    explicit Lane(asio::any_io_executor executor);
-    // Holds one token while no call runs: a call takes it, and puts it back.
-    asio::experimental::channel<void(std::error_code, int)> token;
+    bool busy = false;  // a call runs; the others wait in `queue`
+    FairQueue queue;
+    std::map<std::uint64_t, Waiter*> waiters;  // by ticket
     std::unique_ptr<Worker> worker;
   };
+
+  // Waits for the lane (its turn among connections); throws when cancelled
+  // while waiting. The caller holds the lane until release().
+  asio::awaitable<void> acquire(Lane& lane, std::uint64_t connection);
+  // Hands the lane to the next waiter in turn, or leaves it free.
+  void release(Lane& lane);
 
   asio::awaitable<Result<Worker*>> ensure_worker(Lane& lane);
   // Why the worker's jail ended while it ran `op`: its setup failed (its
@@ -104,6 +130,7 @@ class WorkerPool {
   std::string worker_path_;
   jail::JailSpec spec_;
   std::uint64_t next_id_ = 1;
+  std::uint64_t next_ticket_ = 1;
   Lane files_;
   Lane search_;
 };

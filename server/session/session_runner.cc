@@ -14,6 +14,9 @@ namespace brig::session {
 
 namespace {
 
+// Single-threaded, as every runner is: they share the server's io_context.
+std::uint64_t last_runner_number = 0;
+
 std::string describe(const std::exception_ptr& failure) {
   try {
     std::rethrow_exception(failure);
@@ -49,6 +52,11 @@ const std::optional<process::PeerCredentials>& SessionRunner::CallContext::peer(
   return runner_.transport_->peer();
 }
 
+asio::awaitable<void> SessionRunner::CallContext::room_for_reply() {
+  // The runner holds the transport for as long as a call runs.
+  if (runner_.transport_->output_full()) co_await runner_.transport_->output_drained();
+}
+
 // A socket peer's calls take its identity; stdio's have no peer: brig's own.
 const std::optional<process::PeerCredentials>& SessionRunner::CallContext::principal() const {
   return runner_.transport_->peer();
@@ -71,7 +79,8 @@ SessionRunner::SessionRunner(const asio::any_io_executor& executor,
       registry_(registry),
       session_(config.info, config.instructions, registry.list(), config.options),
       framer_(config.options.max_line_bytes),
-      on_finished_(std::move(on_finished)) {}
+      on_finished_(std::move(on_finished)),
+      number_(++last_runner_number) {}
 
 void SessionRunner::start() {
   auto self = shared_from_this();

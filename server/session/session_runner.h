@@ -66,6 +66,9 @@ class SessionRunner : public std::enable_shared_from_this<SessionRunner> {
     bool cancelled() const override;
     const std::optional<process::PeerCredentials>& peer() const override;
     const std::optional<process::PeerCredentials>& principal() const override;
+    std::uint64_t connection() const override { return runner_.number_; }
+    asio::awaitable<void> room_for_reply() override;
+    bool output_full() const override { return runner_.transport_->output_full(); }
 
    private:
     SessionRunner& runner_;
@@ -107,6 +110,8 @@ class SessionRunner : public std::enable_shared_from_this<SessionRunner> {
   // Calls whose coroutines have returned, to free from one later handler
   // (a burst of pipelined calls posts one sweep, not one handler each).
   std::vector<std::uint64_t> returned_;
+  // This connection's number among every runner of the process (from 1).
+  std::uint64_t number_;
   bool sweep_posted_ = false;
   bool shutting_down_ = false;
   bool transport_closed_ = false;

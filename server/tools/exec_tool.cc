@@ -107,6 +107,15 @@ asio::awaitable<ToolResult> run_exec(Principals* principals, exec::JobTable* job
   if (!parsed) co_return ToolResult::error(parsed.error().to_string());
   auto principal = principals->of(ctx.principal());
   if (!principal) co_return ToolResult::error(principal.error().to_string());
+  // Its output would only wait in memory behind a client that does not read
+  // its answers: no jail for it until there is room.
+  co_await ctx.room_for_reply();
+  // Held until the call returns: it counts against the connection's calls in
+  // flight whether its command becomes a job or not. Checked and counted with
+  // no co_await between, as launch_job's slot is: a pipelined burst is
+  // counted call by call.
+  auto place = jobs->enter_call(ctx.connection());
+  if (!place) co_return ToolResult::error(place.error().to_string());
   auto launched =
       co_await exec::launch_job(principal->sandbox, *jobs, *parsed, exec::owner_of(ctx.peer()));
   if (!launched) co_return ToolResult::error(launched.error().to_string());
@@ -120,6 +129,12 @@ asio::awaitable<ToolResult> run_exec(Principals* principals, exec::JobTable* job
     // A program (or a directory on its way) closed to the client's own user.
     if (std::string hint = identity_refusal(principal->sandbox); !hint.empty())
       report.result.add_text(hint);
+  }
+  if (report.keep_job) {
+    // No co_await since report_job: the job is counted as it was reported.
+    // Refused, the guard kills it: a job nobody may hold must not run on.
+    if (auto kept = jobs->hand_over(job); !kept)
+      co_return ToolResult::error(kept.error().to_string());
   }
   guard.handed = true;
   if (!report.keep_job) jobs->remove(job.id());

@@ -62,8 +62,10 @@ Tool make_tool(const FileTool& t, Principals& principals, FileToolLimits limits)
         const std::string path = args.value("path", std::string("."));
         if (auto why = jail_private_refusal(denial_context(principal->sandbox), path))
           co_return ToolResult::error(op + " (" + path + "): " + *why);
-        Result<files::OpReply> reply =
-            co_await principal->workers->call(t.lane, op, args, limits.timeout, limits.max_bytes);
+        Result<files::OpReply> reply = co_await principal->workers->call(
+            t.lane, op, args, limits.timeout, limits.max_bytes, ctx.connection(),
+            pool::ReplyRoom{.full = [&ctx] { return ctx.output_full(); },
+                            .drained = [&ctx] { return ctx.room_for_reply(); }});
         if (!reply) {
           co_return ToolResult::error(
               failure_text(principal->sandbox, args, t.access, reply.error()));

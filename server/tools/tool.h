@@ -3,6 +3,7 @@
 // use besides its arguments.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <optional>
 #include <string>
@@ -38,6 +39,17 @@ class ToolContext : public exec::ProgressSink {
     static const std::optional<process::PeerCredentials> own;
     return own;
   }
+  // The connection the call came on, a number no other connection of this
+  // server has: limits per connection count by it. 0 outside a session.
+  virtual std::uint64_t connection() const { return 0; }
+  // Returns once the connection's output has room for a reply (at once when
+  // it has): a call about to start work whose reply would only wait in
+  // memory behind a client that does not read waits here first
+  // (Transport::output_full). Cancellation ends the wait; the caller's next
+  // co_await throws.
+  virtual asio::awaitable<void> room_for_reply() { co_return; }
+  // True while room_for_reply() would wait.
+  virtual bool output_full() const { return false; }
 };
 
 // Runs one validated call: the arguments already match the input schema. A

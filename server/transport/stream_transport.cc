@@ -10,6 +10,7 @@
 #include <asio/error.hpp>
 #include <asio/post.hpp>
 #include <asio/redirect_error.hpp>
+#include <asio/this_coro.hpp>
 #include <asio/use_awaitable.hpp>
 
 namespace brig::transport {
@@ -24,6 +25,10 @@ StreamTransport::StreamTransport(const asio::any_io_executor& executor, StreamLi
       stall_timer_(executor),
       flush_timer_(executor) {}
 
+StreamTransport::~StreamTransport() {
+  count_queued(0, queued_bytes_);
+}
+
 void StreamTransport::start(TransportHandlers handlers) {
   if (state_ != State::created) return;
   handlers_ = std::move(handlers);
@@ -35,7 +40,7 @@ void StreamTransport::start(TransportHandlers handlers) {
 void StreamTransport::send(std::string message) {
   if (state_ != State::created && state_ != State::open) return;
   message.push_back('\n');
-  queued_bytes_ += message.size();
+  count_queued(message.size(), 0);
   // Small messages share one queue entry: asio gathers at most 64 buffers per
   // system call, and a pipelining client's hundreds of short answers then
   // still go out in one write. An entry the write under way points into is
@@ -58,8 +63,46 @@ void StreamTransport::send(std::string message) {
   } else {
     queue_.push_back(std::move(message));
   }
-  if (queued_bytes_ >= limits_.send_queue_bytes && !stall_armed_) arm_stall_timer();
+  if (output_full() && !stall_armed_) arm_stall_timer();
   if (state_ == State::open) schedule_flush();
+}
+
+void StreamTransport::count_queued(std::size_t added, std::size_t removed) {
+  queued_bytes_ = queued_bytes_ + added - removed;
+  if (limits_.budget) limits_.budget->used = limits_.budget->used + added - removed;
+}
+
+bool StreamTransport::output_full() const {
+  if (state_ == State::closed) return false;
+  if (queued_bytes_ >= limits_.send_queue_bytes) return true;
+  return limits_.budget && limits_.budget->full() && queued_bytes_ > OutputBudget::kFairShare;
+}
+
+asio::awaitable<void> StreamTransport::output_drained() {
+  auto self = shared_from_this();
+  while (output_full()) {
+    asio::steady_timer wake(executor_, asio::steady_timer::time_point::max());
+    drain_waiters_.push_back(&wake);
+    std::error_code ec;
+    try {
+      co_await wake.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+    } catch (...) {
+      // Refused at once: the call was cancelled before it began to wait.
+      std::erase(drain_waiters_, &wake);
+      throw;
+    }
+    std::erase(drain_waiters_, &wake);
+    // Cancelled (the call, not a wake-up): let the caller's next co_await
+    // throw; the transport may still be full.
+    if (ec && (co_await asio::this_coro::cancellation_state).cancelled() !=
+                  asio::cancellation_type::none) {
+      co_return;
+    }
+  }
+}
+
+void StreamTransport::wake_drain_waiters() {
+  for (asio::steady_timer* t : drain_waiters_) t->cancel();
 }
 
 void StreamTransport::close() {
@@ -110,7 +153,7 @@ asio::awaitable<void> StreamTransport::read_loop() {
 }
 
 asio::awaitable<bool> StreamTransport::wait_while_full() {
-  while (state_ == State::open && queued_bytes_ >= limits_.send_queue_bytes) {
+  while (state_ == State::open && output_full()) {
     paused_ = true;
     // Woken by the writer once the queue is below the limit, or by close;
     // the stall timer bounds how long that may take.
@@ -128,9 +171,7 @@ void StreamTransport::arm_stall_timer() {
   stall_timer_.async_wait([self = shared_from_this()](std::error_code ec) {
     if (ec) return;
     self->stall_armed_ = false;
-    if (self->state_ == State::closed || self->queued_bytes_ < self->limits_.send_queue_bytes) {
-      return;
-    }
+    if (self->state_ == State::closed || !self->output_full()) return;
     self->fail(Error{"write to peer", self->name_,
                      fmt::format("the peer is not reading: {} bytes stayed queued (limit {}) for "
                                  "{} ms",
@@ -209,7 +250,7 @@ void StreamTransport::gather() {
 }
 
 void StreamTransport::consume(std::size_t written) {
-  queued_bytes_ -= written;
+  count_queued(0, written);
   while (written > 0) {
     const std::size_t left = queue_.front().size() - front_written_;
     if (written < left) {
@@ -224,12 +265,13 @@ void StreamTransport::consume(std::size_t written) {
     }
     queue_.pop_front();
   }
-  if (queued_bytes_ < limits_.send_queue_bytes) {
+  if (!output_full()) {
     if (stall_armed_) {
       stall_armed_ = false;
       stall_timer_.cancel();
     }
     if (paused_) drain_timer_.cancel();
+    wake_drain_waiters();
   }
 }
 
@@ -253,8 +295,9 @@ void StreamTransport::finish() {
   state_ = State::closed;
   input_reported_ = true;
   queue_.clear();
-  queued_bytes_ = 0;
+  count_queued(0, queued_bytes_);
   front_written_ = 0;
+  wake_drain_waiters();
   drain_timer_.cancel();
   stall_timer_.cancel();
   flush_timer_.cancel();

@@ -33,6 +33,19 @@
 
 namespace brig::transport {
 
+// The output queued on every connection of a server, together. While it is
+// at its limit, a connection holding more than kFairShare of it is treated as
+// full (StreamTransport::output_full): it reads no input and starts no work,
+// so connections that stall together cannot hold more than the limit plus
+// what their calls in flight produce, and a client that reads its answers
+// (whose queue stays small) goes on.
+struct OutputBudget {
+  static constexpr std::size_t kFairShare = std::size_t{1} << 20;
+  std::size_t limit = std::size_t{256} << 20;
+  std::size_t used = 0;
+  bool full() const { return used >= limit; }
+};
+
 // Per-connection output limits; the defaults are brig's.
 struct StreamLimits {
   std::size_t send_queue_bytes = std::size_t{64} << 20;  // pause input at this many queued bytes
@@ -44,10 +57,15 @@ struct StreamLimits {
   // (pipelined echo: +10-20% req/s). A read that ends inside a line (no
   // newline) makes the next one read_chunk_bytes, for long messages.
   std::size_t line_read_bytes = std::size_t{8} << 10;
+  // Shared by every connection of the server; null: none.
+  std::shared_ptr<OutputBudget> budget = nullptr;
 };
 
 class StreamTransport : public Transport, public std::enable_shared_from_this<StreamTransport> {
  public:
+  // Gives what is still queued back to the server's budget (a transport
+  // dropped without closing, say one never started).
+  ~StreamTransport() override;
   void start(TransportHandlers handlers) override;
   void send(std::string message) override;
   void close() override;
@@ -59,6 +77,8 @@ class StreamTransport : public Transport, public std::enable_shared_from_this<St
   std::size_t queued_bytes() const { return queued_bytes_; }
   // True while input is paused because the queue is full.
   bool input_paused() const { return paused_; }
+  bool output_full() const override;
+  asio::awaitable<void> output_drained() override;
 
  protected:
   StreamTransport(const asio::any_io_executor& executor, StreamLimits limits, std::string name,
@@ -127,6 +147,11 @@ class StreamTransport : public Transport, public std::enable_shared_from_this<St
   asio::steady_timer drain_timer_;  // wakes a paused reader
   asio::steady_timer stall_timer_;  // runs while the queue is at or over the limit
   asio::steady_timer flush_timer_;  // bounds close()'s flush
+  // Calls waiting in output_drained(), woken when the queue drains or closes.
+  std::vector<asio::steady_timer*> drain_waiters_;
+  // Adds (or takes back) queued bytes, here and in the server's budget.
+  void count_queued(std::size_t added, std::size_t removed);
+  void wake_drain_waiters();
 };
 
 }  // namespace brig::transport

@@ -6,6 +6,8 @@
 
 #include <functional>
 #include <optional>
+
+#include <asio/awaitable.hpp>
 #include <string>
 #include <string_view>
 
@@ -44,6 +46,13 @@ class Transport {
   virtual void close() = 0;
   // Closes now, dropping queued output. Idempotent.
   virtual void abort() = 0;
+
+  // True while a new reply has no room: the output queue is at its limit,
+  // or over its share of a full server-wide budget. Work whose reply would
+  // only wait in memory is not started meanwhile (the file tools, exec).
+  virtual bool output_full() const { return false; }
+  // Returns once output_full() may be false again (or the transport closed).
+  virtual asio::awaitable<void> output_drained() { co_return; }
 
   // The peer's credentials when the kernel knows them (Unix sockets); empty
   // for pipes and terminals.

@@ -6,6 +6,7 @@
 #include <sys/types.h>
 
 #include <chrono>
+#include <cstdint>
 #include <exception>
 #include <functional>
 #include <optional>
@@ -39,9 +40,11 @@ class FakeContext final : public tools::ToolContext {
   void log(protocol::LogLevel, protocol::Json) override {}
   bool cancelled() const override { return cancelled_; }
   const std::optional<process::PeerCredentials>& peer() const override { return peer_; }
+  std::uint64_t connection() const override { return connection_; }
 
   std::vector<Progress> progress_;
   bool cancelled_ = false;
+  std::uint64_t connection_ = 0;
 
  private:
   std::optional<process::PeerCredentials> peer_;

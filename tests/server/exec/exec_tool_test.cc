@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <fstream>
 #include <numeric>
 
@@ -548,25 +549,120 @@ TEST_F(ExecToolTest, ProgressArrivesWhileTheCommandRuns) {
 
 class ExecCapacityTest : public ExecToolTest {
  protected:
-  ExecCapacityTest() : ExecToolTest(one_running()) {}
-  static JobLimits one_running() {
+  ExecCapacityTest() : ExecToolTest(small()) {}
+  static JobLimits small() {
     JobLimits limits;
-    limits.max_running_per_owner = 1;
+    limits.max_jobs_per_owner = 3;
+    limits.max_exec_calls_per_connection = 2;
     return limits;
+  }
+  // Starts n exec calls at once on `connection`, as a pipelining client's
+  // burst reaches them: each is admitted (or not) before any jail spawns.
+  std::vector<ToolResult> burst(int n, std::uint64_t connection, const Json& args) {
+    std::vector<FakeContext> ctx(n);
+    std::vector<Call> calls(n);
+    for (int i = 0; i < n; ++i) {
+      ctx[i].connection_ = connection;
+      testing::start_call(io_, tool("exec"), args, ctx[i], calls[i]);
+    }
+    EXPECT_TRUE(run_until(io_, [&] {
+      return std::all_of(calls.begin(), calls.end(), [](const Call& c) { return c.done; });
+    }));
+    std::vector<ToolResult> out;
+    for (Call& c : calls) out.push_back(c.result.value_or(ToolResult::error("no result")));
+    return out;
+  }
+  static bool is_job(const ToolResult& r) {
+    return !r.is_error && r.structured && (*r.structured)["status"] == "running";
   }
 };
 
-TEST_F(ExecCapacityTest, AnOwnerRunsABoundedNumberOfJobs) {
-  ToolResult first = exec({{"command", "exec sleep 300"}, {"yield_after", 0}});
-  ASSERT_EQ((*first.structured)["status"], "running");
-  ToolResult second = exec({{"command", "true"}});
-  EXPECT_TRUE(second.is_error);
-  EXPECT_THAT(text_of(second), HasSubstr("already running"));
+// Issue 15: a uid's running commands used to count against its job limit
+// while their calls still followed them, so busy clients of one uid were
+// refused `echo`. Only commands that outlived their call are its jobs.
+TEST_F(ExecCapacityTest, AQuickCommandRunsWhateverJobsTheUserHas) {
+  std::vector<std::string> ids;
+  for (int i = 0; i < 3; ++i) {
+    ToolResult r = exec({{"command", "exec sleep 300"}, {"yield_after", 0}});
+    ASSERT_TRUE(is_job(r)) << text_of(r);
+    ids.push_back((*r.structured)["job"]);
+  }
+  ToolResult echo = exec({{"command", "echo hi"}});
+  ASSERT_FALSE(echo.is_error) << text_of(echo);
+  EXPECT_EQ((*echo.structured)["stdout"], "hi\n");
+  // One more job is one too many: the command is killed, the call says why.
+  ToolResult over = exec({{"command", "exec sleep 300"}, {"yield_after", 0}});
+  EXPECT_TRUE(over.is_error);
+  EXPECT_THAT(text_of(over), HasSubstr("3 jobs of this user"));
+  EXPECT_THAT(text_of(over), HasSubstr("--max-jobs 3"));
+  EXPECT_EQ(jobs_.list(::geteuid()).size(), 3u);
   // Another uid has its own allowance.
   FakeContext other(process::PeerCredentials{.pid = 1, .uid = ::geteuid() + 4242, .gid = 0});
-  EXPECT_FALSE(call("exec", {{"command", "true"}}, other).is_error);
-  call("job", {{"action", "kill"}, {"id", (*first.structured)["job"]}});
-  EXPECT_FALSE(exec({{"command", "true"}}).is_error);
+  EXPECT_TRUE(is_job(call("exec", {{"command", "exec sleep 300"}, {"yield_after", 0}}, other)));
+  call("job", {{"action", "kill"}, {"id", ids.front()}});
+  EXPECT_TRUE(is_job(exec({{"command", "exec sleep 300"}, {"yield_after", 0}})));
+}
+
+// Issue 15: 60 pipelined exec calls all became jobs against a limit of 16.
+// Calls from several connections of one uid, started at once: exactly the
+// limit become jobs, each connection's calls beyond its own limit are refused
+// at once, and the rest are refused when they would have become jobs.
+TEST_F(ExecCapacityTest, ABurstMakesExactlyTheLimitJobsAndRefusesTheRest) {
+  const Json args = {{"command", "exec sleep 300"}, {"yield_after", 0}};
+  constexpr int kConnections = 3, kPerConnection = 4;
+  std::vector<FakeContext> ctx(kConnections * kPerConnection);
+  std::vector<Call> calls(ctx.size());
+  for (std::size_t i = 0; i < ctx.size(); ++i) {
+    ctx[i].connection_ = 1 + i / kPerConnection;
+    testing::start_call(io_, tool("exec"), args, ctx[i], calls[i]);
+  }
+  ASSERT_TRUE(run_until(io_, [&] {
+    return std::all_of(calls.begin(), calls.end(), [](const Call& c) { return c.done; });
+  }));
+  std::vector<ToolResult> all;
+  for (std::size_t i = 0; i < ctx.size(); ++i) {
+    // Past the connection's two: refused at once.
+    if (i % kPerConnection >= 2) {
+      EXPECT_THAT(text_of(*calls[i].result), HasSubstr("--max-exec-calls 2"));
+    }
+  }
+  for (std::size_t i = 0; i < ctx.size(); ++i) {
+    if (i % kPerConnection < 2) all.push_back(*calls[i].result);
+  }
+  const auto jobs = std::count_if(all.begin(), all.end(), is_job);
+  EXPECT_EQ(jobs, 3);
+  for (const ToolResult& r : all) {
+    if (!is_job(r)) {
+      EXPECT_THAT(text_of(r), HasSubstr("--max-jobs 3"));
+    }
+  }
+  EXPECT_EQ(jobs_.list(::geteuid()).size(), 3u);
+  EXPECT_EQ(jobs_.running_jobs(::geteuid()), 3u);
+}
+
+// The connection's limit counts calls in flight, not jobs: once its calls
+// have returned (their commands running on as jobs), it may call again.
+TEST_F(ExecCapacityTest, AConnectionsCallsInFlightAreBoundedNotItsJobs) {
+  const std::string go = ws_.file("go");
+  const Json wait = {{"command", "while [ ! -e go ]; do sleep 0.05; done"}};
+  std::vector<ToolResult> first = burst(3, 5, {{"command", "exec sleep 300"}, {"yield_after", 0}});
+  EXPECT_EQ(std::count_if(first.begin(), first.end(), is_job), 2);
+  std::vector<FakeContext> ctx(3);
+  std::vector<Call> calls(3);
+  for (int i = 0; i < 3; ++i) {
+    ctx[i].connection_ = 5;
+    testing::start_call(io_, tool("exec"), wait, ctx[i], calls[i]);
+  }
+  ASSERT_TRUE(run_until(io_, [&] { return calls[2].done; }));
+  EXPECT_FALSE(calls[0].done || calls[1].done) << "they wait for go";
+  EXPECT_THAT(text_of(*calls[2].result), HasSubstr("2 exec calls of this connection"));
+  FakeContext elsewhere;
+  elsewhere.connection_ = 6;
+  EXPECT_FALSE(call("exec", {{"command", "true"}}, elsewhere).is_error);
+  std::ofstream(go) << "";
+  ASSERT_TRUE(run_until(io_, [&] { return calls[0].done && calls[1].done; }));
+  EXPECT_FALSE(calls[0].result->is_error) << text_of(*calls[0].result);
+  EXPECT_FALSE(calls[1].result->is_error) << text_of(*calls[1].result);
 }
 
 class ExecRetentionTest : public ExecToolTest {

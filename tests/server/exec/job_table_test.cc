@@ -188,5 +188,50 @@ TEST_F(JobTableTest, TheMemoryBudgetBoundsTheJailsLimitsTogether) {
   EXPECT_TRUE(all) << all.error().to_string();
 }
 
+// A connection's exec calls are counted from admission until each returns,
+// and another connection has its own count.
+TEST_F(JobTableTest, CallPlacesCountPerConnectionUntilDropped) {
+  JobLimits limits;
+  limits.max_exec_calls_per_connection = 2;
+  JobTable table(limits);
+  auto a = table.enter_call(7);
+  auto b = table.enter_call(7);
+  ASSERT_TRUE(a);
+  ASSERT_TRUE(b);
+  auto refused = table.enter_call(7);
+  ASSERT_FALSE(refused);
+  const std::string why = refused.error().to_string();
+  EXPECT_NE(why.find("2 exec calls of this connection"), std::string::npos) << why;
+  EXPECT_NE(why.find("--max-exec-calls 2"), std::string::npos) << why;
+  EXPECT_TRUE(table.enter_call(8)) << "another connection has its own count";
+  { CallPlace returned = std::move(*a); }
+  EXPECT_TRUE(table.enter_call(7)) << "a returned call gives its place back";
+}
+
+// Only commands that outlived their call count as the owner's jobs: one
+// running inside its call takes none, and a finished one never needs a place.
+TEST_F(JobTableTest, HandOverCountsOnlyJobsThatOutlivedTheirCall) {
+  JobLimits limits;
+  limits.max_jobs_per_owner = 1;
+  JobTable table(limits);
+  auto one = start_job(io_, table, 1000, "", false);
+  auto two = start_job(io_, table, 1000, "", false);
+  EXPECT_EQ(table.running_jobs(1000), 0u) << "both still inside their calls";
+  ASSERT_TRUE(table.hand_over(*one));
+  EXPECT_EQ(table.running_jobs(1000), 1u);
+  auto refused = table.hand_over(*two);
+  ASSERT_FALSE(refused);
+  const std::string why = refused.error().to_string();
+  EXPECT_NE(why.find("--max-jobs 1"), std::string::npos) << why;
+  EXPECT_NE(why.find("killed"), std::string::npos) << why;
+  EXPECT_TRUE(table.hand_over(*start_job(io_, table, 1001, "", false))) << "another uid's own";
+  two->kill();
+  settle(io_, *two, 0, true);
+  EXPECT_TRUE(table.hand_over(*two)) << "a finished job needs no place";
+  one->kill();
+  settle(io_, *one, 0, true);
+  EXPECT_EQ(table.running_jobs(1000), 0u);
+}
+
 }  // namespace
 }  // namespace brig::exec

@@ -8,6 +8,9 @@
 #include <vector>
 
 #include <gtest/gtest.h>
+
+#include <asio/co_spawn.hpp>
+#include <asio/detached.hpp>
 #include <asio/io_context.hpp>
 
 #include "tests/server/test_support.h"
@@ -199,6 +202,45 @@ TEST(StdioTransport, StopsReadingWhileTheOutputQueueIsFullAndResumesWhenItDrains
     return drained == 64u * 4096u;
   }));
   EXPECT_EQ(f.transport->queued_bytes(), 0u);
+}
+
+// Issue 15: per-connection limits alone let many stalled clients add up. A
+// full server-wide budget makes a connection holding more than its fair share
+// full (no input read, no work started) while one that reads its answers
+// goes on; room comes back as the stalled one drains.
+TEST(StdioTransport, AFullServerBudgetStopsTheConnectionsHoldingItNotTheOthers) {
+  auto budget = std::make_shared<OutputBudget>();
+  budget->limit = 2 << 20;
+  PipeFixture stalled(StreamLimits{.stall_timeout = 60s, .budget = budget});
+  PipeFixture reading(StreamLimits{.stall_timeout = 60s, .budget = budget});
+  for (int i = 0; i < 40; ++i) stalled.transport->send(std::string((64 << 10) - 1, 's'));
+  ASSERT_TRUE(pump(stalled.io, [&] { return budget->full(); }));
+  EXPECT_TRUE(stalled.transport->output_full()) << "far under its own 64 MiB, over its share";
+  reading.transport->send("small");
+  ASSERT_TRUE(pump(reading.io, [&] { return reading.drain_output() == "small\n"; }));
+  EXPECT_FALSE(reading.transport->output_full());
+
+  bool room = false;
+  asio::co_spawn(
+      stalled.io,
+      [&]() -> asio::awaitable<void> {
+        co_await stalled.transport->output_drained();
+        room = true;
+      },
+      asio::detached);
+  pump(
+      stalled.io, [] { return false; }, 200ms);
+  EXPECT_FALSE(room) << "no room while the peer reads nothing";
+  ASSERT_TRUE(pump(stalled.io, [&] {
+    stalled.drain_output();
+    return room;
+  }));
+  EXPECT_FALSE(stalled.transport->output_full());
+  ASSERT_TRUE(pump(stalled.io, [&] {
+    stalled.drain_output();
+    return stalled.transport->queued_bytes() == 0;
+  }));
+  EXPECT_EQ(budget->used, 0u);
 }
 
 TEST(StdioTransport, ClosesAPeerWhoseOutputStaysFullPastTheStallTimeout) {
