@@ -420,7 +420,7 @@ TEST_F(Tools, ATestSuiteCanServeOnTheJailsOwnLoopbackButReachNothingOutside) {
       "\"127.0.0.1:\" . $s->sockport) or die \"connect: $!\"; print \"ok\\n\"'";
   Json local = call("exec", {{"command", serve_and_connect}});
   EXPECT_FALSE(is_error(local)) << local.dump();
-  EXPECT_EQ(local.value("structuredContent", Json::object()).value("stdout", ""), "ok\n");
+  EXPECT_EQ(result_stream(local, "stdout"), "ok\n");
 
   // A listener on the host's loopback is another network namespace's.
   int listener = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -437,9 +437,7 @@ TEST_F(Tools, ATestSuiteCanServeOnTheJailsOwnLoopbackButReachNothingOutside) {
                              "PeerAddr => \"127.0.0.1:" +
                                  port + "\") or die \"connect: $!\\n\"'"}});
   EXPECT_TRUE(is_error(host)) << host.dump();
-  EXPECT_NE(host.value("structuredContent", Json::object()).value("stderr", "").find("connect:"),
-            std::string::npos)
-      << host.dump();
+  EXPECT_NE(result_stream(host, "stderr").find("connect:"), std::string::npos) << host.dump();
   ::close(listener);
 }
 
