@@ -202,7 +202,9 @@ TEST(ReadFile, APageFitsTheMessageOnceEncoded) {
     ASSERT_GT(end, 0);
     EXPECT_EQ(r->bytes, expected_range(text, 1, end));
     EXPECT_LE(wire_size(*r), kMaxMessage / 2) << "fill " << int{fill};
-    if (fill == 'x') EXPECT_GT(r->bytes.size(), kMaxMessage / 2 * 3 / 4);
+    if (fill == 'x') {
+      EXPECT_GT(r->bytes.size(), kMaxMessage / 2 * 3 / 4);
+    }
     const auto result = tools::format_read_file(Json::object(), std::move(*r));
     const std::string note = result.content.back().to_json()["text"];
     EXPECT_NE(note.find("continue with offset=" + std::to_string(end + 1)), std::string::npos)
