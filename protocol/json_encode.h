@@ -24,9 +24,10 @@ void append_json(std::string& out, const nlohmann::json& j);
 
 // Appends values to out, one after another, as append_json does. A long
 // string equal to one already written by the same writer is copied from the
-// output instead of escaped again: a tool result carries its text twice
-// (content[0].text and structuredContent), and comparing with memcmp is far
-// cheaper than escaping. Text appended to out between values is fine.
+// output instead of escaped again: a tool result may repeat a string (a
+// path in its text and in structuredContent; brig's own tools carry large
+// text once, docs/tools.md), and comparing with memcmp is far cheaper than
+// escaping. Text appended to out between values is fine.
 class JsonWriter {
  public:
   explicit JsonWriter(std::string& out) : out_(out) {}

@@ -225,11 +225,10 @@ std::string encode_response(const Id& id, const Json& result) {
 }
 
 std::string encode(const Json& j) {
-  // Reserved once: a 1 MiB tool result is 2 MiB of text (content and
-  // structuredContent), and growing the string by doubling copies it again and
-  // again. The slack covers escapes in ordinary text (source code: newlines,
-  // tabs and quotes are a few percent) and the newline the transport appends;
-  // pages of a large reservation that are never written cost nothing.
+  // Reserved once: a tool result can be megabytes of text, and growing the
+  // string by doubling copies it again and again. The slack covers escapes in ordinary text (source
+  // code: newlines, tabs and quotes are a few percent) and the newline the transport appends; pages
+  // of a large reservation that are never written cost nothing.
   const std::size_t estimate = estimate_json_size(j);
   std::string out;
   out.reserve(estimate + estimate / 8 + 1);

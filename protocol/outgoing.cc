@@ -84,7 +84,8 @@ Reply Outgoing::tool_result(const Id& id, ToolResult&& r, Era era) const {
     out += meta_member_;
     out += ',';
   }
-  // One writer for both: structuredContent usually repeats content's text.
+  // One writer for both: structuredContent may repeat a string of content
+  // (a tool other than brig's own may repeat all of its text).
   JsonWriter writer(out);
   out += "\"content\":";
   write_content(out, writer, r.content);

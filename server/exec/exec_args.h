@@ -26,8 +26,8 @@ namespace brig::exec {
 inline constexpr const char* kShell = "/bin/sh";
 
 inline constexpr std::size_t kDefaultMaxOutput = 32 * 1024;
-// A reply holds each stream twice (text and structuredContent), and JSON
-// escapes a control byte to 6: 4 x 256 KiB x 6 stays under the 10 MiB that
+// A reply holds each stream once (in the text block), and JSON escapes a
+// control byte to 6: 2 x 256 KiB x 6 stays well under the 10 MiB that
 // clients accept. Also well within a Spool's kept tail.
 inline constexpr std::size_t kMaxMaxOutput = 256 * 1024;
 // exec's and job's max_output.

@@ -82,7 +82,8 @@ JobReport report_job(Job& job, std::size_t max_output) {
     job.set_delivered(st, e.end);
     const std::string shown = e.text(fmt::format(
         "the job tool reads them: action \"read\", id \"{}\", stream \"{}\"", job.id(), name));
-    s[name] = shown;
+    // The stream's text is in the text block only: a reply carries output
+    // once (docs/tools.md, "One copy").
     s[name + "_dropped"] = e.dropped;
     s[name + "_bytes"] = e.end;
     dropped_any = dropped_any || e.dropped > 0;
@@ -122,6 +123,9 @@ Json job_report_schema() {
   const Json string = {{"type", "string"}};
   return Json{
       {"type", "object"},
+      {"description",
+       "How the command ended; its output is in the result's text block (\"--- stdout ---\", "
+       "\"--- stderr ---\"), not repeated here."},
       {"properties",
        {
            {"job",
@@ -135,8 +139,6 @@ Json job_report_schema() {
            {"timed_out", {{"type", "boolean"}}},
            {"error", {{"type", "string"}, {"description", "why it could not start"}}},
            {"duration_ms", integer},
-           {"stdout", string},
-           {"stderr", string},
            {"stdout_dropped",
             {{"type", "integer"}, {"description", "bytes left out between head and tail"}}},
            {"stderr_dropped", integer},
@@ -150,8 +152,8 @@ Json job_report_schema() {
               "not written back to the workspace's .git"}}},
        }},
       {"required",
-       {"status", "timed_out", "duration_ms", "stdout", "stderr", "stdout_dropped",
-        "stderr_dropped", "stdout_bytes", "stderr_bytes"}},
+       {"status", "timed_out", "duration_ms", "stdout_dropped", "stderr_dropped", "stdout_bytes",
+        "stderr_bytes"}},
   };
 }
 

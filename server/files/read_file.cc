@@ -24,9 +24,9 @@ using protocol::Json;
 constexpr std::string_view kWhat = "read file";
 constexpr std::string_view kBom = "\xef\xbb\xbf";
 
-// A text or base64 reply carries its content twice, as the text block and
-// as structuredContent's "content" (an image only once, as image content).
-constexpr std::size_t kTextCopies = 2;
+// A reply carries its content once: text and base64 as the first text block
+// (structuredContent holds only the header), an image as image content.
+constexpr std::size_t kTextCopies = 1;
 
 // What a reply needs besides its content: the structured header and the
 // note, each of which may name the path (as a JSON string: escaped).

@@ -1,11 +1,41 @@
 #include "server/spawner/jail_pool.h"
 
+#include <fcntl.h>
 #include <poll.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
 
 #include "server/spawner/dumpable_spawn.h"
 #include "server/spawner/spawner_loop.h"
 
 namespace brig::spawner {
+
+std::size_t ahead_for_memory(std::optional<std::uint64_t> available) {
+  if (!available) return 1;
+  return static_cast<std::size_t>(
+      std::clamp<std::uint64_t>(*available / kMemoryPerJailAhead, 1, kMaxAhead));
+}
+
+std::optional<std::uint64_t> memory_available() {
+  // read(2), not a stream: the spawner keeps to system calls (no locale, no
+  // stdio buffers), and the line is in the first few hundred bytes.
+  const int fd = ::open("/proc/meminfo", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return std::nullopt;
+  char buf[1024];
+  const ssize_t n = ::read(fd, buf, sizeof buf - 1);
+  ::close(fd);
+  if (n <= 0) return std::nullopt;
+  buf[n] = '\0';
+  const char* at = std::strstr(buf, "MemAvailable:");
+  if (!at) return std::nullopt;
+  char* end = nullptr;
+  const unsigned long long kib = std::strtoull(at + std::strlen("MemAvailable:"), &end, 10);
+  if (end == at + std::strlen("MemAvailable:")) return std::nullopt;
+  return static_cast<std::uint64_t>(kib) * 1024;
+}
 
 jail::JailSpec JailPool::key_of(jail::JailSpec spec) {
   spec.limits.wall_time.reset();
@@ -18,39 +48,65 @@ bool JailPool::still_waiting(const jail::RunningJail& jailed) {
 }
 
 std::optional<jail::RunningJail> JailPool::take(const jail::JailSpec& spec,
-                                                const jail::ExecRequest& request) {
+                                                const jail::ExecRequest& request,
+                                                Clock::time_point now) {
+  const bool back_to_back = last_take_ && now - *last_take_ <= kBackToBack;
+  last_take_ = now;
   jail::JailSpec key = key_of(spec);
+  if (!ready_.empty() && ready_.front().key != key) ready_.clear();
   std::optional<jail::RunningJail> out;
-  if (ready_ && (ready_->key != key || !still_waiting(ready_->jailed) ||
-                 !jail::built_from_current_host(ready_->jailed, spec)))
-    ready_.reset();
-  if (ready_) {
-    if (auto started = jail::start_command(ready_->jailed, request, spec.limits.wall_time)) {
-      out = std::move(ready_->jailed);
-      ready_.reset();
-    } else if (!ready_->jailed.awaiting()) {
-      ready_.reset();  // gone meanwhile; the fresh jail will say what is wrong
+  while (!ready_.empty() && !out) {
+    Ready& front = ready_.front();
+    if (!still_waiting(front.jailed) || !jail::built_from_current_host(front.jailed, spec)) {
+      ready_.pop_front();
+      continue;
     }
-    // Else the request is one it cannot take (too large, invalid): it keeps
-    // waiting, and a fresh jail serves or refuses the request.
+    if (auto started = jail::start_command(front.jailed, request, spec.limits.wall_time)) {
+      out = std::move(front.jailed);
+      ready_.pop_front();  // used once: it leaves the pool with its command
+    } else if (!front.jailed.awaiting()) {
+      ready_.pop_front();  // gone meanwhile; the next one, or a fresh jail, serves
+    } else {
+      // The request is one it cannot take (too large, invalid): it keeps
+      // waiting, and a fresh jail serves or refuses the request.
+      break;
+    }
   }
+  // Calls faster than the pool refills: keep one more ready for them.
+  if (!out && back_to_back) target_ = std::min(target_ + 1, ahead_for_memory(memory_available()));
   wanted_ = std::move(key);
   return out;
 }
 
 void JailPool::refill() {
   if (!wants_refill()) return;
+  // Memory may have become scarce since the target was set.
+  target_ = std::min(target_, ahead_for_memory(memory_available()));
+  while (ready_.size() > target_) ready_.pop_back();
+  if (ready_.size() >= target_) return;
   auto jailed = spawn_dumpable([&] { return jail::spawn_awaiting(*wanted_); });
   if (!jailed) {
     log_line("building a jail ahead: " + jailed.error().to_string());
     wanted_.reset();
     return;
   }
-  ready_.emplace(Ready{*wanted_, std::move(*jailed)});
+  ready_.push_back(Ready{*wanted_, std::move(*jailed)});
+}
+
+std::optional<JailPool::Clock::time_point> JailPool::shrink_due() const {
+  if (target_ <= 1 || !last_take_) return std::nullopt;
+  return *last_take_ + kShrinkAfterIdle;
+}
+
+void JailPool::shrink_if_idle(Clock::time_point now) {
+  const auto due = shrink_due();
+  if (!due || now < *due) return;
+  target_ = 1;
+  while (ready_.size() > 1) ready_.pop_back();  // the oldest stays, for the next call
 }
 
 void JailPool::clear() {
-  ready_.reset();
+  ready_.clear();
   wanted_.reset();
 }
 

@@ -1,29 +1,38 @@
-// JailPool: the spawner's jail built ahead (DESIGN.md: "a pool of
+// JailPool: the spawner's jails built ahead (DESIGN.md: "a pool of
 // pre-forked, fully set-up jails waiting for their command, so a call pays
-// for execve, not for namespace setup"). One jail, for the spec of the last
-// SPAWN: a server plans every exec from one policy, so the next SPAWN almost
-// always wants the same jail.
+// for execve, not for namespace setup"), for the spec of the last SPAWN: a
+// server plans every exec from one policy, so the next SPAWN almost always
+// wants the same jail.
 //
 // - A pooled jail is built by jail::spawn_awaiting: every step a fresh jail
 //   takes, up to its command; what confines the command (ids, cgroups,
 //   rlimits, caps, no_new_privs, Landlock, seccomp) still comes after the
-//   command arrived. It serves one command, never a second.
+//   command arrived. It serves one command, never a second: take() moves it
+//   out of the pool.
 // - It serves only a SPAWN whose spec is equal to the one it was built from,
 //   the wall time aside (an exec's timeout; the deadline starts with the
-//   command). A SPAWN for another spec drops it.
+//   command). A SPAWN for another spec drops them all.
 // - It is checked before use: one whose init reported (a setup failure) or
-//   exited is dropped, and the SPAWN gets a fresh jail, which reports why;
-//   so is one built from a host that has changed since
+//   exited is dropped, and the next one (or a fresh jail, which reports
+//   why) serves; so is one built from a host that has changed since
 //   (jail::built_from_current_host: a bind source replaced, a symlink
 //   retargeted), which would show the jail the old files.
+// - How many wait is sized by recent demand (target()): one, as long as
+//   each SPAWN finds a jail ready; one more (up to kMaxAhead) each time a
+//   SPAWN comes back to back with the last one and finds none; back to one
+//   once no SPAWN came for kShrinkAfterIdle, the extra jails dropped. Never
+//   more than memory allows (ahead_for_memory()).
 // - Refilled only after a SPAWN asked for that spec, so a spec that cannot be
-//   built costs one failed build per SPAWN, never a loop; and only once the
-//   spawner has been idle a while (SpawnerLoop decides when): calls sent
-//   back to back get fresh jails, as without a pool, not one still building.
+//   built costs one failed build per SPAWN, never a loop. SpawnerLoop decides
+//   when: once idle a while, or at once while a jail is still ready for the
+//   next call (refill_now()), so a burst keeps finding one.
 // - Dropped (killed, reaped, its cgroups removed) when the spawner ends.
 #pragma once
 
 #include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <deque>
 #include <optional>
 
 #include "jail/launcher.h"
@@ -31,22 +40,56 @@
 
 namespace brig::spawner {
 
+// At most this many jails wait at once.
+inline constexpr std::size_t kMaxAhead = 4;
+// One jail waits per this much available memory (MemAvailable), at least one:
+// a waiting jail holds a few MiB (its init, namespaces, page tables), so this
+// keeps a full pool to a small share of what the host has free.
+inline constexpr std::uint64_t kMemoryPerJailAhead = 256ull << 20;
+// A SPAWN this soon after the last one is back to back.
+inline constexpr std::chrono::milliseconds kBackToBack{250};
+// With no SPAWN for this long, one jail waits again.
+inline constexpr std::chrono::seconds kShrinkAfterIdle{10};
+
+// How many jails may wait with `available` bytes of memory free: between 1
+// and kMaxAhead. Unknown (nullopt): 1.
+std::size_t ahead_for_memory(std::optional<std::uint64_t> available);
+// MemAvailable from /proc/meminfo, in bytes; nullopt if unreadable.
+std::optional<std::uint64_t> memory_available();
+
 class JailPool {
  public:
-  // The pooled jail for `spec`, given `request` as its command (its deadline
+  using Clock = std::chrono::steady_clock;
+
+  // A pooled jail for `spec`, given `request` as its command (its deadline
   // `spec`'s wall time from now), or nullopt: none ready for that spec (the
   // caller spawns a fresh one). Either way the pool is to be refilled for
   // `spec` afterwards.
   std::optional<jail::RunningJail> take(const jail::JailSpec& spec,
-                                        const jail::ExecRequest& request);
+                                        const jail::ExecRequest& request,
+                                        Clock::time_point now = Clock::now());
 
-  // Whether a refill is due: a spec was asked for and no jail waits for it.
-  bool wants_refill() const { return wanted_.has_value() && !ready_; }
-  // Builds the jail for the spec last asked for. A failure leaves the pool
-  // empty until the next SPAWN asks again.
+  // Whether a refill is due: a spec was asked for and fewer jails wait for
+  // it than target().
+  bool wants_refill() const { return wanted_.has_value() && ready_.size() < target_; }
+  // Whether to build without waiting for the spawner to be idle: calls come
+  // back to back (target() > 1) and a jail is still ready for the next one,
+  // which then does not wait for this build.
+  bool refill_now() const { return wants_refill() && target_ > 1 && !ready_.empty(); }
+  // Builds one jail for the spec last asked for. A failure leaves the pool
+  // as it is until the next SPAWN asks again.
   void refill();
+  // Back to one jail once no SPAWN came for kShrinkAfterIdle; when that is
+  // due, for the loop's poll timeout (nullopt: nothing to shrink).
+  void shrink_if_idle(Clock::time_point now);
+  std::optional<Clock::time_point> shrink_due() const;
 
-  // Kills the waiting jail, if any, and forgets the spec.
+  // How many jails are to wait: 1..kMaxAhead, as demand asked and memory
+  // allows.
+  std::size_t target() const { return target_; }
+  std::size_t ready() const { return ready_.size(); }
+
+  // Kills the waiting jails and forgets the spec.
   void clear();
 
  private:
@@ -59,8 +102,10 @@ class JailPool {
   // Its init has neither reported nor exited: it still waits.
   static bool still_waiting(const jail::RunningJail& jailed);
 
-  std::optional<Ready> ready_;
-  std::optional<jail::JailSpec> wanted_;  // the key to build the next one for
+  std::deque<Ready> ready_;               // oldest first; each serves once
+  std::optional<jail::JailSpec> wanted_;  // the key to build the next ones for
+  std::size_t target_ = 1;
+  std::optional<Clock::time_point> last_take_;
 };
 
 }  // namespace brig::spawner

@@ -59,12 +59,17 @@ int SpawnerLoop::run() {
     for (const jail::RunningJail& j : exiting_) fds.push_back(pollfd{j.pidfd(), POLLIN, 0});
     const std::size_t reaping = exiting_.size();  // the last entries of fds
     int timeout = poll_timeout_ms();
-    if (pool_.wants_refill()) {
-      const auto left = std::chrono::ceil<std::chrono::milliseconds>(idle_since + kRefillAfterIdle -
-                                                                     Clock::now());
+    const auto wake_at = [&](Clock::time_point at) {
+      const auto left = std::chrono::ceil<std::chrono::milliseconds>(at - Clock::now());
       const int left_ms = static_cast<int>(std::max<std::int64_t>(left.count(), 0));
       if (timeout < 0 || timeout > left_ms) timeout = left_ms;
+    };
+    if (pool_.refill_now()) {
+      timeout = 0;
+    } else if (pool_.wants_refill()) {
+      wake_at(idle_since + kRefillAfterIdle);
     }
+    if (const auto due = pool_.shrink_due()) wake_at(*due);
     const int n = ::poll(fds.data(), fds.size(), timeout);
     if (n < 0 && errno != EINTR) {
       log_line(std::string("poll: ") + std::strerror(errno));
@@ -87,12 +92,18 @@ int SpawnerLoop::run() {
     reap_exited(fds, fds.size() - reaping, reaping);
     if (!socket_ok) break;
     if (fds[0].revents != 0 && !on_socket()) break;
-    if (n > 0 || reported) {
+    if (pool_.refill_now()) {
+      // Calls come back to back and one jail is still ready for the next:
+      // that call does not wait for this build, so it need not wait for idle.
+      pool_.refill();
+      idle_since = Clock::now();
+    } else if (n > 0 || reported) {
       idle_since = Clock::now();
     } else if (pool_.wants_refill() && now - idle_since >= kRefillAfterIdle) {
       pool_.refill();
       idle_since = Clock::now();
     }
+    pool_.shrink_if_idle(Clock::now());
   }
   // Dropping a RunningJail kills its whole jail and reaps the init; the exiting
   // ones need only the reaping.

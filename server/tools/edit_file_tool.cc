@@ -58,9 +58,11 @@ protocol::ToolDescriptor edit_file_descriptor() {
         {"lines_removed", {{"type", "integer"}}},
         {"line_endings", {{"type", "string"}, {"enum", {"lf", "crlf"}}}},
         {"bom", {{"type", "boolean"}}},
-        {"diff", {{"type", "string"}, {"description", "Unified diff, 3 lines of context."}}},
         {"diff_truncated", {{"type", "boolean"}}}}},
-      {"required", {"path", "dry_run", "changed", "written", "replacements", "diff"}}};
+      {"description",
+       "What the edit did; the unified diff (3 lines of context) is the result's first text "
+       "block when anything changed, not repeated here."},
+      {"required", {"path", "dry_run", "changed", "written", "replacements"}}};
   return protocol::ToolDescriptor{
       .name = std::string(policy::names::kEditFile),
       .title = "Edit file",
@@ -97,8 +99,8 @@ protocol::ToolResult format_edit_file(const Json& /*args*/, files::OpReply reply
   }
   if (h.value("diff_truncated", false)) summary += " The diff was cut at the size limit.";
   protocol::ToolResult r;
+  // The diff travels once, as the text block (docs/tools.md, "One copy").
   Json structured = h;
-  structured["diff"] = reply.bytes;
   if (!reply.bytes.empty()) r.add_text(std::move(reply.bytes));
   r.add_text(std::move(summary));
   r.structured = std::move(structured);

@@ -95,7 +95,6 @@ Json output_schema() {
   p["stream"] = {{"type", "string"}};
   p["offset"] = integer;
   p["next_offset"] = integer;
-  p["data"] = {{"type", "string"}};
   p["size"] = integer;
   p["eof"] = {{"type", "boolean"}};
   p["queued"] = integer;
@@ -169,12 +168,14 @@ ToolResult read_job(exec::Job& job, const Json& args) {
     where = fmt::format("{} of {}: bytes {} to {} of {}{}", stream, job.id(), offset, next,
                         spool.size(), eof ? ", the end" : fmt::format("; next offset {}", next));
   }
-  ToolResult r = ToolResult::text(data);
+  // The bytes travel once, as the first text block; structuredContent says
+  // where they are in the stream.
+  ToolResult r = ToolResult::text(std::move(data));
   r.add_text(where);
-  r.structured = Json{{"job", job.id()},      {"status", exec::job_status(job)},
-                      {"stream", stream},     {"offset", offset},
-                      {"next_offset", next},  {"data", std::move(data)},
-                      {"size", spool.size()}, {"eof", eof}};
+  r.structured = Json{{"job", job.id()},     {"status", exec::job_status(job)},
+                      {"stream", stream},    {"offset", offset},
+                      {"next_offset", next}, {"size", spool.size()},
+                      {"eof", eof}};
   return r;
 }
 

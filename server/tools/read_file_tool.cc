@@ -42,18 +42,18 @@ protocol::ToolDescriptor read_file_descriptor() {
            "the whole file's bytes, for binary files."}}}}},
       {"required", {"path"}},
       {"additionalProperties", false}};
+  // The text (or base64) is the first content block only, never repeated
+  // here: a reply carries a file once (docs/tools.md, "One copy").
   Json output = {
       {"type", "object"},
+      {"description",
+       "What was read; the lines (or base64) are the first text block of the result's "
+       "content, not repeated here."},
       {"properties",
        {{"path", {{"type", "string"}}},
         {"kind", {{"type", "string"}, {"enum", {"text", "image", "base64"}}}},
         {"mime_type", {{"type", "string"}}},
         {"size", {{"type", "integer"}, {"description", "File size in bytes."}}},
-        {"content",
-         {{"type", "string"},
-          {"description",
-           "The lines (text) or the bytes in base64; absent for images, which "
-           "are sent as image content."}}},
         {"start_line", {{"type", "integer"}, {"description", "First line returned; 0 if none."}}},
         {"end_line", {{"type", "integer"}, {"description", "Last line returned; 0 if none."}}},
         {"total_lines", {{"type", "integer"}}},
@@ -104,9 +104,7 @@ protocol::ToolResult format_read_file(const Json& /*args*/, files::OpReply reply
     return r;
   }
   if (kind == "base64") {
-    std::string encoded = files::base64_encode(reply.bytes);
-    structured["content"] = encoded;
-    r.add_text(std::move(encoded));
+    r.add_text(files::base64_encode(reply.bytes));
     r.add_text(fmt::format("{}: {}, {}, base64 above", path, h.value("mime_type", std::string()),
                            plural(size, "byte")));
     r.structured = std::move(structured);
@@ -139,7 +137,6 @@ protocol::ToolResult format_read_file(const Json& /*args*/, files::OpReply reply
         "the exact bytes.",
         plural(invalid, "invalid UTF-8 sequence")));
   }
-  structured["content"] = reply.bytes;
   r.add_text(std::move(reply.bytes));
   if (!notes.empty()) {
     std::string note;

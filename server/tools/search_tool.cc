@@ -21,13 +21,14 @@ Json line_schema() {
       {"type", "object"},
       {"properties",
        {{"line", {{"type", "integer"}, {"description", "1-based line number."}}},
-        {"text", {{"type", "string"}, {"description", "The line (or the part shown)."}}},
         {"match", schema_bool("true: a matching line; false: a context line.")},
         {"cut", schema_bool("Only part of a long line is shown.")},
         {"column",
          {{"type", "integer"}, {"description", "Byte column where a cut line's text starts."}}},
         {"length", {{"type", "integer"}, {"description", "A cut line's full length in bytes."}}}}},
-      {"required", {"line", "text", "match"}}};
+      {"description",
+       "A line shown; its text is in the result's text block only (one copy per reply)."},
+      {"required", {"line", "match"}}};
 }
 
 std::string plural(std::size_t n, std::string_view one, std::string_view many) {
@@ -222,7 +223,7 @@ protocol::ToolResult format_search(const Json& /*args*/, files::OpReply reply) {
     first_file = false;
     text += path + "\n";
     std::int64_t prev = -1;
-    for (Json& l : f["lines"]) {
+    for (const Json& l : f["lines"]) {
       const std::size_t nl = bytes.find('\n');
       const std::string_view line = bytes.substr(0, nl);
       bytes.remove_prefix(nl == std::string_view::npos ? bytes.size() : nl + 1);
@@ -236,7 +237,6 @@ protocol::ToolResult format_search(const Json& /*args*/, files::OpReply reply) {
       text += line;
       if (cut && column - 1 + line.size() < l.value("length", std::size_t{0})) text += "…";
       text += '\n';
-      l["text"] = std::string(line);
     }
   }
   text += summary_of_search(structured);

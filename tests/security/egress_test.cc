@@ -590,7 +590,7 @@ TEST_F(EgressTest, ServeExecReachesOnlyThroughTheProxyAndAuditsEachDecision) {
       ASSERT_TRUE(client.send(st::tool_call(id, "exec", {{"command", command}})));
       const auto reply = client.read_response(id++, nullptr, std::chrono::seconds(60));
       ASSERT_TRUE(reply) << command;
-      replies.push_back((*reply)["result"].value("structuredContent", Json::object()));
+      replies.push_back((*reply)["result"]);
       sockets.push_back(settled_socket_count(server.pid()));
     }
     // A finished job stays listed, but its jail's three listeners (which
@@ -606,9 +606,9 @@ TEST_F(EgressTest, ServeExecReachesOnlyThroughTheProxyAndAuditsEachDecision) {
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   ASSERT_EQ(replies.size(), 3u);
-  EXPECT_EQ(replies[0].value("stdout", ""), "small-content\n") << replies[0].dump();
-  EXPECT_THAT(replies[1].value("stdout", ""), HasSubstr("direct=7")) << replies[1].dump();
-  EXPECT_EQ(replies[2].value("stdout", ""), "403") << replies[2].dump();
+  EXPECT_EQ(st::result_stream(replies[0], "stdout"), "small-content\n") << replies[0].dump();
+  EXPECT_THAT(st::result_stream(replies[1], "stdout"), HasSubstr("direct=7")) << replies[1].dump();
+  EXPECT_EQ(st::result_stream(replies[2], "stdout"), "403\n") << replies[2].dump();
   EXPECT_EQ(web_->requests_for("/small"), 1u);
 
   // One line per decision: the allowed request and the refused one, each

@@ -734,18 +734,21 @@ TEST_F(FilteredTest, ServeExecHoldsTheSameRules) {
       ASSERT_TRUE(client.send(st::tool_call(id, "exec", {{"command", command}})));
       const auto reply = client.read_response(id++, nullptr, std::chrono::seconds(60));
       ASSERT_TRUE(reply) << command;
-      replies.push_back((*reply)["result"].value("structuredContent", Json::object()));
+      replies.push_back((*reply)["result"]);
     }
     client.close_write();
     EXPECT_TRUE(server.wait());
     reap_orphans();
   }
   ASSERT_EQ(replies.size(), 5u);
-  EXPECT_EQ(replies[0].value("stdout", ""), page("10.77.0.2", kWebPort)) << replies[0].dump();
-  EXPECT_THAT(replies[1].value("stdout", ""), HasSubstr("refused=7")) << replies[1].dump();
-  EXPECT_THAT(replies[2].value("stdout", ""), ContainsRegex("^10\\.77\\.0\\.3[ \t]+web\\.test"))
+  EXPECT_EQ(st::result_stream(replies[0], "stdout"), page("10.77.0.2", kWebPort))
+      << replies[0].dump();
+  EXPECT_THAT(st::result_stream(replies[1], "stdout"), HasSubstr("refused=7")) << replies[1].dump();
+  EXPECT_THAT(st::result_stream(replies[2], "stdout"),
+              ContainsRegex("^10\\.77\\.0\\.3[ \t]+web\\.test"))
       << replies[2].dump();
-  EXPECT_EQ(replies[3].value("stdout", ""), page("10.77.0.4", kWebPort)) << replies[3].dump();
+  EXPECT_EQ(st::result_stream(replies[3], "stdout"), page("10.77.0.4", kWebPort))
+      << replies[3].dump();
   EXPECT_EQ(web(2).requests(), 1u);
   EXPECT_EQ(web(4).requests(), 1u);
   EXPECT_EQ(other_web_->connections(), 0u);

@@ -260,18 +260,14 @@ TEST(ServeUnix, AnotherUsersCallsRunAsThatUserNotAsRootBrig) {
   ASSERT_TRUE(initialize(own));
 
   const Json ids = call_tool(peer, 1, "exec", {{"command", "id -u; id -g"}});
-  EXPECT_EQ(ids.at("structuredContent").value("stdout", ""),
-            std::to_string(uid) + "\n" + std::to_string(gid) + "\n")
+  EXPECT_EQ(result_stream(ids, "stdout"), std::to_string(uid) + "\n" + std::to_string(gid) + "\n")
       << ids.dump();
-  EXPECT_EQ(
-      call_tool(own, 1, "exec", {{"command", "id -u"}}).at("structuredContent").value("stdout", ""),
-      "0\n")
+  EXPECT_EQ(result_stream(call_tool(own, 1, "exec", {{"command", "id -u"}}), "stdout"), "0\n")
       << "brig's own client keeps brig's identity";
 
   // Its private home is at its own home's path, and its own.
   const Json home = call_tool(peer, 8, "exec", {{"command", "echo \"$HOME\" && touch ~/x"}});
-  EXPECT_EQ(home.at("structuredContent").value("stdout", ""), std::string(pw->pw_dir) + "\n")
-      << home.dump();
+  EXPECT_EQ(result_stream(home, "stdout"), std::string(pw->pw_dir) + "\n") << home.dump();
   EXPECT_EQ(home.at("structuredContent").value("exit_code", -1), 0) << home.dump();
 
   const Json wrote = call_tool(peer, 2, "write_file", {{"path", "mine.txt"}, {"content", "x"}});
@@ -329,9 +325,7 @@ TEST(ServeUnix, AUserWhoCannotEnterTheWorkspaceIsToldWhy) {
   EXPECT_NE(text_of(read).find("uid " + std::to_string(uid)), std::string::npos) << read.dump();
   const Json ls = call_tool(peer, 2, "exec", {{"command", "ls"}});
   EXPECT_TRUE(ls.value("isError", false)) << ls.dump();
-  EXPECT_NE(ls.at("structuredContent").value("stderr", "").find("Permission denied"),
-            std::string::npos)
-      << ls.dump();
+  EXPECT_NE(result_stream(ls, "stderr").find("Permission denied"), std::string::npos) << ls.dump();
 }
 
 TEST(ServeUnix, AnUnprivilegedServerRefusesToAdmitOtherUsers) {

@@ -320,4 +320,27 @@ void Child::signal(int sig) const {
   ::kill(pid_, sig);
 }
 
+std::string exec_stream(std::string_view text, std::string_view name) {
+  const std::string header = "\n--- " + std::string(name) + " ---\n";
+  const std::size_t start = text.find(header);
+  if (start == std::string_view::npos) return {};
+  const std::size_t from = start + header.size();
+  // What a report may write after a stream's section, each on a line of its
+  // own (server/exec/job_result.cc).
+  std::size_t end = text.size();
+  for (const std::string_view next :
+       {std::string_view("\n--- stderr ---\n"), std::string_view("\nbrig could not keep"),
+        std::string_view("\nbrig: ")}) {
+    if (const std::size_t at = text.find(next, from); at != std::string_view::npos)
+      end = std::min(end, at);
+  }
+  return std::string(text.substr(from, end - from));
+}
+
+std::string result_stream(const Json& result, std::string_view name) {
+  const Json& content = result.contains("content") ? result["content"] : Json::array();
+  if (content.empty() || !content[0].contains("text")) return {};
+  return exec_stream(content[0]["text"].get<std::string>(), name);
+}
+
 }  // namespace brig::server::testing

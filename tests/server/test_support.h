@@ -34,6 +34,13 @@ std::vector<pid_t> pids_with_cmdline(std::string_view needle);
 // Polls cond every 10 ms until it holds (true) or timeout passes (false).
 bool wait_until(const std::function<bool()>& cond, std::chrono::milliseconds timeout = kDeadline);
 
+// What an exec or job report shows of one stream ("stdout", "stderr"): its
+// section of the text (structuredContent has only counts; docs/tools.md,
+// "One copy"), which ends with a newline; empty when not shown.
+std::string exec_stream(std::string_view text, std::string_view name);
+// The same from a CallToolResult's JSON: its first text block.
+std::string result_stream(const Json& result, std::string_view name);
+
 // A temporary directory with a short path under /tmp (room for socket
 // names), mode 0755, removed with its contents on destruction.
 class TempDir {

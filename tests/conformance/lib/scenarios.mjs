@@ -224,7 +224,20 @@ export function runScenarios(adapter) {
 
         const read = await call('read_file', { path: 'conf/a.txt' });
         assert.ok(!read.isError, text(read));
-        assert.equal(read.structuredContent.content, 'alpha\nbeta\n');
+        // One copy (docs/tools.md): the text is the first text block, and
+        // structuredContent, which the client validated against the output
+        // schema, holds what was read.
+        assert.equal(read.content[0].text, 'alpha\nbeta\n');
+        assert.equal(read.structuredContent.content, undefined);
+        assert.equal(read.structuredContent.total_lines, 2);
+
+        // A 1 MiB file read whole arrives once: at most 1.1 times its size.
+        const big = 'const value = compute(argument) + offset;\n'.repeat(25000);
+        writeFileSync(path.join(dir, 'big.txt'), big);
+        const bigRead = await call('read_file', { path: 'big.txt', limit: 1000000 });
+        assert.ok(!bigRead.isError, text(bigRead).slice(0, 500));
+        assert.equal(bigRead.content[0].text, big);
+        assert.ok(JSON.stringify(bigRead).length <= big.length * 1.1, `${JSON.stringify(bigRead).length} bytes`);
 
         const edited = await call('edit_file', { path: 'conf/a.txt', edits: [{ old_text: 'beta', new_text: 'gamma' }] });
         assert.ok(!edited.isError, text(edited));
@@ -256,8 +269,10 @@ export function runScenarios(adapter) {
 
         const ok = await call('exec', { command: 'echo hello; echo oops >&2' });
         assert.ok(!ok.isError, text(ok));
-        assert.equal(ok.structuredContent.stdout, 'hello\n');
-        assert.equal(ok.structuredContent.stderr, 'oops\n');
+        assert.match(ok.content[0].text, /--- stdout ---\nhello\n/);
+        assert.match(ok.content[0].text, /--- stderr ---\noops\n/);
+        assert.equal(ok.structuredContent.stdout, undefined);
+        assert.equal(ok.structuredContent.stdout_bytes, 6);
         assert.equal(ok.structuredContent.exit_code, 0);
 
         const failed = await call('exec', { argv: ['sh', '-c', 'exit 7'] });
@@ -294,6 +309,8 @@ export function runScenarios(adapter) {
         assert.ok(!hits.isError, text(hits));
         assert.deepEqual(hits.structuredContent.files.map((f) => f.path), ['notes.md']);
         assert.equal(hits.structuredContent.files[0].lines[0].line, 2);
+        assert.equal(hits.structuredContent.files[0].lines[0].text, undefined);
+        assert.match(text(hits), /2:needle here/);
 
         const started = await call('exec', { command: 'echo first; sleep 1; echo second', yield_after: 0.2 });
         assert.ok(!started.isError, text(started));

@@ -9,6 +9,8 @@
 #include <asio/bind_cancellation_slot.hpp>
 #include <asio/co_spawn.hpp>
 
+#include "tests/server/test_support.h"
+
 namespace brig::exec::testing {
 
 void start_call(asio::io_context& io, const tools::Tool& tool, protocol::Json args,
@@ -79,6 +81,15 @@ std::vector<pid_t> processes_with(const std::string& needle) {
   }
   ::closedir(proc);
   return out;
+}
+
+std::string first_text(const protocol::ToolResult& result) {
+  if (result.content.empty()) return {};
+  return result.content[0].to_json().value("text", std::string());
+}
+
+std::string stream_text(const protocol::ToolResult& result, std::string_view name) {
+  return server::testing::exec_stream(first_text(result), name);
 }
 
 }  // namespace brig::exec::testing

@@ -11,6 +11,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <asio/cancellation_signal.hpp>
@@ -69,6 +70,14 @@ bool run_until(asio::io_context& io, const std::function<bool()>& cond,
 
 // Whether pid is gone (no such process, or a zombie awaiting its reaper).
 bool process_gone(pid_t pid);
+// What a report shows of one stream ("stdout", "stderr"): its section of the
+// text block (structuredContent has only counts; docs/tools.md, "One
+// copy"), which ends with a newline; empty when not shown.
+std::string stream_text(const protocol::ToolResult& result, std::string_view name);
+
+// The first text block of a result: what job's "read" returned.
+std::string first_text(const protocol::ToolResult& result);
+
 // Pids of processes whose command line contains needle.
 std::vector<pid_t> processes_with(const std::string& needle);
 

@@ -180,8 +180,12 @@ TEST_F(ExecToolTest, EchoesStdoutAndStderr) {
   EXPECT_EQ(s["status"], "exited");
   EXPECT_EQ(s["exit_code"], 0);
   EXPECT_EQ(s["timed_out"], false);
-  EXPECT_EQ(s["stdout"], "out\n");
-  EXPECT_EQ(s["stderr"], "err\n");
+  // The output is in the text block only (docs/tools.md, "One copy").
+  EXPECT_FALSE(s.contains("stdout"));
+  EXPECT_FALSE(s.contains("stderr"));
+  EXPECT_EQ(s["stdout_bytes"], 4);
+  EXPECT_EQ(testing::stream_text(r, "stdout"), "out\n");
+  EXPECT_EQ(testing::stream_text(r, "stderr"), "err\n");
   EXPECT_EQ(s["stdout_dropped"], 0);
   EXPECT_FALSE(s.contains("job"));  // nothing left to read: the job is gone
   EXPECT_EQ(jobs_.size(), 0u);
@@ -228,9 +232,9 @@ TEST_F(ExecToolTest, CallsRunConcurrentlyEachInItsOwnJail) {
   ASSERT_TRUE(run_until(io_, [&] { return calls[0].done && calls[1].done && calls[2].done; }));
   for (const Call& c : calls) ASSERT_TRUE(c.result && !c.result->is_error);
   // Each jail has its own pid namespace: every command is pid 2 under its init.
-  EXPECT_EQ((*calls[0].result->structured)["stdout"], "first 2\n");
-  EXPECT_EQ((*calls[1].result->structured)["stdout"], "second 2\n");
-  EXPECT_EQ((*calls[2].result->structured)["stdout"], "third 2\n");
+  EXPECT_EQ(testing::stream_text(*calls[0].result, "stdout"), "first 2\n");
+  EXPECT_EQ(testing::stream_text(*calls[1].result, "stdout"), "second 2\n");
+  EXPECT_EQ(testing::stream_text(*calls[2].result, "stdout"), "third 2\n");
 }
 
 TEST_F(ExecToolTest, ABackgroundProcessEndsWithTheCommand) {
@@ -241,21 +245,21 @@ TEST_F(ExecToolTest, ABackgroundProcessEndsWithTheCommand) {
       {{"command", "sh -c 'sleep 300; : " + marker + "' & echo started"}, {"yield_after", 60}});
   EXPECT_FALSE(r.is_error) << text_of(r);
   EXPECT_EQ((*r.structured)["status"], "exited");
-  EXPECT_EQ((*r.structured)["stdout"], "started\n");
+  EXPECT_EQ(testing::stream_text(r, "stdout"), "started\n");
   EXPECT_TRUE(run_until(io_, [&] { return testing::processes_with(marker).empty(); }));
 }
 
 TEST_F(ExecToolTest, ArgvRunsWithoutAShell) {
   ToolResult r = exec({{"argv", {"/bin/echo", "$HOME", "a  b"}}});
   EXPECT_FALSE(r.is_error) << text_of(r);
-  EXPECT_EQ((*r.structured)["stdout"], "$HOME a  b\n");
+  EXPECT_EQ(testing::stream_text(r, "stdout"), "$HOME a  b\n");
 }
 
 TEST_F(ExecToolTest, NonZeroExitIsAnErrorWithItsOutput) {
   ToolResult r = exec({{"command", "echo partial; echo why it failed >&2; exit 3"}});
   EXPECT_TRUE(r.is_error);
   EXPECT_EQ((*r.structured)["exit_code"], 3);
-  EXPECT_EQ((*r.structured)["stderr"], "why it failed\n");
+  EXPECT_EQ(testing::stream_text(r, "stderr"), "why it failed\n");
   EXPECT_THAT(text_of(r), HasSubstr("exit code 3"));
   EXPECT_THAT(text_of(r), HasSubstr("why it failed"));
 }
@@ -282,7 +286,7 @@ TEST_F(ExecToolTest, AFloodIsCutToHeadAndTailAndTheReplyStaysSmall) {
   const std::uint64_t total = kFlood + 6 + 1 + 4;
   EXPECT_EQ(s["stdout_bytes"], total);
   EXPECT_EQ(s["stdout_dropped"], total - 4096);
-  const std::string out = s["stdout"];
+  const std::string out = testing::stream_text(r, "stdout");
   EXPECT_TRUE(out.starts_with("BEGIN\nxxx")) << out.substr(0, 50);
   EXPECT_TRUE(out.ends_with("xxx\nEND\n"));
   EXPECT_THAT(out, HasSubstr(fmt::format("{} bytes left out here", total - 4096)));
@@ -299,7 +303,8 @@ TEST_F(ExecToolTest, AFloodIsCutToHeadAndTailAndTheReplyStaysSmall) {
   ToolResult page =
       call("job", {{"action", "read"}, {"id", s["job"]}, {"offset", 1 << 20}, {"limit", 10}});
   ASSERT_FALSE(page.is_error) << text_of(page);
-  EXPECT_EQ((*page.structured)["data"], "xxxxxxxxxx");
+  EXPECT_EQ(testing::first_text(page), "xxxxxxxxxx");
+  EXPECT_FALSE(page.structured->contains("data"));  // the bytes travel once
   EXPECT_EQ((*page.structured)["next_offset"], (1 << 20) + 10);
   EXPECT_EQ((*page.structured)["eof"], false);
 }
@@ -314,14 +319,27 @@ TEST_F(ExecToolTest, TheLargestReplyStaysUnderTheClientsLimit) {
   EXPECT_LT(protocol::encode(r.to_json()).size(), 10u << 20);
 }
 
+// Issue 16: a reply carries the output once, in the text block;
+// structuredContent has the counts.
+TEST_F(ExecToolTest, TheOutputTravelsOnce) {
+  constexpr std::size_t kOut = 200 * 1024;
+  ToolResult r = exec({{"command", fmt::format("head -c {} /dev/zero | tr '\\0' x", kOut)},
+                       {"max_output", kMaxMaxOutput}});
+  ASSERT_FALSE(r.is_error) << protocol::clip(text_of(r), 2000);
+  EXPECT_EQ((*r.structured)["stdout_bytes"], kOut);
+  EXPECT_EQ((*r.structured)["stdout_dropped"], 0);
+  EXPECT_EQ(testing::stream_text(r, "stdout"), std::string(kOut, 'x') + "\n");
+  EXPECT_LE(protocol::encode(r.to_json()).size(), kOut * 11 / 10);
+}
+
 TEST_F(ExecToolTest, InvalidUtf8BecomesValidJson) {
   ToolResult r = exec({{"command", "printf 'ok \\377\\376 \\303'; printf '\\351t\\351' >&2"}});
   ASSERT_FALSE(r.is_error) << text_of(r);
   // nlohmann's dump throws on invalid UTF-8: the repaired strings must not.
   std::string wire;
   ASSERT_NO_THROW(wire = r.to_json().dump());
-  EXPECT_EQ((*r.structured)["stdout"], "ok \xEF\xBF\xBD\xEF\xBF\xBD \xEF\xBF\xBD");
-  EXPECT_EQ((*r.structured)["stderr"], "\xEF\xBF\xBDt\xEF\xBF\xBD");
+  EXPECT_EQ(testing::stream_text(r, "stdout"), "ok \xEF\xBF\xBD\xEF\xBF\xBD \xEF\xBF\xBD\n");
+  EXPECT_EQ(testing::stream_text(r, "stderr"), "\xEF\xBF\xBDt\xEF\xBF\xBD\n");
   EXPECT_TRUE(Json::accept(wire));
 }
 
@@ -330,7 +348,7 @@ TEST_F(ExecToolTest, ATimeoutKillsTheJailAndSaysSo) {
   EXPECT_TRUE(r.is_error);
   EXPECT_EQ((*r.structured)["timed_out"], true);
   EXPECT_EQ((*r.structured)["status"], "timed_out");
-  EXPECT_EQ((*r.structured)["stdout"], "started\n");
+  EXPECT_EQ(testing::stream_text(r, "stdout"), "started\n");
   EXPECT_THAT(text_of(r), HasSubstr("timed out"));
   EXPECT_LT((*r.structured)["duration_ms"].get<std::int64_t>(), 60'000);
 }
@@ -374,7 +392,7 @@ TEST_F(ExecToolTest, ALongCommandYieldsAJobToWaitForAndRead) {
   ASSERT_TRUE(s.contains("job"));
   const std::string id = s["job"];
   EXPECT_THAT(text_of(r), HasSubstr("still running"));
-  std::string seen = s["stdout"];
+  std::string seen = testing::stream_text(r, "stdout");
 
   ToolResult listed = call("job", {{"action", "list"}});
   ASSERT_EQ((*listed.structured)["jobs"].size(), 1u);
@@ -385,14 +403,14 @@ TEST_F(ExecToolTest, ALongCommandYieldsAJobToWaitForAndRead) {
   ToolResult waited = call("job", {{"action", "wait"}, {"id", id}, {"seconds", 60}});
   EXPECT_TRUE(waited.is_error);  // exit 5
   EXPECT_EQ((*waited.structured)["exit_code"], 5);
-  seen += (*waited.structured)["stdout"].get<std::string>();
+  seen += testing::stream_text(waited, "stdout");
   EXPECT_EQ(seen, "first\nsecond\n");  // each byte shown once across the two results
 
   ToolResult page = call("job", {{"action", "read"}, {"id", id}, {"offset", 6}, {"limit", 3}});
-  EXPECT_EQ((*page.structured)["data"], "sec");
+  EXPECT_EQ(testing::first_text(page), "sec");
   EXPECT_EQ((*page.structured)["next_offset"], 9);
   ToolResult rest = call("job", {{"action", "read"}, {"id", id}, {"offset", 9}});
-  EXPECT_EQ((*rest.structured)["data"], "ond\n");
+  EXPECT_EQ(testing::first_text(rest), "ond\n");
   EXPECT_EQ((*rest.structured)["eof"], true);
 }
 
@@ -424,7 +442,7 @@ TEST_F(ExecToolTest, JobSignalReachesTheCommand) {
   EXPECT_FALSE(sent.is_error) << text_of(sent);
   ToolResult waited = call("job", {{"action", "wait"}, {"id", id}, {"seconds", 60}});
   EXPECT_EQ((*waited.structured)["exit_code"], 7) << text_of(waited);
-  EXPECT_THAT((*waited.structured)["stdout"].get<std::string>(), HasSubstr("got TERM"));
+  EXPECT_THAT(testing::stream_text(waited, "stdout"), HasSubstr("got TERM"));
 }
 
 TEST_F(ExecToolTest, AnotherUsersJobsAreInvisible) {
@@ -446,7 +464,7 @@ TEST_F(ExecToolTest, AnotherUsersJobsAreInvisible) {
 TEST_F(ExecToolTest, EnvironmentIsTheAllowlistPlusTheCallsEnv) {
   ToolResult r = exec({{"argv", {"env"}}, {"env", {{"ADDED_BY_CALL", "yes"}}}});
   ASSERT_FALSE(r.is_error) << text_of(r);
-  const std::string out = (*r.structured)["stdout"];
+  const std::string out = testing::stream_text(r, "stdout");
   EXPECT_THAT(out, Not(HasSubstr(kHostOnly)));
   EXPECT_THAT(out, HasSubstr("ADDED_BY_CALL=yes\n"));
   EXPECT_THAT(out, HasSubstr("GIT_EDITOR=true\n"));
@@ -457,11 +475,11 @@ TEST_F(ExecToolTest, EnvironmentIsTheAllowlistPlusTheCallsEnv) {
 
 TEST_F(ExecToolTest, StdinIsEmptyUnlessGiven) {
   ToolResult none = exec({{"command", "cat; echo done"}});
-  EXPECT_EQ((*none.structured)["stdout"], "done\n");
+  EXPECT_EQ(testing::stream_text(none, "stdout"), "done\n");
   ToolResult given = exec({{"argv", {"cat"}}, {"stdin", "fed in\n"}});
-  EXPECT_EQ((*given.structured)["stdout"], "fed in\n");
+  EXPECT_EQ(testing::stream_text(given, "stdout"), "fed in\n");
   ToolResult tty = exec({{"command", "[ -t 0 ] || echo no tty"}});
-  EXPECT_EQ((*tty.structured)["stdout"], "no tty\n");
+  EXPECT_EQ(testing::stream_text(tty, "stdout"), "no tty\n");
 }
 
 TEST_F(ExecToolTest, OpenStdinTakesJobWrites) {
@@ -476,7 +494,7 @@ TEST_F(ExecToolTest, OpenStdinTakesJobWrites) {
   EXPECT_FALSE(w.is_error) << text_of(w);
   ToolResult waited = call("job", {{"action", "wait"}, {"id", id}, {"seconds", 60}});
   EXPECT_EQ((*waited.structured)["exit_code"], 0) << text_of(waited);
-  EXPECT_EQ((*waited.structured)["stdout"], "got one two\nrest");
+  EXPECT_EQ(testing::stream_text(waited, "stdout"), "got one two\nrest\n");
   ToolResult closed = call("job", {{"action", "write"}, {"id", id}, {"input", "more"}});
   EXPECT_TRUE(closed.is_error);
   EXPECT_THAT(text_of(closed), HasSubstr("has finished"));
@@ -485,9 +503,9 @@ TEST_F(ExecToolTest, OpenStdinTakesJobWrites) {
 TEST_F(ExecToolTest, CwdIsInTheWorkspaceOrRefused) {
   ASSERT_EQ(::mkdir(ws_.file("sub").c_str(), 0755), 0);
   ToolResult r = exec({{"command", "pwd"}, {"cwd", "sub"}});
-  EXPECT_EQ((*r.structured)["stdout"], ws_.file("sub") + "\n");
+  EXPECT_EQ(testing::stream_text(r, "stdout"), ws_.file("sub") + "\n");
   ToolResult tmp = exec({{"command", "pwd"}, {"cwd", "/tmp"}});
-  EXPECT_EQ((*tmp.structured)["stdout"], "/tmp\n");
+  EXPECT_EQ(testing::stream_text(tmp, "stdout"), "/tmp\n");
   ToolResult missing = exec({{"command", "pwd"}, {"cwd", "no-such-dir"}});
   EXPECT_TRUE(missing.is_error);
   EXPECT_EQ((*missing.structured)["status"], "failed_to_start") << text_of(missing);
@@ -520,7 +538,7 @@ TEST_F(ExecToolTest, ProgressStreamsTheOutputInOrder) {
   // Every byte once, each stream in order (stdout and stderr each keep theirs).
   std::string expected;
   for (int i = 1; i <= 20000; ++i) expected += fmt::format("{}\n", i);
-  ASSERT_EQ((*r.structured)["stdout"], expected);
+  ASSERT_EQ(testing::stream_text(r, "stdout"), expected);
   std::string out_part = streamed;
   const std::size_t err_at = out_part.find("done\n");
   ASSERT_NE(err_at, std::string::npos);

@@ -1,6 +1,8 @@
 // Descriptors and formatters: plain schemas, and structuredContent that
 // matches each tool's outputSchema.
 #include <functional>
+#include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -41,6 +43,26 @@ void expect_plain(const Json& schema, const std::string& where) {
   }
 }
 
+// Every string in j, at any depth.
+void collect_strings(const Json& j, std::vector<std::string>& out) {
+  if (j.is_string()) out.push_back(j.get<std::string>());
+  if (j.is_structured())
+    for (const Json& v : j) collect_strings(v, out);
+}
+
+// Issue 16: no text block of the result is repeated in structuredContent.
+void expect_one_copy(const ToolDescriptor& d, const ToolResult& r) {
+  std::vector<std::string> strings;
+  collect_strings(*r.structured, strings);
+  for (const protocol::ContentBlock& c : r.content) {
+    const Json block = c.to_json();
+    const std::string text = block.value("text", std::string());
+    if (text.size() < 8) continue;
+    for (const std::string& s : strings)
+      EXPECT_EQ(s.find(text), std::string::npos) << d.name << " repeats " << block.dump();
+  }
+}
+
 void expect_matches_output(const ToolDescriptor& d, const ToolResult& r) {
   ASSERT_TRUE(r.structured) << d.name;
   ASSERT_TRUE(d.output_schema) << d.name;
@@ -48,6 +70,7 @@ void expect_matches_output(const ToolDescriptor& d, const ToolResult& r) {
   EXPECT_FALSE(problem) << d.name << ": " << problem.value_or("");
   ASSERT_FALSE(r.content.empty());
   EXPECT_FALSE(r.is_error);
+  expect_one_copy(d, r);
 }
 
 TEST(Descriptors, NamedPlainAndAnnotated) {

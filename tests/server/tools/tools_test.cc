@@ -15,6 +15,8 @@
 
 #include <gtest/gtest.h>
 
+#include "protocol/json_rpc.h"
+#include "protocol/text.h"
 #include "tests/server/test_support.h"
 
 namespace brig::tools::testing {
@@ -100,7 +102,8 @@ TEST_F(Tools, WriteReadEditAndListAWorkspaceFile) {
 
   Json r = call("read_file", {{"path", "notes/plan.txt"}, {"offset", 2}, {"limit", 1}});
   ASSERT_FALSE(is_error(r)) << r.dump();
-  EXPECT_EQ(r.at("structuredContent").at("content"), "two\n");
+  EXPECT_EQ(r.at("content").at(0).at("text"), "two\n");
+  EXPECT_FALSE(r.at("structuredContent").contains("content"));  // one copy
 
   Json e = call("edit_file", {{"path", ws_.file("notes/plan.txt")},
                               {"edits", {{{"old_text", "two"}, {"new_text", "2"}}}}});
@@ -269,17 +272,51 @@ TEST_F(Tools, SearchAndFindFilesFindWhatMattersAndSayWhatTheySkipped) {
   EXPECT_NE(text_of(bad).find("missing )"), std::string::npos) << text_of(bad);
 }
 
+// Issue 16: what the client receives carries large text once: a 1 MiB file
+// read whole is at most 1.1 MiB on the wire, and so are a search's matching
+// lines and a command's output for their size.
+TEST_F(Tools, LargeResultsTravelOnce) {
+  std::string text;
+  for (int i = 0; text.size() < (1u << 20); ++i)
+    text += "    const int value_" + std::to_string(i) + " = compute(argument, " +
+            std::to_string(i) + ") + offset;\n";
+  text.resize(1u << 20);
+  write_host_file(ws_.file("big.cc"), text);
+  Json r = call("read_file", {{"path", "big.cc"}, {"limit", 1 << 30}});
+  ASSERT_FALSE(is_error(r)) << protocol::clip(r.dump(), 2000);
+  EXPECT_EQ(r.at("content").at(0).at("text"), text);
+  EXPECT_LE(protocol::encode(r).size(), text.size() * 11 / 10);
+
+  // Every line matches: the text block holds them all, structuredContent
+  // only their numbers.
+  Json found = call("search", {{"pattern", "compute"}, {"path", "big.cc"}, {"max_results", 5000}});
+  ASSERT_FALSE(is_error(found)) << protocol::clip(found.dump(), 2000);
+  const std::size_t shown = text_of(found).size();
+  ASSERT_GT(shown, 200u * 1024);
+  // Each line keeps {"line":N,"match":true} there; twice the text would be
+  // over 2.
+  EXPECT_LE(protocol::encode(found).size(), shown * 16 / 10);
+  for (const Json& l : found.at("structuredContent").at("files").at(0).at("lines"))
+    ASSERT_FALSE(l.contains("text"));
+
+  Json out = call("exec", {{"command", "head -c 200000 big.cc"}, {"max_output", 256 * 1024}});
+  ASSERT_FALSE(is_error(out)) << protocol::clip(out.dump(), 2000);
+  EXPECT_EQ(result_stream(out, "stdout"),
+            text.substr(0, 200000) + (text[199999] == '\n' ? "" : "\n"));
+  EXPECT_LE(protocol::encode(out).size(), 200000u * 11 / 10);
+}
+
 TEST_F(Tools, ExecRunsInTheJailAndReportsExitCodesAndTimeouts) {
   Json ok = call("exec", {{"command", "echo out; echo err >&2; id -u"}});
   ASSERT_FALSE(is_error(ok)) << ok.dump();
   EXPECT_EQ(ok.at("structuredContent").at("exit_code"), 0);
-  EXPECT_EQ(ok.at("structuredContent").at("stdout"), "out\n" + std::to_string(::getuid()) + "\n");
-  EXPECT_EQ(ok.at("structuredContent").at("stderr"), "err\n");
+  EXPECT_EQ(result_stream(ok, "stdout"), "out\n" + std::to_string(::getuid()) + "\n");
+  EXPECT_EQ(result_stream(ok, "stderr"), "err\n");
 
   Json failed = call("exec", {{"argv", {"sh", "-c", "echo why; exit 3"}}});
   EXPECT_TRUE(is_error(failed));
   EXPECT_EQ(failed.at("structuredContent").at("exit_code"), 3);
-  EXPECT_EQ(failed.at("structuredContent").at("stdout"), "why\n");
+  EXPECT_EQ(result_stream(failed, "stdout"), "why\n");
 
   Json slow = call("exec", {{"command", "sleep 60"}, {"timeout", 1}});
   EXPECT_TRUE(is_error(slow));
@@ -369,7 +406,7 @@ TEST_F(Tools, ALongSearchDoesNotHoldUpFileCalls) {
   std::vector<Json> before;
   auto read = client_->read_response(2, &before);
   ASSERT_TRUE(read);
-  EXPECT_EQ(read->at("result").at("structuredContent").at("content"), "quick\n");
+  EXPECT_EQ(read->at("result").at("content").at(0).at("text"), "quick\n");
   for (const Json& m : before)
     EXPECT_NE(m.value("id", Json()), Json(1)) << "the search finished first; make it longer";
   ASSERT_TRUE(client_->send(cancel_notification(1)));
@@ -383,7 +420,7 @@ TEST_F(Tools, ATestSuiteCanServeOnTheJailsOwnLoopbackButReachNothingOutside) {
       "\"127.0.0.1:\" . $s->sockport) or die \"connect: $!\"; print \"ok\\n\"'";
   Json local = call("exec", {{"command", serve_and_connect}});
   EXPECT_FALSE(is_error(local)) << local.dump();
-  EXPECT_EQ(local.value("structuredContent", Json::object()).value("stdout", ""), "ok\n");
+  EXPECT_EQ(result_stream(local, "stdout"), "ok\n");
 
   // A listener on the host's loopback is another network namespace's.
   int listener = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -400,9 +437,7 @@ TEST_F(Tools, ATestSuiteCanServeOnTheJailsOwnLoopbackButReachNothingOutside) {
                              "PeerAddr => \"127.0.0.1:" +
                                  port + "\") or die \"connect: $!\\n\"'"}});
   EXPECT_TRUE(is_error(host)) << host.dump();
-  EXPECT_NE(host.value("structuredContent", Json::object()).value("stderr", "").find("connect:"),
-            std::string::npos)
-      << host.dump();
+  EXPECT_NE(result_stream(host, "stderr").find("connect:"), std::string::npos) << host.dump();
   ::close(listener);
 }
 
