@@ -97,10 +97,11 @@ Result<void> give_veth(int netns, std::uint32_t start) {
 Result<void> run() {
   const std::string jail_rules = BRIG_TRY(read_all(0));
   BRIG_TRY_VOID(check_forwarding());
-  // The host's table is the same for every jail: loaded when missing only.
-  // Replacing it costs the most of all this (its NAT hook is registered
+  // The host's table is the same for every jail: loaded when it is missing
+  // or does not hold its rules (a flushed ruleset, an older brig's table).
+  // Replacing it costs the most of all this (its hooks are registered
   // again), and concurrent loads of it are safe either way.
-  if (!BRIG_TRY(inet_table_exists("brig_filtered")))
+  if (BRIG_TRY(inet_table_rules("brig_filtered")) != host_rule_count())
     BRIG_TRY_VOID(load(host_ruleset(), "the host's table inet brig_filtered"));
   std::uint32_t start = 0;
   if (::getrandom(&start, sizeof start, 0) != sizeof start)

@@ -36,7 +36,7 @@ void NetlinkRequest::end_nest(std::size_t at) {
   std::memcpy(buf_.data() + at, &len, sizeof len);
 }
 
-int NetlinkRequest::send(int sock, std::uint16_t* reply_type) {
+int NetlinkRequest::send_only(int sock) {
   const auto len = static_cast<std::uint32_t>(buf_.size());
   std::memcpy(buf_.data(), &len, sizeof len);
   sockaddr_nl kernel{};
@@ -44,6 +44,11 @@ int NetlinkRequest::send(int sock, std::uint16_t* reply_type) {
   if (::sendto(sock, buf_.data(), buf_.size(), 0, reinterpret_cast<sockaddr*>(&kernel),
                sizeof kernel) < 0)
     return errno;
+  return 0;
+}
+
+int NetlinkRequest::send(int sock, std::uint16_t* reply_type) {
+  if (const int e = send_only(sock)) return e;
   alignas(nlmsghdr) char reply[8192];
   const ssize_t n = ::recv(sock, reply, sizeof reply, 0);
   if (n < 0) return errno;

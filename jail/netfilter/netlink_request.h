@@ -30,6 +30,8 @@ class NetlinkRequest {
   // Sends it and reads the kernel's first answer: 0 for an ack or any
   // other message (`*reply_type` says which), else the errno it carries.
   int send(int sock, std::uint16_t* reply_type = nullptr);
+  // Sends it and reads nothing (a dump's answers are the caller's): 0 or errno.
+  int send_only(int sock);
 
  private:
   void append(const void* data, std::size_t size);

@@ -2,13 +2,15 @@
 // one netlink message, where libnftables would first build its whole cache.
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include "jail/base/error.h"
 
 namespace brig::jail::netfilter {
 
-// Table `name` of family inet, in the caller's network namespace.
-Result<bool> inet_table_exists(const std::string& name);
+// How many rules table `name` of family inet holds in the caller's network
+// namespace; nullopt: there is no such table.
+Result<std::optional<int>> inet_table_rules(const std::string& name);
 
 }  // namespace brig::jail::netfilter

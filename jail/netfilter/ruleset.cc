@@ -79,8 +79,25 @@ std::string host_ruleset() {
          subnet + " oifname != " + veths +
          " masquerade\n"
          "  }\n"
+         "  chain prerouting {\n"
+         "    type filter hook prerouting priority -150; policy accept;\n"
+         // Before any DNAT (priority -100): a jail's packet to one of the
+         // host's own addresses must not be forwarded on to wherever a
+         // port of the host is published (a container's, say).
+         "    iifname " +
+         veths +
+         " fib daddr type local drop\n"
+         "  }\n"
          "  chain forward {\n"
          "    type filter hook forward priority filter; policy accept;\n"
+         // A jail cannot change its address or send IPv6 (no capability,
+         // and its own rules): dropped here too, should that ever fail.
+         "    iifname " +
+         veths + " ip saddr != " + subnet +
+         " drop\n"
+         "    iifname " +
+         veths +
+         " meta nfproto ipv6 drop\n"
          // Another jail, and anything from outside, reach a jail only as
          // replies to what it started.
          "    iifname " +
@@ -105,6 +122,21 @@ std::string host_ruleset() {
          " drop\n"
          "  }\n"
          "}\n";
+}
+
+int host_rule_count() {
+  // A rule is a chain's line after its `type` line: four spaces in.
+  const std::string text = host_ruleset();
+  int rules = 0;
+  std::size_t at = 0;
+  while (at < text.size()) {
+    std::size_t end = text.find('\n', at);
+    if (end == std::string::npos) end = text.size();
+    const std::string_view line(text.data() + at, end - at);
+    if (line.starts_with("    ") && !line.starts_with("    type ")) ++rules;
+    at = end + 1;
+  }
+  return rules;
 }
 
 }  // namespace brig::jail::netfilter

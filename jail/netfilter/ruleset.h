@@ -37,4 +37,8 @@ std::string jail_ruleset(const NetFilter& filter);
 // from any number of jails at once, leaves exactly one copy).
 std::string host_ruleset();
 
+// How many rules host_ruleset() has: brig-netfilter reloads the table when
+// the kernel holds another number (a flushed ruleset, an older brig's).
+int host_rule_count();
+
 }  // namespace brig::jail::netfilter

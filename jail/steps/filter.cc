@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -17,6 +18,8 @@
 
 namespace brig::jail::filter {
 namespace {
+
+constexpr int kTimeoutMs = 10'000;
 
 Error failed(const std::string& why) {
   return step_error(SetupStep::netfilter, "give the filtered jail its network", why);
@@ -111,6 +114,15 @@ Result<void> Running::give_netns(int netns) {
 
 Result<void> Running::finish() {
   netns_sock_.reset();  // never given one: it stops waiting
+  // Its work is a few netlink messages: a program that takes longer than
+  // this is stuck, and would hold up the jail (and a spawner every exec).
+  pollfd exited{pidfd_.get(), POLLIN, 0};
+  int ready;
+  while ((ready = ::poll(&exited, 1, kTimeoutMs)) < 0 && errno == EINTR) {
+  }
+  if (ready == 0)
+    return std::unexpected(failed("brig-netfilter did not finish in " +
+                                  std::to_string(kTimeoutMs / 1000) + " s; it was killed"));
   const std::string said = read_some(errors_.get());
   siginfo_t info{};
   while (::waitid(static_cast<idtype_t>(P_PIDFD), static_cast<id_t>(pidfd_.get()), &info,

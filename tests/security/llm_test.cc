@@ -159,7 +159,7 @@ TEST_F(LlmTest, ServeExecAndTheAuditLog) {
       ASSERT_TRUE(client.send(st::tool_call(id, "exec", {{"command", command}})));
       const auto reply = client.read_response(id++, nullptr, std::chrono::seconds(60));
       ASSERT_TRUE(reply) << command;
-      replies.push_back((*reply)["result"].value("structuredContent", Json::object()));
+      replies.push_back((*reply)["result"]);
     }
     // brig-server read the key from its environment and wiped it there.
     const std::string environ =
@@ -175,12 +175,13 @@ TEST_F(LlmTest, ServeExecAndTheAuditLog) {
   }
   ::unsetenv("BRIG_TEST_LLM_KEY");
   ASSERT_EQ(replies.size(), 3u);
-  const std::string out = replies[0].value("stdout", "");
+  const std::string out = st::result_stream(replies[0], "stdout");
   EXPECT_THAT(out, HasSubstr("prompt_tokens")) << replies[0].dump();
   EXPECT_THAT(out, HasSubstr("forged=401"));
   EXPECT_THAT(out, HasSubstr("found=0"));
   // Each jail its own placeholder.
-  const std::string p1 = replies[1].value("stdout", ""), p2 = replies[2].value("stdout", "");
+  const std::string p1 = st::result_stream(replies[1], "stdout"),
+                    p2 = st::result_stream(replies[2], "stdout");
   EXPECT_EQ(p1.size(), 33u) << p1;
   EXPECT_NE(p1, p2);
   for (const Json& r : replies) EXPECT_THAT(r.dump(), Not(HasSubstr(kRealKey)));

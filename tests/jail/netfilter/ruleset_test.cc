@@ -95,6 +95,20 @@ TEST_F(RulesetKernel, TheHostsTableLoadsAgainAndAgainAsOneCopy) {
   EXPECT_EQ(once, thrice);
   EXPECT_THAT(once, HasSubstr("masquerade"));
   EXPECT_THAT(once, HasSubstr("ip saddr 10.213.0.0/16"));
+  EXPECT_THAT(once, HasSubstr("fib daddr type local drop"));
+}
+
+// brig-netfilter reloads the host's table when the kernel holds another
+// number of rules than host_rule_count(): the count must be the kernel's.
+TEST_F(RulesetKernel, HostRuleCountIsWhatTheKernelHolds) {
+  const std::string host = file_of(host_ruleset());
+  auto [listed, rc] = sh("unshare -rn sh -c 'nft -f " + host +
+                         " && nft -a list table inet brig_filtered' | grep -c '# handle'");
+  ASSERT_EQ(rc, 0) << listed;
+  // Every rule, each chain and the table have a handle.
+  const int chains = 4;
+  EXPECT_EQ(std::stoi(listed), host_rule_count() + chains + 1);
+  EXPECT_GE(host_rule_count(), 9);
 }
 
 }  // namespace
