@@ -17,4 +17,11 @@ inline std::string ascii_lowered(std::string_view s) {
   return out;
 }
 
+constexpr bool ascii_iequals(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i)
+    if (ascii_lower(a[i]) != ascii_lower(b[i])) return false;
+  return true;
+}
+
 }  // namespace brig

@@ -35,19 +35,14 @@
 #include "jail/base/ascii.h"
 
 namespace brig::egress {
-namespace {
-
-bool iequals(std::string_view a, std::string_view b) {
-  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-           return ascii_lower(x) == ascii_lower(y);
-         });
-}
 
 std::string_view trimmed(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
   while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
   return s;
 }
+
+namespace {
 
 // RFC 9110 tchar: what a header name (and a Connection option) may hold.
 bool is_tchar(unsigned char c) {
@@ -258,10 +253,10 @@ HeadParse absolute_target(HeadParse r) {
                               head.method, target));
   }
   const std::string_view scheme = field(target, u, UF_SCHEMA);
-  if (iequals(scheme, "https")) {
+  if (ascii_iequals(scheme, "https")) {
     return bad(fmt::format("{}: https goes through CONNECT host:443", target));
   }
-  if (!iequals(scheme, "http")) {
+  if (!ascii_iequals(scheme, "http")) {
     return bad(fmt::format("{}: only http:// URLs (and CONNECT) are proxied", target));
   }
   if (has(u, UF_USERINFO)) return bad(fmt::format("{}: userinfo (user@) is not allowed", target));
@@ -277,7 +272,7 @@ HeadParse absolute_target(HeadParse r) {
   // no upstream (a CDN, a virtual host) is ever asked for another name than
   // the one that was allowed.
   for (const HttpHeader& h : head.headers) {
-    if (iequals(h.name, "host") && !host_agrees(h.value, head)) {
+    if (ascii_iequals(h.name, "host") && !host_agrees(h.value, head)) {
       return bad(fmt::format("Host {} disagrees with the URL's authority {}", h.value,
                              field(target, u, UF_HOST)));
     }
@@ -290,7 +285,7 @@ HeadParse absolute_target(HeadParse r) {
 std::vector<std::string_view> connection_options(const std::vector<HttpHeader>& headers) {
   std::vector<std::string_view> options;
   for (const HttpHeader& h : headers) {
-    if (!iequals(h.name, "connection")) continue;
+    if (!ascii_iequals(h.name, "connection")) continue;
     std::string_view rest = h.value;
     while (!rest.empty()) {
       const std::size_t comma = rest.find(',');
@@ -307,8 +302,8 @@ std::vector<std::string_view> connection_options(const std::vector<HttpHeader>& 
 std::string connection_check(const std::vector<HttpHeader>& headers) {
   for (std::string_view option : connection_options(headers)) {
     if (!is_token(option)) return fmt::format("Connection option \"{}\" is not a token", option);
-    if (iequals(option, "content-length") || iequals(option, "transfer-encoding") ||
-        iequals(option, "host")) {
+    if (ascii_iequals(option, "content-length") || ascii_iequals(option, "transfer-encoding") ||
+        ascii_iequals(option, "host")) {
       return fmt::format("Connection may not list {}", option);
     }
   }
@@ -320,7 +315,7 @@ bool is_hop_by_hop(std::string_view name) {
       "connection", "proxy-connection", "proxy-authorization", "keep-alive", "te",
       "trailer",    "upgrade"};
   return std::any_of(std::begin(kNames), std::end(kNames),
-                     [&](std::string_view n) { return iequals(n, name); });
+                     [&](std::string_view n) { return ascii_iequals(n, name); });
 }
 
 }  // namespace
@@ -385,7 +380,7 @@ HeadParse parse_request_head(std::string_view bytes, std::size_t max_size, Reque
     if (!is_token(h.name)) return bad(fmt::format("malformed header name \"{}\"", h.name));
     h.value = std::string(trimmed(h.value));
     if (!is_field_value(h.value)) return bad(fmt::format("header {}: a control character", h.name));
-    if (iequals(h.name, "host")) ++hosts;
+    if (ascii_iequals(h.name, "host")) ++hosts;
   }
   if (hosts > 1) return bad("more than one Host header");
   if (std::string why = connection_check(c.headers); !why.empty()) return bad(why);
@@ -411,15 +406,16 @@ std::string upstream_head(const RequestHead& head) {
   const std::vector<std::string_view> listed = connection_options(head.headers);
   auto is_listed = [&](std::string_view name) {
     return std::any_of(listed.begin(), listed.end(),
-                       [&](std::string_view o) { return iequals(o, name); });
+                       [&](std::string_view o) { return ascii_iequals(o, name); });
   };
 
   // The client's version, not ours: the relay passes the response through
   // unchanged, so the upstream must frame it for what the client speaks
   // (no chunked response to an HTTP/1.0 client).
   std::string out = fmt::format("{} {} HTTP/1.{}\r\n", head.method, head.path, head.version_minor);
-  const bool has_host = std::any_of(head.headers.begin(), head.headers.end(),
-                                    [](const HttpHeader& h) { return iequals(h.name, "host"); });
+  const bool has_host =
+      std::any_of(head.headers.begin(), head.headers.end(),
+                  [](const HttpHeader& h) { return ascii_iequals(h.name, "host"); });
   if (!has_host) {
     const bool v6 = head.host.find(':') != std::string::npos;
     out += v6 ? fmt::format("Host: [{}]", head.host) : fmt::format("Host: {}", head.host);

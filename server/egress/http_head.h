@@ -10,6 +10,9 @@
 
 namespace brig::egress {
 
+// `s` without the blanks (space, tab) HTTP allows around a field value.
+std::string_view trimmed(std::string_view s);
+
 struct HttpHeader {
   std::string name;   // as sent
   std::string value;  // leading and trailing whitespace removed

@@ -10,26 +10,14 @@
 namespace brig::llm {
 namespace {
 
-bool iequals(std::string_view a, std::string_view b) {
-  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-           return ascii_lower(x) == ascii_lower(y);
-         });
-}
-
-std::string_view trimmed(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-  return s;
-}
-
 std::vector<std::string_view> connection_options(const std::vector<egress::HttpHeader>& headers) {
   std::vector<std::string_view> options;
   for (const egress::HttpHeader& h : headers) {
-    if (!iequals(h.name, "connection")) continue;
+    if (!ascii_iequals(h.name, "connection")) continue;
     std::string_view rest = h.value;
     while (!rest.empty()) {
       const std::size_t comma = rest.find(',');
-      const std::string_view option = trimmed(rest.substr(0, comma));
+      const std::string_view option = egress::trimmed(rest.substr(0, comma));
       rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
       if (!option.empty()) options.push_back(option);
     }
@@ -50,9 +38,9 @@ bool dropped_upstream(std::string_view name, const Route& route) {
                                                   "authorization",
                                                   "accept-encoding",
                                                   "expect"};
-  return iequals(name, route.policy.header) ||
+  return ascii_iequals(name, route.policy.header) ||
          std::any_of(std::begin(kDropped), std::end(kDropped),
-                     [&](std::string_view n) { return iequals(n, name); });
+                     [&](std::string_view n) { return ascii_iequals(n, name); });
 }
 
 }  // namespace
@@ -77,13 +65,13 @@ std::optional<Routed> route_request(std::span<const Route> routes, std::string_v
 Presented presented_keys(const egress::RequestHead& head, const Route& route) {
   Presented p;
   for (const egress::HttpHeader& h : head.headers) {
-    if (iequals(h.name, "authorization")) {
+    if (ascii_iequals(h.name, "authorization")) {
       const std::string_view v = h.value;
-      if (v.size() > 7 && iequals(v.substr(0, 7), "bearer "))
-        p.keys.push_back(trimmed(v.substr(7)));
+      if (v.size() > 7 && ascii_iequals(v.substr(0, 7), "bearer "))
+        p.keys.push_back(egress::trimmed(v.substr(7)));
       else
         p.malformed.push_back(fmt::format("Authorization is not \"Bearer <key>\""));
-    } else if (iequals(h.name, "x-api-key") || iequals(h.name, route.policy.header)) {
+    } else if (ascii_iequals(h.name, "x-api-key") || ascii_iequals(h.name, route.policy.header)) {
       p.keys.push_back(h.value);
     }
   }
@@ -99,7 +87,7 @@ std::string upstream_request_head(const egress::RequestHead& head, const Route& 
   for (const egress::HttpHeader& h : head.headers) {
     if (dropped_upstream(h.name, route)) continue;
     if (std::any_of(listed.begin(), listed.end(),
-                    [&](std::string_view o) { return iequals(o, h.name); }))
+                    [&](std::string_view o) { return ascii_iequals(o, h.name); }))
       continue;
     out += fmt::format("{}: {}\r\n", h.name, h.value);
   }
@@ -119,14 +107,14 @@ std::string upstream_request_head(const egress::RequestHead& head, const Route& 
 
 bool expects_continue(const egress::RequestHead& head) {
   return std::any_of(head.headers.begin(), head.headers.end(), [](const egress::HttpHeader& h) {
-    return iequals(h.name, "expect") && iequals(h.value, "100-continue");
+    return ascii_iequals(h.name, "expect") && ascii_iequals(h.value, "100-continue");
   });
 }
 
 bool client_keeps_alive(const egress::RequestHead& head) {
   if (head.version_minor == 0) return false;
   for (std::string_view o : connection_options(head.headers))
-    if (iequals(o, "close")) return false;
+    if (ascii_iequals(o, "close")) return false;
   return true;
 }
 
@@ -164,15 +152,15 @@ std::optional<ResponseHead> parse_response_head(std::string_view bytes, std::siz
     const std::size_t colon = field.find(':');
     if (colon == std::string_view::npos) continue;
     const std::string_view name = field.substr(0, colon);
-    const std::string_view value = trimmed(field.substr(colon + 1));
-    if (iequals(name, "retry-after")) {
+    const std::string_view value = egress::trimmed(field.substr(colon + 1));
+    if (ascii_iequals(name, "retry-after")) {
       long seconds = 0;
       auto [q, err] = std::from_chars(value.data(), value.data() + value.size(), seconds);
       if (err == std::errc() && q == value.data() + value.size() && seconds >= 0)
         r.retry_after_seconds = seconds;
-    } else if (iequals(name, "connection")) {
-      if (iequals(value, "close")) r.close = true;
-      if (iequals(value, "keep-alive") && r.version_minor == 0) r.close = false;
+    } else if (ascii_iequals(name, "connection")) {
+      if (ascii_iequals(value, "close")) r.close = true;
+      if (ascii_iequals(value, "keep-alive") && r.version_minor == 0) r.close = false;
     }
   }
   return r;
