@@ -17,6 +17,7 @@
 #include "jail/child_plan.h"
 #include "jail/command_message.h"
 #include "jail/contain.h"
+#include "jail/netfilter/jail_rules.h"
 #include "jail/spec_validate.h"
 #include "jail/speed.h"
 #include "jail/step_error.h"
@@ -94,8 +95,8 @@ class Launch {
   Result<void> make_cgroups();
   Result<void> send_cgroups();
   Result<void> take_listeners();
-  Result<void> start_filter();
-  Result<void> finish_filter();
+  Result<void> plan_filter();
+  Result<void> ensure_host_filter();
   void step_aside();
   RunningJail take() { return std::move(j_); }
 
@@ -114,7 +115,7 @@ class Launch {
   uint64_t flags_ = 0;  // the namespaces clone3 made
   speed::CpuPlacement cpus_;
   std::optional<clone::Reaped> helper_;
-  std::optional<filter::Running> filter_;
+  std::vector<char> jail_rules_;  // a filtered jail's table (netfilter/jail_rules.h)
 
   bool filtered() const { return spec_.network == NetworkMode::filtered; }
 };
@@ -191,9 +192,9 @@ Result<void> Launch::clone() {
 
 Result<void> Launch::start_network_helper() {
   if (!plan_->new_netns) return {};
-  helper_.emplace(BRIG_TRY(
-      net::start_helper(j_.pid_, flags_ & CLONE_NEWUSER, ch_.netns_helper.get(), spec_.listeners,
-                        ch_.listen_helper ? ch_.listen_helper.get() : -1, filtered())));
+  helper_.emplace(BRIG_TRY(net::start_helper(
+      j_.pid_, flags_ & CLONE_NEWUSER, ch_.netns_helper.get(), spec_.listeners,
+      ch_.listen_helper ? ch_.listen_helper.get() : -1, filtered(), jail_rules_)));
   cpus_.move_away(helper_->pid());
   ch_.netns_helper.reset();
   ch_.listen_helper.reset();
@@ -249,23 +250,22 @@ Result<void> Launch::take_listeners() {
       BRIG_TRY(net::receive_from_helper(ch_.listen_launcher.get(), spec_.listeners, filtered()));
   j_.listeners_ = std::move(got.listeners);
   ch_.listen_launcher.reset();
-  if (filter_) BRIG_TRY_VOID(filter_->give_netns(got.netns.get()));
+  if (filtered()) {
+    BRIG_TRY_VOID(filter::give_veth(got.netns.get(), got.route.get()));
+    stamps_.mark(Side::launcher, SetupStep::netfilter);
+  }
   return {};
 }
 
-Result<void> Launch::start_filter() {
+Result<void> Launch::plan_filter() {
+  if (filtered()) jail_rules_ = netfilter::jail_rules_batch(spec_.filter);
+  return {};
+}
+
+Result<void> Launch::ensure_host_filter() {
   if (!filtered()) return {};
-  filter_.emplace(BRIG_TRY(filter::start(spec_.filter)));
   stamps_.mark(Side::launcher, SetupStep::netfilter, Stage::begun);
-  return {};
-}
-
-Result<void> Launch::finish_filter() {
-  if (!filter_) return {};
-  BRIG_TRY_VOID(filter_->finish());
-  filter_.reset();
-  stamps_.mark(Side::launcher, SetupStep::netfilter);
-  return {};
+  return filter::ensure_host(spec_.filter);
 }
 
 void Launch::step_aside() {
@@ -291,9 +291,9 @@ Result<RunningJail> spawn_jail(const JailSpec& spec, const ExecRequest& req, Spa
   BRIG_TRY_VOID(l.check_layers());
   // The pipes and sockets to the child, and the fd numbers it moves them to.
   BRIG_TRY_VOID(l.open_channels());
-  // A filtered jail's brig-netfilter, loading while the jail is cloned
-  // (filter.h); it waits for the namespace.
-  BRIG_TRY_VOID(l.start_filter());
+  // A filtered jail's own nftables table, as the netlink batch the network
+  // helper will send (netfilter/jail_rules.h).
+  BRIG_TRY_VOID(l.plan_filter());
   // clone3 with every namespace but the network's; the child runs contain()
   // and waits for its go byte. User namespaces refused: the fallback tier.
   BRIG_TRY_VOID(l.clone());
@@ -305,15 +305,16 @@ Result<RunningJail> spawn_jail(const JailSpec& spec, const ExecRequest& req, Spa
   BRIG_TRY_VOID(l.write_id_maps());
   // Go: the child builds the jail from here on its own.
   BRIG_TRY_VOID(l.release_child());
-  // A filtered jail's namespace, as soon as the helper has made it, to
-  // brig-netfilter (its veth and rules: filter.h) while the child builds
-  // its mounts.
+  // A filtered jail, while the helper makes its namespace and loads its
+  // rules and the child builds its mounts: the host's side (filter.h), then
+  // the namespace the helper sends and the veth into it.
+  BRIG_TRY_VOID(l.ensure_host_filter());
   if (spec.network == NetworkMode::filtered) BRIG_TRY_VOID(l.take_listeners());
   // The cgroups (~0.2 ms as root), made while the child builds its mounts:
-  // it needs them only for the command. A required one missing refuses.
+  // it needs them only for the command. A required one missing refuses; the
+  // command waits for them, so nothing runs before a filtered jail's rules
+  // and veth are in.
   BRIG_TRY_VOID(l.make_cgroups());
-  // The command waits for the cgroups: nothing runs before the rules are in.
-  BRIG_TRY_VOID(l.finish_filter());
   // Sent once the helper is reaped: in the jail's user namespace, under the
   // jail's uid, it counts against the command's RLIMIT_NPROC until then.
   BRIG_TRY_VOID(l.send_cgroups());

@@ -30,7 +30,7 @@ enum class SetupStep : std::uint32_t {
   signals,       // the init's signal handling
   loopback,      // lo up in the new network namespace
   listen,        // the spec's listeners on the jail's 127.0.0.1, made by the network helper
-  netfilter,     // a filtered jail's veth and nftables rules (brig-netfilter)
+  netfilter,     // a filtered jail's nftables tables and veth (steps/filter.h)
   hostname,      // sethostname in the new uts namespace
   command,       // a jail built ahead receiving its command
   fork,          // the init starting the command

@@ -1,6 +1,7 @@
-// Whether this process can give a jail network mode `filtered`: brig-netfilter
-// makes a veth in the host's network namespace and loads the host's NAT
-// rules there, which needs CAP_NET_ADMIN, and the host must forward.
+// Whether this process can give a jail network mode `filtered`: the
+// launcher makes a veth in the host's network namespace and brig-netfilter
+// loads the host's NAT rules there, which needs CAP_NET_ADMIN, and the host
+// must forward.
 #pragma once
 
 #include <optional>

@@ -4,30 +4,6 @@
 #include <vector>
 
 namespace brig::jail::netfilter {
-namespace {
-
-std::string element(const NetFilter::Entry& e) {
-  std::string s = std::to_string(e.address[0]) + '.' + std::to_string(e.address[1]) + '.' +
-                  std::to_string(e.address[2]) + '.' + std::to_string(e.address[3]);
-  if (e.prefix != 32) s += '/' + std::to_string(e.prefix);
-  s += " . " + std::to_string(e.first_port);
-  if (e.last_port != e.first_port) s += '-' + std::to_string(e.last_port);
-  return s;
-}
-
-// An interval set of address . port; nft refuses an empty `elements`.
-std::string set(const char* name, const std::vector<NetFilter::Entry>& entries) {
-  std::string s =
-      std::string("  set ") + name + " {\n    type ipv4_addr . inet_service\n    flags interval\n";
-  if (!entries.empty()) {
-    s += "    elements = {";
-    for (size_t i = 0; i < entries.size(); ++i) s += (i ? ", " : " ") + element(entries[i]);
-    s += " }\n";
-  }
-  return s + "  }\n";
-}
-
-}  // namespace
 
 std::uint32_t host_address(std::uint32_t index) {
   return kSubnet + index * 4 + 1;
@@ -39,32 +15,6 @@ std::uint32_t jail_address(std::uint32_t index) {
 std::string ipv4_text(std::uint32_t a) {
   return std::to_string(a >> 24) + '.' + std::to_string((a >> 16) & 0xff) + '.' +
          std::to_string((a >> 8) & 0xff) + '.' + std::to_string(a & 0xff);
-}
-
-std::string jail_ruleset(const NetFilter& f) {
-  // Refused with a reset (TCP) or an ICMP error (the rest), so that
-  // connect() fails at once: a SYN merely dropped is sent again and again,
-  // and the command would wait out its timeout to learn it is refused. IPv6
-  // and every protocol but TCP and UDP are refused too.
-  return "table inet brig {\n" + set("deny", f.deny) + set("allow", f.allow) +
-         "  chain output {\n"
-         "    type filter hook output priority filter; policy drop;\n"
-         "    oifname \"lo\" accept\n"
-         "    ct state established,related accept\n"
-         "    meta nfproto ipv4 meta l4proto { tcp, udp } ip daddr . th dport @deny goto refuse\n"
-         "    meta nfproto ipv4 meta l4proto { tcp, udp } ip daddr . th dport @allow accept\n"
-         "    goto refuse\n"
-         "  }\n"
-         "  chain refuse {\n"
-         "    meta l4proto tcp reject with tcp reset\n"
-         "    reject with icmpx admin-prohibited\n"
-         "  }\n"
-         "  chain input {\n"
-         "    type filter hook input priority filter; policy drop;\n"
-         "    iifname \"lo\" accept\n"
-         "    ct state established,related accept\n"
-         "  }\n"
-         "}\n";
 }
 
 std::string host_ruleset() {

@@ -1,13 +1,12 @@
-// The nftables rules of network mode `filtered`, as text for libnftables:
-// pure functions of the spec, so what a jail gets can be read and tested
-// without a kernel.
+// The host's nftables table of network mode `filtered`, as text for
+// libnftables (brig-netfilter), and the addresses and names of the jails'
+// veths. Pure functions, so what the host gets can be read and tested
+// without a kernel. (Each jail's own table: jail_rules.h.)
 //
-// The jail's own namespace gets table `inet brig`: its output chain drops
-// everything but loopback, replies, and TCP or UDP to an `allow` entry not
-// in `deny`; its input chain takes only loopback and replies. The host's
-// namespace gets table `inet brig_filtered`, one for every filtered jail:
-// the jails' addresses masqueraded, nothing forwarded between two jails or
-// from outside into one, and nothing from a jail to the host itself.
+// The host's namespace gets table `inet brig_filtered`, one for every
+// filtered jail: the jails' addresses masqueraded, nothing forwarded
+// between two jails or from outside into one, and nothing from a jail to
+// the host itself.
 #pragma once
 
 #include <cstdint>
@@ -30,15 +29,12 @@ std::uint32_t host_address(std::uint32_t index);
 std::uint32_t jail_address(std::uint32_t index);
 std::string ipv4_text(std::uint32_t address);  // "10.213.0.1"
 
-// "table inet brig { ... }" for the jail's namespace.
-std::string jail_ruleset(const NetFilter& filter);
-
 // The host's table, replaced whole in one transaction (so loading it again,
 // from any number of jails at once, leaves exactly one copy).
 std::string host_ruleset();
 
-// How many rules host_ruleset() has: brig-netfilter reloads the table when
-// the kernel holds another number (a flushed ruleset, an older brig's).
+// How many rules host_ruleset() has: the table is loaded again when the
+// kernel holds another number (a flushed ruleset, an older brig's).
 int host_rule_count();
 
 }  // namespace brig::jail::netfilter

@@ -18,7 +18,6 @@
 #include "jail/netfilter/ruleset.h"
 
 namespace brig::jail::netfilter {
-namespace {
 
 Result<UniqueFd> open_rtnetlink() {
   UniqueFd sock(::socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE));
@@ -29,8 +28,6 @@ Result<UniqueFd> open_rtnetlink() {
 std::string veth_name(std::uint32_t index) {
   return kVethPrefix + std::to_string(index);
 }
-
-}  // namespace
 
 Result<std::uint32_t> create_veth(int jail_netns, std::uint32_t start) {
   UniqueFd sock = BRIG_TRY(open_rtnetlink());
@@ -43,7 +40,9 @@ Result<std::uint32_t> create_veth(int jail_netns, std::uint32_t start) {
     r.attr_str(IFLA_INFO_KIND, "veth");
     const std::size_t data = r.begin_nest(IFLA_INFO_DATA);
     const std::size_t peer = r.begin_nest(VETH_INFO_PEER);
-    r.header(ifinfomsg{});
+    ifinfomsg jail_end{};
+    jail_end.ifi_index = static_cast<int>(kJailIfindex);
+    r.header(jail_end);
     r.attr_str(IFLA_IFNAME, "eth0");
     r.attr_value<std::uint32_t>(IFLA_NET_NS_FD, static_cast<std::uint32_t>(jail_netns));
     r.end_nest(peer);
@@ -58,10 +57,8 @@ Result<std::uint32_t> create_veth(int jail_netns, std::uint32_t start) {
                                "all " + std::to_string(kMaxVeths) + " names are taken", EEXIST});
 }
 
-Result<void> address_and_up(const std::string& ifname, std::uint32_t address, int prefix) {
-  const unsigned index = ::if_nametoindex(ifname.c_str());
-  if (index == 0) return std::unexpected(sys_error("find the interface", ifname, errno));
-  UniqueFd sock = BRIG_TRY(open_rtnetlink());
+Result<void> address_and_up(int sock, unsigned index, const std::string& ifname,
+                            std::uint32_t address, int prefix) {
   NetlinkRequest a(RTM_NEWADDR, NLM_F_CREATE | NLM_F_EXCL);
   ifaddrmsg ifa{};
   ifa.ifa_family = AF_INET;
@@ -71,7 +68,7 @@ Result<void> address_and_up(const std::string& ifname, std::uint32_t address, in
   const std::uint32_t be = htonl(address);
   a.attr(IFA_LOCAL, &be, sizeof be);
   a.attr(IFA_ADDRESS, &be, sizeof be);
-  if (int e = a.send(sock.get()))
+  if (int e = a.send(sock))
     return std::unexpected(sys_error("give the address " + ipv4_text(address), ifname, e));
   NetlinkRequest up(RTM_NEWLINK, 0);
   ifinfomsg ifi{};
@@ -79,12 +76,11 @@ Result<void> address_and_up(const std::string& ifname, std::uint32_t address, in
   ifi.ifi_flags = IFF_UP;
   ifi.ifi_change = IFF_UP;
   up.header(ifi);
-  if (int e = up.send(sock.get())) return std::unexpected(sys_error("bring up", ifname, e));
+  if (int e = up.send(sock)) return std::unexpected(sys_error("bring up", ifname, e));
   return {};
 }
 
-Result<void> default_route(std::uint32_t gateway) {
-  UniqueFd sock = BRIG_TRY(open_rtnetlink());
+Result<void> default_route(int sock, std::uint32_t gateway) {
   NetlinkRequest r(RTM_NEWROUTE, NLM_F_CREATE | NLM_F_EXCL);
   rtmsg rt{};
   rt.rtm_family = AF_INET;
@@ -95,7 +91,7 @@ Result<void> default_route(std::uint32_t gateway) {
   r.header(rt);
   const std::uint32_t be = htonl(gateway);
   r.attr(RTA_GATEWAY, &be, sizeof be);
-  if (int e = r.send(sock.get()))
+  if (int e = r.send(sock))
     return std::unexpected(sys_error("route the jail's traffic", "via " + ipv4_text(gateway), e));
   return {};
 }

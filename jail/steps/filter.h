@@ -1,42 +1,33 @@
-// The launcher's side of network mode `filtered`: brig-netfilter
-// (jail/netfilter/), started before the jail's clone so that its loading
-// (a dynamic program: libnftables) and its look at the host's table
-// overlap the clone and the network helper; given the jail's network
-// namespace once the helper has sent it (net.h), it makes the veth and
-// loads the rules while the child builds its mounts. The command waits for
-// its cgroups, which go only once the rules are in (launcher.cc), so no
-// command runs before its rules.
+// The launcher's side of network mode `filtered`, in two steps around the
+// network helper (net.h), which loads the jail's own rules (a netlink batch:
+// netfilter/jail_rules.h) in the namespace it makes:
+//
+//   ensure_host: before the namespace is needed. Forwarding must be on
+//     (brig never turns it on), and the host's table `inet brig_filtered`
+//     (netfilter/ruleset.h) must hold brig's rules. When it does not (the
+//     first filtered jail since boot, a flushed ruleset, an older brig's
+//     table), brig-netfilter loads it: a separate program because it links
+//     libnftables, a shared library, and the launchers are static. Most
+//     jails find the table in place and run no program at all.
+//   give_veth: once the helper has sent the namespace and an rtnetlink
+//     socket of it, the veth (netfilter/veth.h): host end brigf<N> with the
+//     .1 of its /30, jail end eth0 with the .2 and the default route.
+//
+// Both run in the launcher, in its own namespace: it never joins the jail's.
+// The command waits for its cgroups, which go only once both are done
+// (launcher.cc), so no command runs before its rules and its veth.
 #pragma once
 
-#include <sys/types.h>
-
 #include "jail/base/error.h"
-#include "jail/base/unique_fd.h"
 #include "jail/spec.h"
 
 namespace brig::jail::filter {
 
-// brig-netfilter at work; killed and reaped if it goes unfinished.
-class Running {
- public:
-  Running(UniqueFd pidfd, UniqueFd netns_sock, UniqueFd errors)
-      : pidfd_(std::move(pidfd)), netns_sock_(std::move(netns_sock)), errors_(std::move(errors)) {}
-  Running(Running&&) noexcept = default;
-  Running& operator=(Running&&) = delete;
-  ~Running();
-  // Hands it the jail's network namespace, which it waits for.
-  Result<void> give_netns(int netns);
-  // Waits for it: fails with SetupStep::netfilter and its line of stderr.
-  Result<void> finish();
+// Fails with SetupStep::netfilter saying what is missing and how to fix it.
+Result<void> ensure_host(const NetFilter& filter);
 
- private:
-  UniqueFd pidfd_;
-  UniqueFd netns_sock_;  // the namespace goes here
-  UniqueFd errors_;      // its stderr
-};
-
-// Starts filter.program with the jail's rules (netfilter/ruleset.h) on its
-// stdin and, as its fd 3, a socket it receives the namespace on.
-Result<Running> start(const NetFilter& filter);
+// `netns`: the jail's network namespace; `route_sock`: an rtnetlink socket
+// opened in it. Fails with SetupStep::netfilter.
+Result<void> give_veth(int netns, int route_sock);
 
 }  // namespace brig::jail::filter

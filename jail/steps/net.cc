@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/netlink.h>
 #include <linux/sockios.h>
 #include <net/if.h>
 #include <netinet/in.h>
@@ -16,6 +17,7 @@
 #include <string>
 
 #include "jail/base/fd_message.h"
+#include "jail/netfilter/jail_rules.h"
 #include "jail/step_error.h"
 
 namespace brig::jail::net {
@@ -29,10 +31,12 @@ struct Reply {
 };
 
 // Its report to the launcher, with the listeners (SCM_RIGHTS) when err is 0;
-// else `index` names the listener that failed.
+// else `step` says what failed: the rules (netfilter), or (listen) the
+// listener `index`.
 struct ListenReply {
   int err = 0;
   std::uint32_t index = 0;
+  SetupStep step = SetupStep::listen;
 };
 
 int loopback_up(int fd) {
@@ -66,21 +70,34 @@ int make_listener(const Listener& l, int* out) {
   return 0;
 }
 
-// Makes every listener and sends them, and with send_netns the namespace
-// `ns` after them, to the launcher; errno or 0.
-int send_to_launcher(const HelperPlan& plan, int ns) {
+// Loads the rules, makes every listener and sends them, and with
+// send_netns the namespace `ns` and an rtnetlink socket after them, to the
+// launcher. 0, or the errno of what failed and *step (netfilter or listen).
+int send_to_launcher(const HelperPlan& plan, int ns, SetupStep* step) {
   int fds[kMaxMessageFds];
   ListenReply reply;
-  if (plan.listener_count + 1 > kMaxMessageFds) return E2BIG;
+  if (plan.listener_count + 2 > kMaxMessageFds) return E2BIG;
+  if (plan.rules_size > 0 && (reply.err = netfilter::load_batch(plan.rules, plan.rules_size)))
+    reply.step = SetupStep::netfilter;
   for (; reply.index < plan.listener_count && reply.err == 0; ++reply.index)
     reply.err = make_listener(plan.listeners[reply.index], &fds[reply.index]);
-  if (reply.err != 0) --reply.index;
-  const std::size_t made = reply.err == 0 ? plan.listener_count : reply.index;
+  if (reply.err != 0 && reply.step == SetupStep::listen) --reply.index;
+  std::size_t made = reply.err == 0 ? plan.listener_count : reply.index;
+  if (reply.err == 0 && plan.send_netns) {
+    fds[made] = ::socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
+    if (fds[made] < 0) {
+      reply.err = errno;
+      reply.step = SetupStep::netns;
+    } else {
+      ++made;
+    }
+  }
   std::size_t count = made;
   if (reply.err == 0 && plan.send_netns) fds[count++] = ns;
   const int sent =
       send_with_fds(plan.listen_sock, &reply, sizeof reply, fds, reply.err == 0 ? count : 0);
   for (std::size_t i = 0; i < made; ++i) ::close(fds[i]);
+  *step = reply.step;
   return reply.err != 0 ? reply.err : sent;
 }
 
@@ -101,7 +118,8 @@ void make_in_helper(const HelperPlan& plan) {
   } else if ((ns = ::ioctl(fd, SIOCGSKNS, 0)) < 0) {
     reply.err = errno;
   } else if (plan.listener_count > 0 || plan.send_netns) {
-    if (int e = send_to_launcher(plan, ns)) reply = {e, SetupStep::listen};
+    SetupStep step = SetupStep::listen;
+    if (int e = send_to_launcher(plan, ns, &step)) reply = {e, step};
   }
   send_with_fds(plan.child_sock, &reply, sizeof reply, &ns, reply.err == 0 ? 1 : 0);
   ::_exit(0);
@@ -125,7 +143,7 @@ int join_in_child(int sock, SetupStep* step) {
 
 Result<clone::Reaped> start_helper(pid_t child, bool in_userns, int sock,
                                    std::span<const Listener> listeners, int listen_sock,
-                                   bool send_netns) {
+                                   bool send_netns, std::span<const char> rules) {
   UniqueFd userns;
   if (in_userns) {
     const std::string path = "/proc/" + std::to_string(child) + "/ns/user";
@@ -137,7 +155,9 @@ Result<clone::Reaped> start_helper(pid_t child, bool in_userns, int sock,
                         .listeners = listeners.data(),
                         .listener_count = listeners.size(),
                         .listen_sock = listen_sock,
-                        .send_netns = send_netns};
+                        .send_netns = send_netns,
+                        .rules = rules.data(),
+                        .rules_size = rules.size()};
   int pidfd = -1;
   const pid_t pid = clone::clone3_with_pidfd(0, &pidfd);
   if (pid < 0) return std::unexpected(step_sys_error(SetupStep::netns, "clone3 the helper", errno));
@@ -155,19 +175,24 @@ Result<HelperFds> receive_from_helper(int listen_sock, std::span<const Listener>
   for (size_t i = 0; i < nfds; ++i) out.listeners.emplace_back(fds[i]);
   if (e != 0 || reply.err != 0) {
     const int err = e != 0 ? e : reply.err;
+    if (e == 0 && reply.step == SetupStep::netfilter)
+      return std::unexpected(
+          step_sys_error(SetupStep::netfilter, "load the jail's nftables table inet brig", err));
     std::string what = "the network helper's listeners";
-    if (e == 0 && reply.index < listeners.size()) {
+    if (e == 0 && reply.step == SetupStep::listen && reply.index < listeners.size()) {
       const Listener& l = listeners[reply.index];
       what = "listen on 127.0.0.1:" + std::to_string(l.port) +
              (l.protocol == Listener::Protocol::tcp ? "/tcp" : "/udp") + " in the jail";
     }
     return std::unexpected(step_sys_error(SetupStep::listen, what, err));
   }
-  if (out.listeners.size() != listeners.size() + (with_netns ? 1 : 0))
+  if (out.listeners.size() != listeners.size() + (with_netns ? 2 : 0))
     return std::unexpected(
         step_sys_error(SetupStep::listen, "the network helper's listeners", EPROTO));
   if (with_netns) {
     out.netns = std::move(out.listeners.back());
+    out.listeners.pop_back();
+    out.route = std::move(out.listeners.back());
     out.listeners.pop_back();
   }
   return out;

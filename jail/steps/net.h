@@ -11,8 +11,12 @@
 // namespace's 127.0.0.1 and sends them to the launcher: sockets bound in the
 // jail's namespace, accepted from outside it (the egress relay). Made there
 // by the process that already exists, they cost no process of their own.
-// For a `filtered` jail it sends the launcher the namespace too, which
-// brig-netfilter joins to give it its veth and rules (netfilter.h).
+// For a `filtered` jail it first loads the jail's nftables table (one
+// netlink batch the launcher built: netfilter/jail_rules.h; root of the
+// jail's user namespace owns the network namespace, so no privilege of the
+// host's is used), then sends the launcher the namespace and an rtnetlink
+// socket opened in it, with which the launcher gives the jail's end of the
+// veth its address and route without ever joining the namespace (filter.h).
 #pragma once
 
 #include <sys/types.h>
@@ -36,13 +40,17 @@ struct HelperPlan {
   const Listener* listeners = nullptr;
   std::size_t listener_count = 0;
   int listen_sock = -1;     // the listeners go to the launcher here (when listener_count > 0)
-  bool send_netns = false;  // and the namespace, after them (on listen_sock)
+  bool send_netns = false;  // and the namespace and an rtnetlink socket, after them
+  // An nf_tables batch to load in the new namespace first (none: size 0).
+  const char* rules = nullptr;
+  std::size_t rules_size = 0;
 };
 
 // The helper: joins the jail's user namespace, makes a network namespace
 // there, brings lo up (ioctl SIOCSIFFLAGS; CAP_NET_ADMIN in that user
-// namespace), makes the listeners (CAP_NET_BIND_SERVICE there for port 53)
-// and sends them (and with send_netns the namespace) on listen_sock, then
+// namespace), loads `rules`, makes the listeners (CAP_NET_BIND_SERVICE there
+// for port 53) and sends them (and with send_netns the namespace and an
+// rtnetlink socket of it) on listen_sock, then
 // sends the namespace (the fd SIOCGSKNS gives for its socket), or the step
 // that failed and its errno, on child_sock; then exits. Async-signal-safe
 // (it runs in a raw clone).
@@ -53,21 +61,24 @@ struct HelperPlan {
 // opened). `in_userns`: the child has a user namespace of its own for the
 // helper to join. `sock`: the helper's end of the child's socket;
 // `listen_sock`: its end of the launcher's (-1 without listeners or
-// send_netns). The helper is reaped when the result goes. Fails with
-// SetupStep::netns.
+// send_netns). `rules`: an nf_tables batch for the helper to load (empty:
+// none), which must outlive the call. The helper is reaped when the result
+// goes. Fails with SetupStep::netns.
 Result<clone::Reaped> start_helper(pid_t child, bool in_userns, int sock,
                                    std::span<const Listener> listeners, int listen_sock,
-                                   bool send_netns);
+                                   bool send_netns, std::span<const char> rules);
 
 // What the helper sent the launcher.
 struct HelperFds {
   std::vector<UniqueFd> listeners;  // in the spec's order, non-blocking, close-on-exec
   UniqueFd netns;                   // with send_netns: the jail's network namespace
+  UniqueFd route;                   // and an rtnetlink socket opened in it
 };
 
 // Launcher side: what the helper sent on `listen_sock` (it blocks until the
-// helper has made them). Fails with SetupStep::listen (the child reports
-// why the helper failed).
+// helper has made them). Fails with SetupStep::netfilter when the rules
+// were refused, else SetupStep::listen (the child reports why the helper
+// failed before it got this far).
 Result<HelperFds> receive_from_helper(int listen_sock, std::span<const Listener> listeners,
                                       bool with_netns);
 

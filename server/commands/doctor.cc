@@ -107,7 +107,8 @@ ModeSupport filtered_support(const jail::KernelFeatures& kernel) {
     why = "nftables does not work here: " + nft->detail;
   } else if (!process::find_sibling({"brig-netfilter"})) {
     why =
-        "brig-netfilter, which sets a filtered jail up, is not beside brig-server: reinstall brig";
+        "brig-netfilter, which loads the host's rules for filtered jails, is not beside "
+        "brig-server: reinstall brig";
   }
   if (why.empty()) return {"filtered", true, what};
   return {"filtered", false, what + "; unavailable: " + why};

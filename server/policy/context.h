@@ -26,7 +26,8 @@ struct Context {
   // through the proxy; empty = not bound, and git over ssh fails.
   std::string connect_program;
   // brig-netfilter (jail/netfilter/), which a `filtered` jail's launcher
-  // runs; planning a filtered jail without it fails.
+  // runs when the host lacks its table; planning a filtered jail without it
+  // fails.
   std::string netfilter_program;
 };
 

@@ -331,8 +331,8 @@ Result<jail::JailSpec> to_jail_spec(const Policy& p, const Context& ctx) {
   if (p.network.mode == NetworkMode::filtered) {
     if (!is_normal_absolute(ctx.netfilter_program))
       return std::unexpected(Error{"plan the jail", "network.mode = \"filtered\"",
-                                   "brig-netfilter, the program that sets up a filtered jail's "
-                                   "network, was not found beside brig; reinstall brig"});
+                                   "brig-netfilter, the program that loads the host's rules for "
+                                   "filtered jails, was not found beside brig; reinstall brig"});
     spec.filter = net_filter(p.network.rules);
     spec.filter.program = ctx.netfilter_program;
     // The rules live in the jail's own network namespace: never the tier

@@ -25,6 +25,7 @@
 // 127.0.0.1), and 127.0.0.1 for the peers.
 #include <arpa/inet.h>
 #include <fcntl.h>
+#include <net/if.h>
 #include <netinet/in.h>
 #include <sched.h>
 #include <signal.h>
@@ -709,10 +710,13 @@ void section_start(const Options& o) {
       const int ns = ::open(("/proc/" + std::to_string(holder) + "/ns/net").c_str(), O_RDONLY);
       const auto t0 = Clock::now();
       auto index = brig::jail::netfilter::create_veth(ns, 0);
-      if (index)
-        (void)brig::jail::netfilter::address_and_up(
-            brig::jail::netfilter::kVethPrefix + std::to_string(*index),
-            brig::jail::netfilter::host_address(*index), 30);
+      if (index) {
+        const std::string name = brig::jail::netfilter::veth_name(*index);
+        if (auto sock = brig::jail::netfilter::open_rtnetlink())
+          (void)brig::jail::netfilter::address_and_up(
+              sock->get(), ::if_nametoindex(name.c_str()), name,
+              brig::jail::netfilter::host_address(*index), 30);
+      }
       veth_ms.push_back(ms_since(t0));
       ::close(ns);
       ::kill(holder, SIGKILL);

@@ -1,7 +1,7 @@
-// The rules of network mode `filtered` as text, and as the kernel takes
-// them: loaded with nft into a fresh user and network namespace
-// (`unshare -rn`, so the test runs unprivileged too), where brig-netfilter
-// would load them.
+// The host's table of network mode `filtered` as text, and as the kernel
+// takes it: loaded with nft into a fresh user and network namespace
+// (`unshare -rn`, so the test runs unprivileged too). The jail's own table
+// is jail_rules_test.cc's.
 #include "jail/netfilter/ruleset.h"
 
 #include <sys/wait.h>
@@ -17,14 +17,6 @@ namespace brig::jail::netfilter {
 namespace {
 
 using ::testing::HasSubstr;
-using ::testing::Not;
-
-NetFilter sample() {
-  NetFilter f;
-  f.allow = {{{10, 1, 2, 0}, 24, 5432, 5432}, {{203, 0, 113, 7}, 32, 443, 443}};
-  f.deny = {{{10, 1, 2, 9}, 32, 1, 65535}};
-  return f;
-}
 
 // `script` run by sh; its output and exit status.
 std::pair<std::string, int> sh(const std::string& script) {
@@ -43,17 +35,6 @@ std::string file_of(const std::string& text) {
   return path;
 }
 
-TEST(Ruleset, TheJailsRulesNameEachEntryAndRefuseEverythingElse) {
-  const std::string r = jail_ruleset(sample());
-  EXPECT_THAT(r, HasSubstr("elements = { 10.1.2.9 . 1-65535 }"));
-  EXPECT_THAT(r, HasSubstr("elements = { 10.1.2.0/24 . 5432, 203.0.113.7 . 443 }"));
-  EXPECT_THAT(r, HasSubstr("policy drop;"));
-  // deny is looked up before allow.
-  EXPECT_LT(r.find("@deny"), r.find("@allow accept"));
-  // Nothing allowed: the sets exist without elements, which nft refuses empty.
-  EXPECT_THAT(jail_ruleset(NetFilter{}), Not(HasSubstr("elements")));
-}
-
 TEST(Ruleset, JailAddressesAreDistinctThirtiesInTheSubnet) {
   EXPECT_EQ(ipv4_text(host_address(0)), "10.213.0.1");
   EXPECT_EQ(ipv4_text(jail_address(0)), "10.213.0.2");
@@ -70,20 +51,6 @@ class RulesetKernel : public ::testing::Test {
   }
 };
 
-TEST_F(RulesetKernel, TheKernelTakesTheJailsRulesWithEveryEntry) {
-  const std::string jail = file_of(jail_ruleset(sample()));
-  const std::string empty = file_of(jail_ruleset(NetFilter{}));
-  auto [out, rc] = sh("unshare -rn sh -c 'nft -f " + jail + " && nft -f " + empty +
-                      " 2>/dev/null; nft delete table inet brig && nft -f " + empty +
-                      " && nft -f " + jail + " && nft list table inet brig'");
-  // Loading the empty one over the full one fails (the table exists), so
-  // the table is dropped and both are loaded into a fresh one in turn.
-  ASSERT_EQ(rc, 0) << out;
-  EXPECT_THAT(out, HasSubstr("10.1.2.0/24 . 5432"));
-  EXPECT_THAT(out, HasSubstr("203.0.113.7 . 443"));
-  EXPECT_THAT(out, HasSubstr("10.1.2.9 . 1-65535"));
-}
-
 TEST_F(RulesetKernel, TheHostsTableLoadsAgainAndAgainAsOneCopy) {
   const std::string host = file_of(host_ruleset());
   auto [once, rc1] =
@@ -98,7 +65,7 @@ TEST_F(RulesetKernel, TheHostsTableLoadsAgainAndAgainAsOneCopy) {
   EXPECT_THAT(once, HasSubstr("fib daddr type local drop"));
 }
 
-// brig-netfilter reloads the host's table when the kernel holds another
+// The host's table is loaded again when the kernel holds another
 // number of rules than host_rule_count(): the count must be the kernel's.
 TEST_F(RulesetKernel, HostRuleCountIsWhatTheKernelHolds) {
   const std::string host = file_of(host_ruleset());
