@@ -7,7 +7,6 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -399,22 +398,8 @@ int join_in_child(const Received& groups, int* failed) {
 
 int remove_in_child(const Received& groups) {
   int left = 0;
-  for (int i = 0; i < groups.count; ++i) {
-    // The tasks just reaped may still be leaving the group (v1 answers
-    // EBUSY meanwhile). Retried here, not only by the launcher: when the
-    // launcher was killed (the jail ends because it did), nobody else
-    // removes the group (issue 15: kill -9 of the spawner left them all).
-    // nanosleep, not a clock: this runs in the child, which may not allocate.
-    int tries = 2000;
-    while (::unlinkat(groups.dir_fds[i], groups.name, AT_REMOVEDIR) != 0) {
-      if (errno != EBUSY || --tries == 0) {
-        ++left;
-        break;
-      }
-      const timespec ms = {0, 1000000};
-      ::nanosleep(&ms, nullptr);
-    }
-  }
+  for (int i = 0; i < groups.count; ++i)
+    if (::unlinkat(groups.dir_fds[i], groups.name, AT_REMOVEDIR) != 0) ++left;
   return left;
 }
 
