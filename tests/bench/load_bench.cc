@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -36,6 +37,8 @@ long vm_hwm_kib(pid_t pid) {
   return -1;
 }
 
+std::atomic_flag g_first_failure;
+
 struct Run {
   double calls_per_s = 0, p50 = 0, p99 = 0;
   long peak_kib = 0;
@@ -48,6 +51,7 @@ void busy_client(const std::string& socket, int me, int calls, std::vector<doubl
                  int* failed) {
   LineClient c(connect_unix(socket));
   if (!initialize(c)) {
+    std::fprintf(stderr, "  client %d: initialize failed (%s)\n", me, std::strerror(errno));
     *failed += calls;
     return;
   }
@@ -86,7 +90,13 @@ void busy_client(const std::string& socket, int me, int calls, std::vector<doubl
     }
     auto r = c.read_response(n + 1, nullptr, std::chrono::seconds(120));
     out->push_back(ms_since(t0));
-    if (!r || !r->contains("result") || (*r)["result"].value("isError", false)) ++*failed;
+    if (!r || !r->contains("result") || (*r)["result"].value("isError", false)) {
+      // The first failure of the run is shown: a number alone says nothing.
+      if (!g_first_failure.test_and_set())
+        std::fprintf(stderr, "  first failure (%s): %s\n", tool.c_str(),
+                     r ? r->dump().substr(0, 400).c_str() : "no answer");
+      ++*failed;
+    }
   }
 }
 
@@ -94,7 +104,9 @@ Run run(const std::string& server, const std::string& ws, int clients, int calls
   TempDir sock;
   const std::string socket = sock.file("s.sock");
   Child srv({server, "serve", "--workspace", ws, "--listen", "unix://" + socket, "--jails-memory",
-             std::to_string(std::uint64_t{1} << 40), "--log-level", "error"});
+             std::to_string(std::uint64_t{1} << 40), "--log-level", "error",
+             // 64 busy clients and the staller: one over the default 64.
+             "--max-connections", "128"});
   wait_until([&] { return static_cast<bool>(connect_unix(socket)); });
   // The stalled client: its reads are accepted, their answers never read.
   std::optional<LineClient> staller;
@@ -107,6 +119,7 @@ Run run(const std::string& server, const std::string& ws, int clients, int calls
           brig::protocol::encode(tool_call(1000 + i, "read_file", {{"path", "big.txt"}})) + "\n";
     staller->send_raw(burst);
   }
+  g_first_failure.clear();
   std::vector<std::vector<double>> lat(clients);
   std::vector<int> failed(clients, 0);
   const auto t0 = Clock::now();
