@@ -284,8 +284,9 @@ TEST_F(Kill9, AWorkerMidWriteLeavesNoTemporaryFileAndTheNextCallGetsANewWorker) 
 
   // Killed before its rename, or (should the kill come just after it)
   // whole: never a part of the content.
-  if (std::filesystem::exists(ws_.file("big.txt")))
+  if (std::filesystem::exists(ws_.file("big.txt"))) {
     EXPECT_EQ(std::filesystem::file_size(ws_.file("big.txt")), content.size());
+  }
   expect_serving();
 }
 
