@@ -177,7 +177,11 @@ std::vector<std::string> left_of(const Footprint& f) {
       const std::string base = "/proc/" + std::to_string(pid);
       for (const char* kind : kNamespaceKinds) {
         const std::string ns = read_link(base + "/ns/" + kind);
-        if (f.namespaces.contains(ns)) held.insert(ns + " by process " + std::to_string(pid));
+        if (f.namespaces.contains(ns)) {
+          const auto st = stat_of(pid);
+          held.insert(ns + " by process " + std::to_string(pid) + " (" +
+                      (st ? st->comm + ", state " + st->state : std::string("gone")) + ")");
+        }
       }
       std::error_code ec;
       for (const auto& e : std::filesystem::directory_iterator(base + "/fd", ec)) {
