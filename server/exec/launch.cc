@@ -104,7 +104,7 @@ Process process_of(spawner::RunningJail running, const std::shared_ptr<egress::R
 asio::awaitable<Result<std::shared_ptr<Job>>> launch_job(const sandbox::Sandbox& sandbox,
                                                          JobTable& table, const ExecArgs& args,
                                                          uid_t owner) {
-  if (!sandbox.spawner || !sandbox.spawner->alive()) {
+  if (!sandbox.spawner) {
     co_return std::unexpected(Error{"start the command", "", "brig's jail spawner is not running"});
   }
   auto plan = plan_exec(sandbox.policy, sandbox.context, sandbox.spec, args);

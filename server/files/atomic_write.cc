@@ -141,6 +141,13 @@ Result<void> write_all(int fd, std::string_view data, std::string_view what,
 
 }  // namespace
 
+void sweep_temps_beside(const std::string& path) {
+  const std::string dir = path.substr(0, path.rfind('/') + 1);
+  const UniqueFd dir_fd(
+      ::open(dir.empty() ? "." : dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (dir_fd) sweep_stale_temps(dir_fd.get());
+}
+
 bool is_temp_name(std::string_view name) {
   constexpr std::size_t kTail = kTempMark.size() + kTempHexDigits;
   if (name.size() < 2 + kTail || name[0] != '.') return false;

@@ -57,6 +57,12 @@ bool is_temp_name(std::string_view name);
 Result<WriteOutcome> atomic_write(const std::string& path, std::string_view data,
                                   const WriteOptions& options = {});
 
+// Removes what killed writes of the absolute `path` (and of its siblings)
+// left in its directory, as atomic_write does first: for the server to ask
+// right after a write's worker died, instead of at the next write there.
+// Best effort: a directory that cannot be opened is left alone.
+void sweep_temps_beside(const std::string& path);
+
 // "regular file", "directory", "symlink", "fifo", "socket", "character device",
 // "block device" for st_mode.
 std::string_view file_type_name(mode_t mode);

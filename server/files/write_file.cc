@@ -23,4 +23,11 @@ Result<OpReply> write_file_op(const Json& args, const OpContext& ctx) {
   return OpReply{std::move(header), {}};
 }
 
+Result<OpReply> sweep_temps_op(const Json& args, const OpContext& ctx) {
+  const std::string path =
+      BRIG_TRY(resolve_path(ctx.workspace, args.value("path", std::string()), "sweep beside"));
+  sweep_temps_beside(path);
+  return OpReply{Json{{"path", path}}, {}};
+}
+
 }  // namespace brig::files

@@ -14,4 +14,9 @@ namespace brig::files {
 // created and mode; its bytes are empty.
 Result<OpReply> write_file_op(const protocol::Json& args, const OpContext& ctx);
 
+// Removes the temporary files killed writes of args "path" left beside it
+// (sweep_temps_beside); the server's, not a tool: it asks after a write's
+// worker died mid-operation. Replies {"path"}.
+Result<OpReply> sweep_temps_op(const protocol::Json& args, const OpContext& ctx);
+
 }  // namespace brig::files

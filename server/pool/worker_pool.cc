@@ -21,6 +21,8 @@
 
 #include "jail/base/unique_fd.h"
 #include "jail/steps/mounts.h"
+#include "server/policy/tool_names.h"
+#include "server/worker/ops.h"
 
 namespace brig::pool {
 
@@ -275,6 +277,7 @@ asio::awaitable<Result<files::OpReply>> WorkerPool::call(WorkerLane which, std::
     ~PutBack() { pool.release(lane); }
   } put_back{*this, lane};
 
+  co_await run_sweeps(lane);
   Result<Worker*> w = co_await ensure_worker(lane);
   if (!w) co_return std::unexpected(w.error());
   const worker::Request request{next_id_++, std::move(op), std::move(args), timeout, max_bytes};
@@ -287,10 +290,13 @@ asio::awaitable<Result<files::OpReply>> WorkerPool::call(WorkerLane which, std::
     // Cancelled mid-operation: the worker may be deep in a search, and its
     // reply would arrive for a call nobody waits for. Kill it.
     lane.worker.reset();
+    note_killed_write(lane, request);
     throw;
   }
   if (done.index() == 1) {
     lane.worker.reset();
+    note_killed_write(lane, request);
+    co_await run_sweeps(lane);
     co_return std::unexpected(
         Error{"run " + request.op + " in the file worker", "",
               fmt::format(
@@ -305,9 +311,35 @@ asio::awaitable<Result<files::OpReply>> WorkerPool::call(WorkerLane which, std::
     std::unique_ptr<Worker> broken = std::move(lane.worker);
     Error e = std::move(exchanged.error());
     if (auto cause = co_await death_cause(*broken, request.op)) e = std::move(*cause);
+    // Before the answer, so that a client that sees the write fail finds
+    // no temporary file of it (issue 15: a 35 MB one stayed).
+    note_killed_write(lane, request);
+    co_await run_sweeps(lane);
     co_return std::unexpected(std::move(e));
   }
   co_return std::move(*exchanged);  // the operation's own result, failure or not
+}
+
+void WorkerPool::note_killed_write(Lane& lane, const worker::Request& request) {
+  if (request.op == policy::names::kWriteFile || request.op == policy::names::kEditFile)
+    lane.sweeps.push_back(request.args.value("path", std::string()));
+}
+
+asio::awaitable<void> WorkerPool::run_sweeps(Lane& lane) {
+  using namespace asio::experimental::awaitable_operators;
+  while (!lane.sweeps.empty()) {
+    Result<Worker*> w = co_await ensure_worker(lane);
+    if (!w) co_return;  // kept for the next call
+    const worker::Request sweep{next_id_++,
+                                std::string(worker::kSweepTempsOp),
+                                {{"path", lane.sweeps.back()}},
+                                kSweepTimeout,
+                                64 * 1024};
+    lane.sweeps.pop_back();
+    asio::steady_timer overrun(executor_, kSweepTimeout + kKillGrace);
+    auto done = co_await (exchange(**w, sweep) || overrun.async_wait(asio::use_awaitable));
+    if (done.index() == 1 || !std::get<0>(done)) lane.worker.reset();
+  }
 }
 
 pid_t WorkerPool::worker_pid(WorkerLane which) const {

@@ -17,6 +17,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <asio/any_io_executor.hpp>
 #include <asio/awaitable.hpp>
@@ -92,6 +93,8 @@ class WorkerPool {
 
   // How long past its own deadline an operation may take to answer.
   static constexpr std::chrono::seconds kKillGrace{5};
+  // How long removing a killed write's temporary files may take.
+  static constexpr std::chrono::seconds kSweepTimeout{10};
 
  private:
   struct Worker;
@@ -106,6 +109,9 @@ class WorkerPool {
     FairQueue queue;
     std::map<std::uint64_t, Waiter*> waiters;  // by ticket
     std::unique_ptr<Worker> worker;
+    // Paths of writes whose worker died or was killed mid-operation: their
+    // temporary files are left, and the next worker removes them.
+    std::vector<std::string> sweeps;
   };
 
   // Waits for the lane (its turn among connections); throws when cancelled
@@ -115,6 +121,10 @@ class WorkerPool {
   void release(Lane& lane);
 
   asio::awaitable<Result<Worker*>> ensure_worker(Lane& lane);
+  // Notes `request`'s path in lane.sweeps if it writes a file.
+  static void note_killed_write(Lane& lane, const worker::Request& request);
+  // Runs lane.sweeps in the lane's worker (starting one); best effort.
+  asio::awaitable<void> run_sweeps(Lane& lane);
   // Why the worker's jail ended while it ran `op`: its setup failed (its
   // command never ran: a workspace its user cannot enter, say), or the
   // worker exited or died of a signal (worker_death_text); empty when the

@@ -10,14 +10,18 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
+
 #include <spdlog/spdlog.h>
 #include <asio/co_spawn.hpp>
 #include <asio/detached.hpp>
 #include <asio/posix/stream_descriptor.hpp>
 #include <asio/redirect_error.hpp>
+#include <asio/steady_timer.hpp>
 #include <asio/use_awaitable.hpp>
 
 #include "jail/spec_codec.h"
+#include "jail/steps/cgroups.h"
 #include "server/process/self_exe.h"
 #include "server/spawner/messages.h"
 #include "server/spawner/spawner_state.h"
@@ -160,11 +164,25 @@ asio::awaitable<void> read_loop(std::shared_ptr<SpawnerCore> core) {
                                asio::redirect_error(asio::use_awaitable, ignored));
   }
   core->reap(false);
+  // The jails end with the spawner, but their inits may not remove their
+  // cgroups (they run without the permission to) and the spawner is gone:
+  // its groups (named for its pid) are removed here once their last task
+  // has left them.
+  asio::steady_timer pause(core->socket.get_executor());
+  for (int i = 0; i < 50; ++i) {
+    jail::cgroups::sweep_stale();
+    pause.expires_after(std::chrono::milliseconds(100));
+    co_await pause.async_wait(asio::redirect_error(asio::use_awaitable, ignored));
+    if (ignored == asio::error::operation_aborted) break;
+  }
 }
 
 }  // namespace
 
-Result<std::shared_ptr<Spawner>> Spawner::start(asio::any_io_executor executor,
+namespace {
+
+// Starts brig-spawner and the loop that reads its replies.
+Result<std::shared_ptr<SpawnerCore>> start_core(asio::any_io_executor executor,
                                                 const std::string& spawner_path, bool jail_pool) {
   int sv[2];
   if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0)
@@ -228,7 +246,39 @@ Result<std::shared_ptr<Spawner>> Spawner::start(asio::any_io_executor executor,
   ours.release();
   auto core = std::make_shared<SpawnerCore>(std::move(socket), pid, std::move(pidfd));
   asio::co_spawn(executor, read_loop(core), asio::detached);
-  return std::shared_ptr<Spawner>(new Spawner(std::move(core)));
+  return core;
+}
+
+}  // namespace
+
+Result<std::shared_ptr<Spawner>> Spawner::start(asio::any_io_executor executor,
+                                                const std::string& spawner_path, bool jail_pool) {
+  auto core = start_core(executor, spawner_path, jail_pool);
+  if (!core) return std::unexpected(core.error());
+  auto spawner = std::shared_ptr<Spawner>(new Spawner(std::move(*core)));
+  spawner->executor_ = std::move(executor);
+  spawner->path_ = spawner_path;
+  spawner->jail_pool_ = jail_pool;
+  return spawner;
+}
+
+Result<void> Spawner::restart_if_gone() {
+  if (core_->alive) return {};
+  // At most one start a second: a spawner that dies at once (a broken
+  // install) must not be restarted for every call.
+  const auto now = std::chrono::steady_clock::now();
+  if (now - last_restart_ < std::chrono::seconds(1))
+    return std::unexpected(spawner_gone(*core_, "is not running (restarted less than 1 s ago)"));
+  last_restart_ = now;
+  // Safe after start-up too: brig-spawner is exec'd with an empty
+  // environment and no fd but its socket, so it carries nothing the server
+  // has read since (the LLM proxy's keys).
+  auto core = start_core(executor_, path_, jail_pool_);
+  if (!core) return std::unexpected(core.error());
+  spdlog::warn("brig-spawner (pid {}) was gone; started it again as pid {}", core_->pid,
+               (*core)->pid);
+  core_ = std::move(*core);
+  return {};
 }
 
 Result<std::string> Spawner::find_program() {
@@ -256,10 +306,10 @@ bool Spawner::alive() const {
 
 asio::awaitable<Result<RunningJail>> Spawner::spawn(jail::JailSpec spec,
                                                     jail::ExecRequest request) {
+  // A spawner killed meanwhile is started again: the server goes on.
+  if (auto restarted = restart_if_gone(); !restarted) co_return std::unexpected(restarted.error());
   // The core, not `this`: the Spawner may be dropped while this waits.
   std::shared_ptr<SpawnerCore> core = core_;
-  if (!core->alive)
-    co_return std::unexpected(spawner_gone(*core, "is not running (restart the spawner)"));
   const std::string bytes = spawner::spawn_message(core->next_id, spec, request);
   if (bytes.size() > spawner::kMaxMessage)
     co_return std::unexpected(Error{"send a spawn request to brig-spawner", "",

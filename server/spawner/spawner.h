@@ -12,6 +12,7 @@
 
 #include <sys/types.h>
 
+#include <chrono>
 #include <memory>
 #include <string>
 #include <vector>
@@ -68,11 +69,19 @@ class Spawner : public std::enable_shared_from_this<Spawner> {
   asio::awaitable<Result<RunningJail>> spawn(jail::JailSpec spec, jail::ExecRequest request);
 
   pid_t pid() const;   // the spawner process
-  bool alive() const;  // false once its socket closed
+  bool alive() const;  // false once its socket closed (spawn() starts it again)
 
  private:
   explicit Spawner(std::shared_ptr<detail::SpawnerCore> core);
+  // A spawner that died (killed, crashed) is started again, at most once a
+  // second; its jails died with it.
+  Result<void> restart_if_gone();
+
   std::shared_ptr<detail::SpawnerCore> core_;
+  asio::any_io_executor executor_;
+  std::string path_;
+  bool jail_pool_ = true;
+  std::chrono::steady_clock::time_point last_restart_{};
 };
 
 class RunningJail {

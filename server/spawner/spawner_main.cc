@@ -46,6 +46,15 @@ void reset_libc_internal_signals() {
     ::syscall(SYS_rt_sigaction, sig, &dfl, nullptr, sizeof dfl.mask);
 }
 
+// Sent by the kernel when brig-server dies (PR_SET_PDEATHSIG).
+constexpr int kServerDiedSignal = SIGTERM;
+
+// Async-signal-safe: SIGALRM's default action ends the spawner 5 s later,
+// if the loop has not ended it by then.
+void arm_exit_deadline(int) {
+  ::alarm(5);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -57,9 +66,18 @@ int main(int argc, char** argv) {
     return 2;
   }
   const pid_t server = static_cast<pid_t>(std::strtol(argv[1], nullptr, 10));
-  // Die with the server. The parent may have died before prctl took effect,
-  // so look once more: had it, we would now be some reaper's child.
-  if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) {
+  // Die with the server, cleanly: its death closes our socket, upon which
+  // the loop kills every jail, reaps it and removes its cgroups, then exits.
+  // SIGKILL at the server's death skipped that and left every jail's cgroup
+  // behind (issue 15; a jail's init may not remove its own group: it runs
+  // without the permission to). The death signal only arms a deadline, for
+  // a spawner stuck in a jail's setup. The parent may have died before prctl
+  // took effect, so look once more: had it, we would now be some reaper's child.
+  struct sigaction on_death {};
+  on_death.sa_handler = arm_exit_deadline;
+  sigemptyset(&on_death.sa_mask);
+  if (::sigaction(kServerDiedSignal, &on_death, nullptr) != 0 ||
+      ::prctl(PR_SET_PDEATHSIG, kServerDiedSignal) != 0) {
     log_line(std::string("PR_SET_PDEATHSIG: ") + std::strerror(errno));
     return 1;
   }

@@ -20,6 +20,7 @@ OpFunction find_op(std::string_view op) {
       {policy::names::kListDirectory, search::list_directory_op},
       {policy::names::kFindFiles, search::find_files_op},
       {policy::names::kSearch, search::search_op},
+      {kSweepTempsOp, files::sweep_temps_op},
   };
   for (const auto& [name, fn] : kOps)
     if (name == op) return fn;

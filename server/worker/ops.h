@@ -14,6 +14,10 @@ using OpFunction = Result<files::OpReply> (*)(const protocol::Json& args,
 
 // The operation named `op` ("read_file", "write_file", "edit_file",
 // "list_directory", "find_files", "search"); nullptr for any other name.
+// Also kSweepTempsOp, which only the server sends.
 OpFunction find_op(std::string_view op);
+
+// files::sweep_temps_op: after a write's worker died mid-operation.
+inline constexpr std::string_view kSweepTempsOp = "sweep_temps";
 
 }  // namespace brig::worker

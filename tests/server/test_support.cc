@@ -76,9 +76,9 @@ bool wait_until(const std::function<bool()>& cond, std::chrono::milliseconds tim
   return true;
 }
 
-TempDir::TempDir() {
-  char tmpl[] = "/tmp/brig-t-XXXXXX";
-  if (::mkdtemp(tmpl) == nullptr) throw std::runtime_error("mkdtemp failed");
+TempDir::TempDir(const std::string& parent) {
+  std::string tmpl = parent + "/brig-t-XXXXXX";
+  if (::mkdtemp(tmpl.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
   path_ = tmpl;
   ::chmod(path_.c_str(), 0755);
 }

@@ -45,7 +45,9 @@ std::string result_stream(const Json& result, std::string_view name);
 // names), mode 0755, removed with its contents on destruction.
 class TempDir {
  public:
-  TempDir();
+  TempDir() : TempDir("/tmp") {}
+  // Under parent instead ("/dev/shm": a tmpfs, where fsync costs nothing).
+  explicit TempDir(const std::string& parent);
   ~TempDir();
   TempDir(const TempDir&) = delete;
   TempDir& operator=(const TempDir&) = delete;
