@@ -77,7 +77,20 @@ void FilePrefetch::push(int dir_fd, const char* name, std::string path) {
 
 FilePrefetch::Job& FilePrefetch::front() {
   std::unique_lock lock(mutex_);
-  done_.wait(lock, [&] { return jobs_.front()->done; });
+  while (!jobs_.front()->done) {
+    if (claimed_ < jobs_.size()) {
+      // Rather than wait for the threads, read the oldest queued file here:
+      // the caller's thread is one of the cores the search may use.
+      Job* job = jobs_[claimed_++].get();
+      lock.unlock();
+      read_job(*job, own_buffer_);
+      lock.lock();
+      held_bytes_ += job->data.size();
+      job->done = true;
+      continue;
+    }
+    done_.wait(lock);
+  }
   return *jobs_.front();
 }
 
@@ -88,6 +101,24 @@ void FilePrefetch::pop() {
   --claimed_;
 }
 
+void FilePrefetch::read_job(Job& job, FileBuffer& buffer) const {
+  if (!job.fd) {
+    job.status = FileBuffer::Status::unreadable;
+    job.error = std::strerror(job.open_errno);
+  } else {
+    job.status = buffer.read_fd(job.fd.get(), max_bytes_);
+    job.fd.reset();
+    if (job.status == FileBuffer::Status::unreadable) job.error = buffer.error();
+  }
+  if (job.status == FileBuffer::Status::ok) {
+    const std::string_view buf = buffer.data();
+    job.text = files::sniff_content(buf.substr(0, files::kSniffBytes)).kind ==
+               files::ContentType::Kind::text;
+    if (job.text) job.first = matcher_.find(buf, 0);
+    if (job.first) job.data.assign(buf);
+  }
+}
+
 void FilePrefetch::run() {
   FileBuffer buffer;  // one per thread, reused: most files only pass through
   std::unique_lock lock(mutex_);
@@ -96,21 +127,7 @@ void FilePrefetch::run() {
     if (stop_) return;
     Job* job = jobs_[claimed_++].get();
     lock.unlock();
-    if (!job->fd) {
-      job->status = FileBuffer::Status::unreadable;
-      job->error = std::strerror(job->open_errno);
-    } else {
-      job->status = buffer.read_fd(job->fd.get(), max_bytes_);
-      job->fd.reset();
-      if (job->status == FileBuffer::Status::unreadable) job->error = buffer.error();
-    }
-    if (job->status == FileBuffer::Status::ok) {
-      const std::string_view buf = buffer.data();
-      job->text = files::sniff_content(buf.substr(0, files::kSniffBytes)).kind ==
-                  files::ContentType::Kind::text;
-      if (job->text) job->first = matcher_.find(buf, 0);
-      if (job->first) job->data.assign(buf);
-    }
+    read_job(*job, buffer);
     lock.lock();
     held_bytes_ += job->data.size();
     job->done = true;

@@ -14,6 +14,7 @@
 
 #include "server/files/json_size.h"
 #include "server/files/tool_path.h"
+#include "server/search/file_prefetch.h"
 #include "server/search/glob.h"
 #include "server/search/page_cursor.h"
 #include "server/search/tree_walk.h"
@@ -136,6 +137,8 @@ Result<files::OpReply> find_files_op(const Json& args, const files::OpContext& c
   options.ancestors_up_to = real_path_or_same(ctx.workspace);
   options.deadline = ctx.deadline;
   if (cursor) options.start_at = cursor->path;
+  // The walk's own thread matches and collects; the others read ahead.
+  options.read_ahead_threads = usable_cores() - 1;
   TreeWalker walker(options);
   const std::size_t budget = ctx.max_bytes - std::min<std::size_t>(16 << 10, ctx.max_bytes / 4);
   Finder::Page page{by_time, offset, limit, budget, {}};

@@ -127,6 +127,8 @@ int main(int argc, char** argv) {
   }
   const std::string tree = argv[1];
   const int runs = argc > 2 ? std::max(1, std::atoi(argv[2])) : 3;
+  // "find": find_files alone (profiling the walk); "search": search alone.
+  const std::string only = argc > 3 ? argv[3] : "";
   const std::vector<Case> cases = {
       {"literal PM_RESUME", {{"pattern", "PM_RESUME"}}, {"PM_RESUME"}},
       {"-i pm_resume", {{"pattern", "pm_resume"}, {"case_insensitive", true}}, {"-i", "pm_resume"}},
@@ -138,6 +140,7 @@ int main(int argc, char** argv) {
   std::printf("%-24s %-7s %8s %8s %6s %8s %8s %6s %9s %9s\n", "case", "mode", "brig1 s", "rg-j1 s",
               "ratio", "brigN s", "rg-jN s", "ratio", "brig n", "rg n");
   for (const Case& c : cases) {
+    if (only == "find") break;
     for (const char* mode : {"count", "content"}) {
       Json args = c.args;
       args["output_mode"] = mode;
@@ -163,6 +166,7 @@ int main(int argc, char** argv) {
                   n_brig == n_rg ? "" : "  (counts differ)");
     }
   }
+  if (only == "search") return 0;
   // find_files: every page by cursor (10000 paths a page, the most) against
   // rg --files, and the first page (the default 200) alone.
   double all_find = 1e9, first_find = 1e9, all_rg = 1e9;
