@@ -35,31 +35,26 @@ DirListing list_dir(UniqueFd fd) {
     out.dev = static_cast<unsigned long>(st.st_dev);
     out.ino = static_cast<unsigned long>(st.st_ino);
   }
-  // A second descriptor for the stream: closedir closes it, and the walk
-  // keeps out.fd for openat below the directory.
-  const int list_fd = ::openat(out.fd.get(), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (list_fd < 0) {
-    out.error = errno;
-    return out;
-  }
-  DIR* dir = ::fdopendir(list_fd);
-  if (dir == nullptr) {
-    out.error = errno;
-    ::close(list_fd);
-    return out;
-  }
-  errno = 0;
-  while (const dirent* d = ::readdir(dir)) {
-    const char* n = d->d_name;
-    if (!(n[0] == '.' && (n[1] == '\0' || (n[1] == '.' && n[2] == '\0'))))
-      out.entries.push_back(DirEntry{n, d->d_type});
-    errno = 0;
-  }
-  out.error = errno;
-  ::closedir(dir);
-  if (out.error != 0) {
-    out.entries.clear();
-    return out;
+  // getdents64 on the directory's own descriptor (no DIR stream: that
+  // would cost a second descriptor, an fcntl and a close per directory);
+  // openat below it does not care where its read offset is.
+  alignas(8) char buf[32768];
+  for (;;) {
+    const ssize_t n = ::getdents64(out.fd.get(), buf, sizeof buf);
+    if (n == 0) break;
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      out.error = errno;
+      out.entries.clear();
+      return out;
+    }
+    for (ssize_t at = 0; at < n;) {
+      const auto* d = reinterpret_cast<const struct dirent64*>(buf + at);
+      at += d->d_reclen;
+      const char* name = d->d_name;
+      if (name[0] == '.' && (name[1] == '\0' || (name[1] == '.' && name[2] == '\0'))) continue;
+      out.entries.push_back(DirEntry{name, d->d_type});
+    }
   }
   std::sort(out.entries.begin(), out.entries.end(),
             [](const DirEntry& a, const DirEntry& b) { return a.name < b.name; });
@@ -130,8 +125,18 @@ DirListing DirReadAhead::take(Ticket t) {
     out = open_and_list(b.parent->get(), job.name.c_str());
     lock.lock();
     --b.busy;
+  } else if (job.state == Batch::State::reading &&
+             !done_.wait_for(lock, kPatience, [&] { return job.state == Batch::State::read; })) {
+    // The thread reading it is slow (on a busy machine it may wait for a
+    // CPU for milliseconds): read it here rather than wait; the thread's
+    // listing is thrown away. A walk with threads is never much slower than
+    // one without.
+    job.state = Batch::State::reading_dropped;
+    // The thread still holds the job (busy), so the batch stays alive until
+    // it ends and counts the job gone.
+    lock.unlock();
+    return open_and_list(b.parent->get(), job.name.c_str());
   } else {
-    done_.wait(lock, [&] { return job.state == Batch::State::read; });
     out = std::move(job.listing);
     --ready_;
     work_.notify_one();  // room to read ahead again
@@ -197,9 +202,14 @@ void DirReadAhead::run() {
         while (candidate.next < candidate.jobs.size() &&
                candidate.jobs[candidate.next].state != Batch::State::queued)
           ++candidate.next;
-        if (candidate.next < candidate.jobs.size()) {
+        // The walk enters the newest batch's first directory right after
+        // queueing it, and reads it itself: start one further on.
+        std::size_t i = candidate.next + (b == batches_.rbegin() ? 1 : 0);
+        while (i < candidate.jobs.size() && candidate.jobs[i].state != Batch::State::queued) ++i;
+        if (i < candidate.jobs.size()) {
           batch = &candidate;
-          index = candidate.next++;
+          index = i;
+          if (i == candidate.next) ++candidate.next;
           return true;
         }
       }

@@ -7,6 +7,7 @@
 // the sort off the walk's thread, which is most of a walk's time.
 #pragma once
 
+#include <chrono>
 #include <condition_variable>
 #include <cstddef>
 #include <memory>
@@ -83,6 +84,9 @@ class DirReadAhead {
   // holds a file descriptor).
   std::size_t ready_ = 0;
   static constexpr std::size_t kMaxReady = 64;
+  // How long take() waits for a thread's listing before reading it itself:
+  // about what listing a directory takes.
+  static constexpr std::chrono::microseconds kPatience{100};
   bool stop_ = false;
   std::vector<std::thread> threads_;
 };
