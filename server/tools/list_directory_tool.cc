@@ -31,7 +31,12 @@ protocol::ToolDescriptor list_directory_descriptor() {
           {"description",
            "Leave out what .gitignore, .ignore and .git/info/exclude ignore. Default true."}}},
         {"limit", search::kListLimit.schema(fmt::format("Most entries to return. Default {}.",
-                                                        search::kDefaultListLimit))}}},
+                                                        search::kDefaultListLimit))},
+        {"cursor",
+         {{"type", "string"},
+          {"description",
+           "Where the next page starts (depth 1): next_cursor of the previous call with the "
+           "same path and options."}}}}},
       {"additionalProperties", false}};
   Json entry = {
       {"type", "object"},
@@ -54,7 +59,9 @@ protocol::ToolDescriptor list_directory_descriptor() {
         {"skipped_ignored", {{"type", "integer"}}},
         {"limit", {{"type", "integer"}}},
         {"timed_out", {{"type", "boolean"}}},
-        {"truncated", {{"type", "boolean"}}}}},
+        {"truncated", {{"type", "boolean"}}},
+        {"next_cursor",
+         {{"type", "string"}, {"description", "Pass as cursor for the next page (depth 1)."}}}}},
       {"required", {"path", "entries", "listed", "omitted", "truncated"}}};
   return protocol::ToolDescriptor{
       .name = std::string(policy::names::kListDirectory),
@@ -96,7 +103,11 @@ protocol::ToolResult format_list_directory(const Json& /*args*/, files::OpReply 
   std::string summary =
       fmt::format("{}: {} entr{} (file sizes in bytes).", h.value("path", std::string()), listed,
                   listed == 1 ? "y" : "ies");
-  if (const auto omitted = h.value("omitted", std::size_t{0}); omitted > 0) {
+  if (h.contains("next_cursor")) {
+    summary +=
+        fmt::format(" {} more follow: call again with cursor=\"{}\".",
+                    h.value("omitted", std::size_t{0}), h.value("next_cursor", std::string()));
+  } else if (const auto omitted = h.value("omitted", std::size_t{0}); omitted > 0) {
     summary += fmt::format(
         " {} more left out by the limit of {} (the deepest go first); list a subdirectory or "
         "raise limit.",
