@@ -3,11 +3,13 @@
 #include <fcntl.h>
 #include <sched.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <system_error>
 
 #include "server/files/content_type.h"
+#include "server/search/cpu_limit.h"
 
 namespace brig::search {
 
@@ -16,7 +18,10 @@ std::size_t usable_cores() {
   CPU_ZERO(&set);
   if (::sched_getaffinity(0, sizeof set, &set) != 0) return 1;
   const int n = CPU_COUNT(&set);
-  return n > 0 ? static_cast<std::size_t>(n) : 1;
+  std::size_t cores = n > 0 ? static_cast<std::size_t>(n) : 1;
+  // A CPU quota (cpu_limit.h) allows fewer than the affinity may.
+  if (const auto quota = cpu_limit_from_env()) cores = std::min(cores, *quota);
+  return cores;
 }
 
 FilePrefetch::FilePrefetch(const LineMatcher& matcher, std::size_t max_bytes, std::size_t depth)

@@ -23,7 +23,8 @@
 namespace brig::search {
 
 // The cores this process may run on (its CPU affinity, which a jail's
-// cpuset narrows), at least 1.
+// cpuset narrows), no more than a CPU quota the server passed on
+// (cpu_limit.h), at least 1.
 std::size_t usable_cores();
 
 class FilePrefetch {

@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "server/search/cpu_limit.h"
 #include "server/search/file_prefetch.h"
 #include "server/search/find_files.h"
 #include "server/search/search.h"
@@ -148,6 +149,10 @@ int main(int argc, char** argv) {
       {"regex \\w+_SUSPEND\\b", {{"pattern", "\\w+_SUSPEND\\b"}}, {"\\w+_SUSPEND\\b"}},
   };
   const std::size_t cores = brig::search::usable_cores();
+  if (const auto quota = brig::search::cgroup_cpu_limit())
+    std::printf("cgroup CPU quota: %zu cores\n", *quota);
+  else
+    std::printf("cgroup CPU quota: none\n");
   std::printf("usable cores: %zu (rg -j%zu and brig with %zu threads in the N columns)\n", cores,
               cores, cores);
   std::printf("%-24s %-7s %8s %8s %6s %8s %8s %6s %9s %9s\n", "case", "mode", "brig1 s", "rg-j1 s",
