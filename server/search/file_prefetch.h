@@ -80,6 +80,7 @@ class FilePrefetch {
   std::size_t claimed_ = 0;     // jobs_ [0, claimed_) are taken by a thread
   std::size_t held_bytes_ = 0;  // the matched files' bytes the queue holds
   static constexpr std::size_t kMaxHeldBytes = std::size_t{256} << 20;
+  static constexpr std::size_t kWakeAfter = 4;  // unclaimed files before a thread is woken
   bool stop_ = false;
   FileBuffer own_buffer_;  // for the files front() reads on the caller's thread
   std::vector<std::thread> threads_;
