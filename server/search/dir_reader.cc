@@ -2,6 +2,7 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -73,6 +74,10 @@ DirListing open_and_list(int parent_fd, const char* name) {
 
 std::unique_ptr<DirReadAhead> DirReadAhead::start(std::size_t threads) {
   std::unique_ptr<DirReadAhead> r(new DirReadAhead());
+  struct rlimit files {};
+  if (::getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur != RLIM_INFINITY)
+    r->max_ready_ = std::min<std::size_t>(kMaxReady, files.rlim_cur / 16);
+  if (r->max_ready_ < 4) return nullptr;  // too few descriptors to share
   for (std::size_t i = 0; i < threads; ++i) {
     try {
       r->threads_.emplace_back([raw = r.get()] { raw->run(); });
@@ -196,7 +201,7 @@ void DirReadAhead::run() {
     std::size_t index = 0;
     work_.wait(lock, [&] {
       if (stop_) return true;
-      if (ready_ >= kMaxReady) return false;
+      if (ready_ >= max_ready_) return false;
       for (auto b = batches_.rbegin(); b != batches_.rend(); ++b) {
         Batch& candidate = **b;
         while (candidate.next < candidate.jobs.size() &&

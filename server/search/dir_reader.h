@@ -83,7 +83,11 @@ class DirReadAhead {
   // Listings read and not yet taken; threads wait when this many are (each
   // holds a file descriptor).
   std::size_t ready_ = 0;
+  // At most 64, and a sixteenth of RLIMIT_NOFILE (a strict policy allows
+  // 256 descriptors): the walk's own opens must never fail for want of the
+  // descriptors reading ahead holds.
   static constexpr std::size_t kMaxReady = 64;
+  std::size_t max_ready_ = kMaxReady;
   // How long take() waits for a thread's listing before reading it itself:
   // about what listing a directory takes.
   static constexpr std::chrono::microseconds kPatience{100};

@@ -69,7 +69,8 @@ protocol::ToolDescriptor list_directory_descriptor() {
       .description =
           "List a directory's entries with type (file, dir, symlink, other), size and symlink "
           "target, sorted by path; depth > 1 lists subdirectories too (a capped result keeps "
-          "the shallow levels). Entries that .gitignore, .ignore or .git/info/exclude ignore "
+          "the shallow levels); a capped listing of depth 1 continues with next_cursor. Entries "
+          "that .gitignore, .ignore or .git/info/exclude ignore "
           "are left out unless gitignore is false (as git does, inside a repository); hidden "
           "(dot) entries are included unless hidden is false; symlinks are shown, not "
           "followed, and .git is listed but not entered. The result counts what was left out. "
