@@ -1,7 +1,9 @@
 #include "server/search/tree_walk.h"
 
+#include <sys/resource.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -89,6 +91,22 @@ TEST_F(TreeWalk, ReadingAheadGivesTheSameWalk) {
       EXPECT_EQ(a.entered, b.entered) << start;
       EXPECT_EQ(a.visited, b.visited) << start;
     }
+  }
+}
+
+// With few file descriptors (a strict policy's RLIMIT_NOFILE) reading ahead
+// holds few or none, and the walk still sees everything it sees alone.
+TEST_F(TreeWalk, FewDescriptorsStillGiveTheWholeWalk) {
+  const Recorder alone = walk("");
+  struct rlimit old {};
+  ASSERT_EQ(::getrlimit(RLIMIT_NOFILE, &old), 0);
+  for (const rlim_t soft : {rlim_t{40}, rlim_t{100}}) {
+    struct rlimit low = old;
+    low.rlim_cur = std::min(soft, old.rlim_cur);
+    ASSERT_EQ(::setrlimit(RLIMIT_NOFILE, &low), 0);
+    const Recorder ahead = walk("", 2);
+    ASSERT_EQ(::setrlimit(RLIMIT_NOFILE, &old), 0);
+    EXPECT_EQ(ahead.visited, alone.visited) << soft;
   }
 }
 
