@@ -22,6 +22,7 @@
 #include "jail/base/unique_fd.h"
 #include "jail/steps/mounts.h"
 #include "server/policy/tool_names.h"
+#include "server/search/cpu_limit.h"
 #include "server/worker/ops.h"
 
 namespace brig::pool {
@@ -155,8 +156,13 @@ asio::awaitable<Result<WorkerPool::Worker*>> WorkerPool::ensure_worker(Lane& lan
   UniqueFd ours(pair[0]);
   UniqueFd theirs(pair[1]);
   auto plan = jail::mounts::plan(spec_, jail::mounts::real_host());
+  // The CPU quota the jail runs under, which the worker cannot see (no
+  // /sys in the jail): its searches start no more threads than it allows.
+  std::vector<std::string> env;
+  static const std::optional<std::size_t> cpus = search::cgroup_cpu_limit();  // once
+  if (cpus) env.push_back(fmt::format("{}={}", search::kCpuLimitEnv, *cpus));
   jail::ExecRequest request{.argv = {worker_path_, "--workspace", sandbox_.workspace()},
-                            .env = {},
+                            .env = std::move(env),
                             .cwd = sandbox_.workspace(),
                             .stdin_fd = theirs.get(),
                             .stdout_fd = theirs.get(),

@@ -3,11 +3,13 @@
 #include <fcntl.h>
 #include <sched.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <system_error>
 
 #include "server/files/content_type.h"
+#include "server/search/cpu_limit.h"
 
 namespace brig::search {
 
@@ -16,7 +18,10 @@ std::size_t usable_cores() {
   CPU_ZERO(&set);
   if (::sched_getaffinity(0, sizeof set, &set) != 0) return 1;
   const int n = CPU_COUNT(&set);
-  return n > 0 ? static_cast<std::size_t>(n) : 1;
+  std::size_t cores = n > 0 ? static_cast<std::size_t>(n) : 1;
+  // A CPU quota (cpu_limit.h) allows fewer than the affinity may.
+  if (const auto quota = cpu_limit_from_env()) cores = std::min(cores, *quota);
+  return cores;
 }
 
 FilePrefetch::FilePrefetch(const LineMatcher& matcher, std::size_t max_bytes, std::size_t depth)
@@ -68,16 +73,35 @@ void FilePrefetch::push(int dir_fd, const char* name, std::string path) {
   job->fd.reset(::openat(dir_fd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY));
   if (!job->fd) job->open_errno = errno;
   job->path = std::move(path);
+  bool wake = false;
   {
     std::lock_guard lock(mutex_);
     jobs_.push_back(std::move(job));
+    // Waking a thread for each file costs a futex call and a context switch
+    // per file, about what reading a small file costs: wake one only once a
+    // few files wait. Files queued below that are read by the caller's
+    // thread in front(), so none waits for a wake-up that never comes.
+    wake = jobs_.size() - claimed_ >= kWakeAfter;
   }
-  work_.notify_one();
+  if (wake) work_.notify_one();
 }
 
 FilePrefetch::Job& FilePrefetch::front() {
   std::unique_lock lock(mutex_);
-  done_.wait(lock, [&] { return jobs_.front()->done; });
+  while (!jobs_.front()->done) {
+    if (claimed_ < jobs_.size()) {
+      // Rather than wait for the threads, read the oldest queued file here:
+      // the caller's thread is one of the cores the search may use.
+      Job* job = jobs_[claimed_++].get();
+      lock.unlock();
+      read_job(*job, own_buffer_);
+      lock.lock();
+      held_bytes_ += job->data.size();
+      job->done = true;
+      continue;
+    }
+    done_.wait(lock);
+  }
   return *jobs_.front();
 }
 
@@ -88,6 +112,24 @@ void FilePrefetch::pop() {
   --claimed_;
 }
 
+void FilePrefetch::read_job(Job& job, FileBuffer& buffer) const {
+  if (!job.fd) {
+    job.status = FileBuffer::Status::unreadable;
+    job.error = std::strerror(job.open_errno);
+  } else {
+    job.status = buffer.read_fd(job.fd.get(), max_bytes_);
+    job.fd.reset();
+    if (job.status == FileBuffer::Status::unreadable) job.error = buffer.error();
+  }
+  if (job.status == FileBuffer::Status::ok) {
+    const std::string_view buf = buffer.data();
+    job.text = files::sniff_content(buf.substr(0, files::kSniffBytes)).kind ==
+               files::ContentType::Kind::text;
+    if (job.text) job.first = matcher_.find(buf, 0);
+    if (job.first) job.data.assign(buf);
+  }
+}
+
 void FilePrefetch::run() {
   FileBuffer buffer;  // one per thread, reused: most files only pass through
   std::unique_lock lock(mutex_);
@@ -96,21 +138,7 @@ void FilePrefetch::run() {
     if (stop_) return;
     Job* job = jobs_[claimed_++].get();
     lock.unlock();
-    if (!job->fd) {
-      job->status = FileBuffer::Status::unreadable;
-      job->error = std::strerror(job->open_errno);
-    } else {
-      job->status = buffer.read_fd(job->fd.get(), max_bytes_);
-      job->fd.reset();
-      if (job->status == FileBuffer::Status::unreadable) job->error = buffer.error();
-    }
-    if (job->status == FileBuffer::Status::ok) {
-      const std::string_view buf = buffer.data();
-      job->text = files::sniff_content(buf.substr(0, files::kSniffBytes)).kind ==
-                  files::ContentType::Kind::text;
-      if (job->text) job->first = matcher_.find(buf, 0);
-      if (job->first) job->data.assign(buf);
-    }
+    read_job(*job, buffer);
     lock.lock();
     held_bytes_ += job->data.size();
     job->done = true;

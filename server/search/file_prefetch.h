@@ -23,7 +23,8 @@
 namespace brig::search {
 
 // The cores this process may run on (its CPU affinity, which a jail's
-// cpuset narrows), at least 1.
+// cpuset narrows), no more than a CPU quota the server passed on
+// (cpu_limit.h), at least 1.
 std::size_t usable_cores();
 
 class FilePrefetch {
@@ -43,7 +44,9 @@ class FilePrefetch {
   };
 
   // Starts `threads` reading threads. Fails when none could be started
-  // (the caller then searches on its own thread).
+  // (the caller then searches on its own thread). The caller's thread reads
+  // too, whenever it would wait (front()), so a search on N cores starts
+  // N - 1 threads.
   static Result<std::unique_ptr<FilePrefetch>> start(const LineMatcher& matcher,
                                                      std::size_t threads, std::size_t max_bytes);
   // Stops the threads: each finishes at most the file it reads.
@@ -56,13 +59,16 @@ class FilePrefetch {
   bool empty() const;
   // Opens dir_fd/name as search does and queues it.
   void push(int dir_fd, const char* name, std::string path);
-  // The oldest file, once read; stays valid until pop().
+  // The oldest file, once read (here, if no thread has begun the files
+  // queued first); stays valid until pop().
   Job& front();
   void pop();
 
  private:
   FilePrefetch(const LineMatcher& matcher, std::size_t max_bytes, std::size_t depth);
   void run();
+  // Reads one claimed file and finds its first match, without the lock.
+  void read_job(Job& job, FileBuffer& buffer) const;
 
   const LineMatcher& matcher_;
   std::size_t max_bytes_;
@@ -74,7 +80,9 @@ class FilePrefetch {
   std::size_t claimed_ = 0;     // jobs_ [0, claimed_) are taken by a thread
   std::size_t held_bytes_ = 0;  // the matched files' bytes the queue holds
   static constexpr std::size_t kMaxHeldBytes = std::size_t{256} << 20;
+  static constexpr std::size_t kWakeAfter = 4;  // unclaimed files before a thread is woken
   bool stop_ = false;
+  FileBuffer own_buffer_;  // for the files front() reads on the caller's thread
   std::vector<std::thread> threads_;
 };
 

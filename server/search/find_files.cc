@@ -14,6 +14,7 @@
 
 #include "server/files/json_size.h"
 #include "server/files/tool_path.h"
+#include "server/search/file_prefetch.h"
 #include "server/search/glob.h"
 #include "server/search/page_cursor.h"
 #include "server/search/tree_walk.h"
@@ -101,6 +102,11 @@ std::string iso_time(const struct timespec& t) {
 }  // namespace
 
 Result<files::OpReply> find_files_op(const Json& args, const files::OpContext& ctx) {
+  return find_files_with(args, ctx, FindTuning{});
+}
+
+Result<files::OpReply> find_files_with(const Json& args, const files::OpContext& ctx,
+                                       FindTuning tuning) {
   const std::string resolved =
       BRIG_TRY(files::resolve_path(ctx.workspace, args.value("path", std::string(".")), kWhat));
   const Glob glob = BRIG_TRY(Glob::compile(args.value("pattern", std::string())));
@@ -136,6 +142,9 @@ Result<files::OpReply> find_files_op(const Json& args, const files::OpContext& c
   options.ancestors_up_to = real_path_or_same(ctx.workspace);
   options.deadline = ctx.deadline;
   if (cursor) options.start_at = cursor->path;
+  // The walk's own thread matches and collects; the others read ahead.
+  options.read_ahead_threads =
+      tuning.read_ahead_threads == SIZE_MAX ? usable_cores() - 1 : tuning.read_ahead_threads;
   TreeWalker walker(options);
   const std::size_t budget = ctx.max_bytes - std::min<std::size_t>(16 << 10, ctx.max_bytes / 4);
   Finder::Page page{by_time, offset, limit, budget, {}};

@@ -1,6 +1,7 @@
 // find_files: files whose paths match a glob, under a directory.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
 #include "jail/base/error.h"
@@ -25,5 +26,14 @@ inline constexpr protocol::IntegerArg kFindOffset{"offset", 0, protocol::kMaxJso
 // page of paths (relative to the searched directory), how many matched in
 // all, what was skipped by reason, and next_offset when more follow.
 Result<files::OpReply> find_files_op(const protocol::Json& args, const files::OpContext& ctx);
+
+struct FindTuning {
+  // Threads reading directories ahead of the walk; SIZE_MAX: one per usable
+  // core besides the walk's own.
+  std::size_t read_ahead_threads = SIZE_MAX;
+};
+// find_files_op with a thread count (benchmarks compare them).
+Result<files::OpReply> find_files_with(const protocol::Json& args, const files::OpContext& ctx,
+                                       FindTuning tuning);
 
 }  // namespace brig::search

@@ -186,8 +186,18 @@ Result<Glob> Glob::compile(std::string_view pattern) {
           pattern, fmt::format("more than {} runs of '*' in one pattern", kMaxStarRuns)));
     }
     Alternative a;
+    // "**/rest" with no '/' in rest matches rest's name at any depth (a
+    // leading "**/" matches no directory too): the same as "rest" alone,
+    // which is matched against the name only. "**/*.c" is the common case.
+    if (!anchored && text.starts_with("**/") && text.find('/', 3) == std::string::npos &&
+        text.size() > 3)
+      text.erase(0, 3);
     a.basename = !anchored && text.find('/') == std::string::npos;
     if (!a.basename) a.fixed_dirs = fixed_dirs_of(text);
+    // "*.c": a suffix compare decides, as wildmatch would (a name holds no
+    // '/', and '*' matches a leading '.').
+    a.by_suffix = a.basename && text.size() > 1 && text[0] == '*' &&
+                  is_literal_pattern(std::string_view(text).substr(1));
     a.pattern = std::move(text);
     g.alternatives_.push_back(std::move(a));
   }
@@ -202,6 +212,10 @@ bool Glob::matches(std::string_view path) const {
   const std::size_t slash = path.rfind('/');
   const std::string_view name = slash == std::string_view::npos ? path : path.substr(slash + 1);
   for (const Alternative& a : alternatives_) {
+    if (a.by_suffix) {
+      if (name.ends_with(std::string_view(a.pattern).substr(1))) return true;
+      continue;
+    }
     if (a.basename ? wildmatch(a.pattern, name, /*pathname=*/false)
                    : wildmatch(a.pattern, path, /*pathname=*/true))
       return true;

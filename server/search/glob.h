@@ -61,6 +61,7 @@ class Glob {
   struct Alternative {
     std::string pattern;
     bool basename = false;   // no '/': matched against the last component
+    bool by_suffix = false;  // a basename "*literal": the name ends with the literal
     std::string fixed_dirs;  // leading components without wildcards, "a/b"
   };
   std::string pattern_;

@@ -8,11 +8,13 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <optional>
 
 #include <fmt/format.h>
 
 #include "jail/base/unique_fd.h"
 #include "server/files/tool_path.h"
+#include "server/search/page_cursor.h"
 #include "server/search/tree_walk.h"
 
 namespace brig::search {
@@ -48,11 +50,15 @@ bool tree_less(const Entry& a, const Entry& b) {
 
 // Collects every entry down to `depth` levels as the walker reports them
 // (ignore and hidden rules applied there); directories through enter().
+// With depth 1 it collects one page in path order (up to `page` entries,
+// none at or before `after`) and only counts the rest.
 class Collector : public WalkVisitor {
  public:
-  explicit Collector(std::size_t depth) : depth_(depth) {}
+  Collector(std::size_t depth, std::size_t page, std::string after)
+      : depth_(depth), page_(page), after_(std::move(after)) {}
 
   bool enter(std::string_view path) override {
+    if (!paged(path)) return false;
     if (!room()) return false;
     Entry dir;
     dir.path = std::string(path);
@@ -63,6 +69,7 @@ class Collector : public WalkVisitor {
   }
 
   bool visit(const WalkEntry& e) override {
+    if (!paged(e.path)) return true;
     if (!room()) return false;
     Entry entry;
     entry.path = std::string(e.path);
@@ -90,8 +97,20 @@ class Collector : public WalkVisitor {
 
   std::vector<Entry>& entries() { return entries_; }
   bool overflowed() const { return overflowed_; }
+  // Depth 1: entries after the page, counted without a stat.
+  std::size_t after_page() const { return after_page_; }
 
  private:
+  // Whether to collect `path` (depth 1 pages only; deeper listings collect
+  // everything and cut shallow-first afterwards).
+  bool paged(std::string_view path) {
+    if (depth_ != 1) return true;
+    if (!after_.empty() && path == after_) return false;  // the last page ended with it
+    if (entries_.size() < page_) return true;
+    ++after_page_;
+    return false;
+  }
+
   bool room() {
     if (entries_.size() < kMaxCollected) return true;
     overflowed_ = true;
@@ -99,7 +118,10 @@ class Collector : public WalkVisitor {
   }
 
   std::size_t depth_;
+  std::size_t page_;
+  std::string after_;
   std::vector<Entry> entries_;
+  std::size_t after_page_ = 0;
   bool overflowed_ = false;
 };
 
@@ -120,6 +142,15 @@ Result<files::OpReply> list_directory_op(const Json& args, const files::OpContex
     return std::unexpected(std::move(e));
   }
   fd.reset();
+  const std::string root = real_path_or_same(path);
+  const std::uint64_t query = query_hash("list_directory", root, args);
+  const std::optional<PageCursor> cursor = BRIG_TRY(read_cursor(args, kWhat, query));
+  if (cursor && depth != 1) {
+    return std::unexpected(Error{std::string(kWhat), "cursor",
+                                 "pages only a listing of depth 1 (give the depth of the call "
+                                 "that returned the cursor)",
+                                 EINVAL});
+  }
 
   WalkOptions options;
   options.hidden = args.value("hidden", true);
@@ -127,9 +158,13 @@ Result<files::OpReply> list_directory_op(const Json& args, const files::OpContex
   options.ancestors_up_to = real_path_or_same(ctx.workspace);
   options.list_all = true;
   options.deadline = ctx.deadline;
+  // A page starts at the entry after the cursor's: the walk skips the names
+  // before it without a look (they are still read: a directory's names come
+  // sorted only once all of them are read).
+  if (cursor) options.start_at = cursor->path;
   TreeWalker walker(options);
-  Collector collector(depth);
-  BRIG_TRY_VOID(walker.walk(real_path_or_same(path), collector));
+  Collector collector(depth, limit, cursor ? cursor->path : std::string());
+  BRIG_TRY_VOID(walker.walk(root, collector));
 
   std::vector<Entry>& entries = collector.entries();
   // Directories the walker could not read say why, on their own entry.
@@ -144,8 +179,9 @@ Result<files::OpReply> list_directory_op(const Json& args, const files::OpContex
   std::stable_sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) {
     return a.depth != b.depth ? a.depth < b.depth : tree_less(a, b);
   });
-  const std::size_t omitted = entries.size() > limit ? entries.size() - limit : 0;
-  entries.resize(entries.size() - omitted);
+  const std::size_t omitted =
+      collector.after_page() + (entries.size() > limit ? entries.size() - limit : 0);
+  entries.resize(std::min(entries.size(), limit));
   std::sort(entries.begin(), entries.end(), tree_less);
 
   Json list = Json::array();
@@ -167,6 +203,11 @@ Result<files::OpReply> list_directory_op(const Json& args, const files::OpContex
                  {"limit", limit},
                  {"timed_out", timed_out},
                  {"truncated", omitted > 0 || timed_out || collector.overflowed()}};
+  // Depth 1 pages by name: the next page starts after the last entry shown
+  // (also when the time limit cut this one short).
+  if (depth == 1 && (omitted > 0 || timed_out) && !entries.empty())
+    header["next_cursor"] =
+        encode_cursor(PageCursor{query, entries.back().path, PageCursor::kWholeFile});
   return files::OpReply{std::move(header), {}};
 }
 

@@ -21,7 +21,10 @@ inline constexpr protocol::IntegerArg kListLimit{"limit", 1, kMaxListLimit, kDef
 // default true), gitignore (leave out what ignore files ignore, with the
 // walker's rules: server/search/tree_walk.h; default true), limit (entries).
 // A capped result holds the shallow entries; the header counts what was left
-// out. Symlinks are listed, never followed; ".git" is listed, never entered.
+// out. A capped listing of depth 1 (a huge directory) pages: next_cursor
+// names the last entry shown, and a call with it as `cursor` lists the next
+// `limit` entries in path order (deeper listings do not page: list a
+// subdirectory instead). Symlinks are listed, never followed; ".git" is listed, never entered.
 // The header holds the entries sorted by path; the bytes are empty.
 Result<files::OpReply> list_directory_op(const protocol::Json& args, const files::OpContext& ctx);
 

@@ -415,7 +415,9 @@ class Search : public WalkVisitor {
     if (match && end - start > args_.max_line_length) span = matcher_.find_in_line(buf, start, end);
     std::string_view text;
     OutLine l = shown(buf, start, end, span, &text);
-    const std::size_t cost = files::json_string_cost(text) * 2 + 48;
+    // The text travels once, in the text block (with "N:" before it);
+    // structuredContent has only the line's number and flags.
+    const std::size_t cost = files::json_string_cost(text) + 48;
     if (!fits(cost)) return false;
     used_ += cost;
     l.number = number;
@@ -599,8 +601,10 @@ Result<files::OpReply> search_with(const Json& args, const files::OpContext& ctx
   if (S_ISDIR(st.st_mode)) {
     const std::size_t threads = tuning.threads != 0 ? tuning.threads : usable_cores();
     if (threads > 1) {
-      // Without threads (a jail's process limit) the search runs on this one.
-      auto started = FilePrefetch::start(*matcher, threads, kMaxSearchFileBytes);
+      // This thread walks and reads too (FilePrefetch::front), so N cores
+      // need N - 1 more. Without threads (a jail's process limit) the search
+      // runs on this one alone.
+      auto started = FilePrefetch::start(*matcher, threads - 1, kMaxSearchFileBytes);
       if (started) prefetch = std::move(*started);
     }
     search.set_prefetch(prefetch.get());

@@ -53,7 +53,9 @@ inline constexpr std::size_t kMaxSearchFileBytes = 64u << 20;
 Result<files::OpReply> search_op(const protocol::Json& args, const files::OpContext& ctx);
 
 struct SearchTuning {
-  std::size_t threads = 0;  // reading threads; 0: one per usable core; 1: none
+  // Threads that search, the walk's own included; 0: one per usable core;
+  // 1: the walk's thread alone.
+  std::size_t threads = 0;
 };
 // search_op with a thread count (tests and benchmarks compare them).
 Result<files::OpReply> search_with(const protocol::Json& args, const files::OpContext& ctx,

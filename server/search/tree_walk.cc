@@ -23,37 +23,6 @@ namespace {
 // Ignore files larger than this are read only this far.
 constexpr std::size_t kMaxIgnoreFileBytes = 1 << 20;
 
-struct DirEntry {
-  std::string name;
-  unsigned char type;  // DT_*
-};
-
-// The entries of an open directory, sorted by name, without "." and "..".
-Result<std::vector<DirEntry>> read_dir(int dir_fd) {
-  const int fd = ::openat(dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) return std::unexpected(sys_error("read directory", "", errno));
-  DIR* dir = ::fdopendir(fd);
-  if (dir == nullptr) {
-    const int err = errno;
-    ::close(fd);
-    return std::unexpected(sys_error("read directory", "", err));
-  }
-  std::vector<DirEntry> out;
-  errno = 0;
-  while (const dirent* d = ::readdir(dir)) {
-    const char* n = d->d_name;
-    if (!(n[0] == '.' && (n[1] == '\0' || (n[1] == '.' && n[2] == '\0'))))
-      out.push_back(DirEntry{n, d->d_type});
-    errno = 0;
-  }
-  const int err = errno;
-  ::closedir(dir);
-  if (err != 0) return std::unexpected(sys_error("read directory", "", err));
-  std::sort(out.begin(), out.end(),
-            [](const DirEntry& a, const DirEntry& b) { return a.name < b.name; });
-  return out;
-}
-
 // The rules in dir_fd/name; empty when it is missing or unreadable (git
 // ignores an unreadable ignore file too).
 IgnoreFile load_ignore_file(int dir_fd, const char* name) {
@@ -198,6 +167,8 @@ IgnoreVerdict TreeWalker::decide(std::string_view path, bool is_dir) const {
 Result<void> TreeWalker::walk(const std::string& root, WalkVisitor& visitor) {
   UniqueFd fd(::open(root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   if (!fd) return std::unexpected(sys_error("walk directory", root, errno));
+  if (options_.read_ahead_threads > 0 && !read_ahead_)
+    read_ahead_ = DirReadAhead::start(options_.read_ahead_threads);
   if (ignore_enabled()) load_ancestors(root);
   start_parts_.clear();
   for (std::string_view rest = options_.start_at; !rest.empty();) {
@@ -206,30 +177,57 @@ Result<void> TreeWalker::walk(const std::string& root, WalkVisitor& visitor) {
     rest.remove_prefix(slash == std::string_view::npos ? rest.size() : slash + 1);
   }
   starting_ = !start_parts_.empty();
-  walk_dir(fd.get(), 0, visitor);
+  walk_dir(list_dir(std::move(fd)), 0, visitor);
   return {};
 }
 
-void TreeWalker::walk_dir(int dir_fd, std::size_t depth, WalkVisitor& visitor) {
+std::vector<DirReadAhead::Ticket> TreeWalker::read_ahead(const std::shared_ptr<const UniqueFd>& dir,
+                                                         const std::vector<DirEntry>& entries,
+                                                         std::size_t depth) {
+  // Only what the walk is likely to enter: a hidden directory (which an
+  // ignore rule may yet bring back) or one past the depth limit is read
+  // when the walk gets there, if ever; one before the start is never.
+  std::vector<std::string> names;
+  std::vector<std::size_t> at;
+  if (depth + 1 <= kMaxWalkDepth) {
+    for (std::size_t i = 0; i < entries.size(); ++i) {
+      const DirEntry& e = entries[i];
+      if (e.type != DT_DIR || e.name == ".git") continue;
+      if (!options_.hidden && e.name[0] == '.') continue;
+      if (starting_ && e.name < start_parts_[std::min(depth, start_parts_.size() - 1)]) continue;
+      names.push_back(e.name);
+      at.push_back(i);
+    }
+  }
+  std::vector<DirReadAhead::Ticket> tickets(entries.size(), DirReadAhead::Ticket{nullptr, 0});
+  if (names.empty()) return tickets;
+  std::vector<DirReadAhead::Ticket> queued = read_ahead_->queue(dir, std::move(names));
+  for (std::size_t k = 0; k < queued.size(); ++k) tickets[at[k]] = queued[k];
+  return tickets;
+}
+
+void TreeWalker::walk_dir(DirListing listing, std::size_t depth, WalkVisitor& visitor) {
   const std::string_view rel_dir =
       std::string_view(path_).substr(std::min(root_offset_, path_.size()));
-  auto entries = read_dir(dir_fd);
-  if (!entries) {
-    skipped_.add_unreadable(rel_dir.empty() ? "." : rel_dir, entries.error().why);
+  if (listing.error != 0) {
+    skipped_.add_unreadable(rel_dir.empty() ? "." : rel_dir, std::strerror(listing.error));
     return;
   }
-  struct stat dir_st {};
-  if (::fstat(dir_fd, &dir_st) == 0) {
-    const DirId id{static_cast<unsigned long>(dir_st.st_dev),
-                   static_cast<unsigned long>(dir_st.st_ino)};
+  if (listing.have_id) {
     for (const DirId& a : ancestors_) {
-      if (a.dev == id.dev && a.ino == id.ino) {
+      if (a.dev == listing.dev && a.ino == listing.ino) {
         skipped_.add_unreadable(rel_dir, "the directory is its own ancestor (a mount loop)");
         return;
       }
     }
-    ancestors_.push_back(id);
+    ancestors_.push_back(DirId{listing.dev, listing.ino});
   }
+  const std::vector<DirEntry>* entries = &listing.entries;
+  // Shared with the reading threads, which open the subdirectories in it.
+  const auto dir = std::make_shared<const UniqueFd>(std::move(listing.fd));
+  const int dir_fd = dir->get();
+  std::vector<DirReadAhead::Ticket> tickets;
+  if (read_ahead_) tickets = read_ahead(dir, *entries, depth);
   const bool ignoring = ignore_enabled();
   if (ignoring) {
     bool has_git = false, has_gitignore = false, has_ignore = false;
@@ -243,7 +241,8 @@ void TreeWalker::walk_dir(int dir_fd, std::size_t depth, WalkVisitor& visitor) {
   }
 
   const std::size_t base = path_.size();
-  for (const DirEntry& e : *entries) {
+  for (std::size_t i = 0; i < entries->size(); ++i) {
+    const DirEntry& e = (*entries)[i];
     if (past_deadline() || stopped_) break;
     if (starting_) {
       // Names sort bytewise (read_dir), so everything before the start's
@@ -296,14 +295,19 @@ void TreeWalker::walk_dir(int dir_fd, std::size_t depth, WalkVisitor& visitor) {
         skipped_.add_unreadable(rel, fmt::format("deeper than {} levels", kMaxWalkDepth));
         continue;
       }
-      UniqueFd child(
-          ::openat(dir_fd, e.name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
-      if (!child) {
+      DirListing child;
+      if (!tickets.empty() && tickets[i].batch != nullptr) {
+        child = read_ahead_->take(tickets[i]);
+        tickets[i].batch = nullptr;
+      } else {
+        child = open_and_list(dir_fd, e.name.c_str());
+      }
+      if (!child.fd) {
         // ELOOP/ENOTDIR: replaced by a symlink or file since it was listed.
-        skipped_.add_unreadable(rel, std::strerror(errno));
+        skipped_.add_unreadable(rel, std::strerror(child.error));
         continue;
       }
-      walk_dir(child.get(), depth + 1, visitor);
+      walk_dir(std::move(child), depth + 1, visitor);
       continue;
     }
     const WalkEntry entry{dir_fd, e.name, rel, type == DT_LNK};
@@ -313,11 +317,15 @@ void TreeWalker::walk_dir(int dir_fd, std::size_t depth, WalkVisitor& visitor) {
     }
   }
   path_.resize(base);
+  // Subdirectories read ahead that the walk skipped (ignored, filtered,
+  // stopped before them).
+  for (const DirReadAhead::Ticket& t : tickets)
+    if (t.batch != nullptr) read_ahead_->drop(t);
   if (ignoring) {
     if (levels_.back()->has_git) --git_levels_;
     levels_.pop_back();
   }
-  if (!ancestors_.empty()) ancestors_.pop_back();
+  if (listing.have_id) ancestors_.pop_back();
 }
 
 }  // namespace brig::search

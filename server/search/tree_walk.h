@@ -14,6 +14,7 @@
 
 #include "jail/base/error.h"
 #include "protocol/json_rpc.h"
+#include "server/search/dir_reader.h"
 #include "server/search/ignore_file.h"
 
 namespace brig::search {
@@ -42,6 +43,9 @@ struct WalkOptions {
   // starts deep into a tree costs that page; the path need not exist any
   // more (the walk starts at the next entry in order).
   std::string start_at;
+  // Threads that open and list directories ahead of the walk (dir_reader.h);
+  // 0: the walk reads each directory itself. The results are the same.
+  std::size_t read_ahead_threads = 0;
 };
 
 // What a walk and the operation on top of it left out, by reason. Ignored
@@ -136,7 +140,12 @@ class TreeWalker {
                   bool has_ignore);
   IgnoreVerdict decide(std::string_view path, bool is_dir) const;
   bool ignore_enabled() const;
-  void walk_dir(int dir_fd, std::size_t depth, WalkVisitor& visitor);
+  void walk_dir(DirListing listing, std::size_t depth, WalkVisitor& visitor);
+  // Queues the subdirectories of `entries` the walk may enter, for reading
+  // ahead; one ticket per entry (batch nullptr: not queued).
+  std::vector<DirReadAhead::Ticket> read_ahead(const std::shared_ptr<const UniqueFd>& dir,
+                                               const std::vector<DirEntry>& entries,
+                                               std::size_t depth);
   bool past_deadline();
 
   WalkOptions options_;
@@ -151,6 +160,7 @@ class TreeWalker {
   std::size_t deadline_tick_ = 0;
   std::vector<std::string> start_parts_;  // start_at split at '/'
   bool starting_ = false;                 // still on the way to start_at
+  std::unique_ptr<DirReadAhead> read_ahead_;
 };
 
 }  // namespace brig::search

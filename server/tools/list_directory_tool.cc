@@ -31,7 +31,12 @@ protocol::ToolDescriptor list_directory_descriptor() {
           {"description",
            "Leave out what .gitignore, .ignore and .git/info/exclude ignore. Default true."}}},
         {"limit", search::kListLimit.schema(fmt::format("Most entries to return. Default {}.",
-                                                        search::kDefaultListLimit))}}},
+                                                        search::kDefaultListLimit))},
+        {"cursor",
+         {{"type", "string"},
+          {"description",
+           "Where the next page starts (depth 1): next_cursor of the previous call with the "
+           "same path and options."}}}}},
       {"additionalProperties", false}};
   Json entry = {
       {"type", "object"},
@@ -54,7 +59,9 @@ protocol::ToolDescriptor list_directory_descriptor() {
         {"skipped_ignored", {{"type", "integer"}}},
         {"limit", {{"type", "integer"}}},
         {"timed_out", {{"type", "boolean"}}},
-        {"truncated", {{"type", "boolean"}}}}},
+        {"truncated", {{"type", "boolean"}}},
+        {"next_cursor",
+         {{"type", "string"}, {"description", "Pass as cursor for the next page (depth 1)."}}}}},
       {"required", {"path", "entries", "listed", "omitted", "truncated"}}};
   return protocol::ToolDescriptor{
       .name = std::string(policy::names::kListDirectory),
@@ -62,7 +69,8 @@ protocol::ToolDescriptor list_directory_descriptor() {
       .description =
           "List a directory's entries with type (file, dir, symlink, other), size and symlink "
           "target, sorted by path; depth > 1 lists subdirectories too (a capped result keeps "
-          "the shallow levels). Entries that .gitignore, .ignore or .git/info/exclude ignore "
+          "the shallow levels); a capped listing of depth 1 continues with next_cursor. Entries "
+          "that .gitignore, .ignore or .git/info/exclude ignore "
           "are left out unless gitignore is false (as git does, inside a repository); hidden "
           "(dot) entries are included unless hidden is false; symlinks are shown, not "
           "followed, and .git is listed but not entered. The result counts what was left out. "
@@ -96,7 +104,11 @@ protocol::ToolResult format_list_directory(const Json& /*args*/, files::OpReply 
   std::string summary =
       fmt::format("{}: {} entr{} (file sizes in bytes).", h.value("path", std::string()), listed,
                   listed == 1 ? "y" : "ies");
-  if (const auto omitted = h.value("omitted", std::size_t{0}); omitted > 0) {
+  if (h.contains("next_cursor")) {
+    summary +=
+        fmt::format(" {} more follow: call again with cursor=\"{}\".",
+                    h.value("omitted", std::size_t{0}), h.value("next_cursor", std::string()));
+  } else if (const auto omitted = h.value("omitted", std::size_t{0}); omitted > 0) {
     summary += fmt::format(
         " {} more left out by the limit of {} (the deepest go first); list a subdirectory or "
         "raise limit.",

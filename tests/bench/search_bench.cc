@@ -10,6 +10,7 @@
 #include <poll.h>
 #include <spawn.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -19,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "server/search/cpu_limit.h"
 #include "server/search/file_prefetch.h"
 #include "server/search/find_files.h"
 #include "server/search/search.h"
@@ -95,18 +97,29 @@ std::pair<double, std::size_t> run_brig(const std::string& tree, Json args, std:
   return {secs, matches};
 }
 
+// The calling thread's CPU time (s): on a loaded machine the wall time of a
+// short call is mostly waiting for a CPU; this is the walk's own work.
+double thread_cpu() {
+  timespec t{};
+  ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) * 1e-9;
+}
+double g_walk_cpu = 0;  // of the walk's thread, in the last run_find
+
 // find_files for `glob`: the first page of `limit` paths, or (all) every
 // page by cursor; the time and the paths seen.
 std::pair<double, std::size_t> run_find(const std::string& tree, const char* glob,
-                                        std::size_t limit, bool all) {
+                                        std::size_t limit, bool all,
+                                        std::size_t read_ahead = SIZE_MAX) {
   brig::files::OpContext ctx;
   ctx.workspace = tree;
   ctx.max_bytes = std::size_t{4} << 20;  // the worker's default reply size
   Json args = {{"pattern", glob}, {"limit", limit}};
   std::size_t seen = 0;
+  const double cpu0 = thread_cpu();
   const auto start = Clock::now();
   for (;;) {
-    auto r = brig::search::find_files_op(args, ctx);
+    auto r = brig::search::find_files_with(args, ctx, brig::search::FindTuning{read_ahead});
     if (!r) {
       std::fprintf(stderr, "find_files: %s\n", r.error().to_string().c_str());
       std::exit(1);
@@ -115,6 +128,7 @@ std::pair<double, std::size_t> run_find(const std::string& tree, const char* glo
     if (!all || !r->header.contains("next_cursor")) break;
     args["cursor"] = r->header["next_cursor"];
   }
+  g_walk_cpu = thread_cpu() - cpu0;
   return {std::chrono::duration<double>(Clock::now() - start).count(), seen};
 }
 
@@ -127,17 +141,24 @@ int main(int argc, char** argv) {
   }
   const std::string tree = argv[1];
   const int runs = argc > 2 ? std::max(1, std::atoi(argv[2])) : 3;
+  // "find": find_files alone (profiling the walk); "search": search alone.
+  const std::string only = argc > 3 ? argv[3] : "";
   const std::vector<Case> cases = {
       {"literal PM_RESUME", {{"pattern", "PM_RESUME"}}, {"PM_RESUME"}},
       {"-i pm_resume", {{"pattern", "pm_resume"}, {"case_insensitive", true}}, {"-i", "pm_resume"}},
       {"regex \\w+_SUSPEND\\b", {{"pattern", "\\w+_SUSPEND\\b"}}, {"\\w+_SUSPEND\\b"}},
   };
   const std::size_t cores = brig::search::usable_cores();
+  if (const auto quota = brig::search::cgroup_cpu_limit())
+    std::printf("cgroup CPU quota: %zu cores\n", *quota);
+  else
+    std::printf("cgroup CPU quota: none\n");
   std::printf("usable cores: %zu (rg -j%zu and brig with %zu threads in the N columns)\n", cores,
               cores, cores);
   std::printf("%-24s %-7s %8s %8s %6s %8s %8s %6s %9s %9s\n", "case", "mode", "brig1 s", "rg-j1 s",
               "ratio", "brigN s", "rg-jN s", "ratio", "brig n", "rg n");
   for (const Case& c : cases) {
+    if (only == "find") break;
     for (const char* mode : {"count", "content"}) {
       Json args = c.args;
       args["output_mode"] = mode;
@@ -163,14 +184,21 @@ int main(int argc, char** argv) {
                   n_brig == n_rg ? "" : "  (counts differ)");
     }
   }
+  if (only == "search") return 0;
   // find_files: every page by cursor (10000 paths a page, the most) against
   // rg --files, and the first page (the default 200) alone.
-  double all_find = 1e9, first_find = 1e9, all_rg = 1e9;
+  double all_find = 1e9, first_find = 1e9, all_rg = 1e9, first_alone = 1e9;
+  double all_alone = 1e9, first_cpu = 1e9, alone_cpu = 1e9;
   std::size_t n_find = 0, n_rg = 0;
   for (int i = 0; i < runs; ++i) {
     const auto [tf, nf] = run_find(tree, "**/*.c", 10000, /*all=*/true);
     const auto [tp, np] = run_find(tree, "**/*.c", 200, /*all=*/false);
+    first_cpu = std::min(first_cpu, g_walk_cpu);
     const auto [tr, nr] = run_rg(tree, {"--files", "-g", "*.c"}, cores);
+    // The same without directories read ahead: the walk's thread alone.
+    first_alone = std::min(first_alone, run_find(tree, "**/*.c", 200, false, 0).first);
+    alone_cpu = std::min(alone_cpu, g_walk_cpu);
+    all_alone = std::min(all_alone, run_find(tree, "**/*.c", 10000, true, 0).first);
     all_find = std::min(all_find, tf);
     first_find = std::min(first_find, tp);
     all_rg = std::min(all_rg, tr);
@@ -183,6 +211,11 @@ int main(int argc, char** argv) {
       "%zu paths%s\n",
       all_find, cores, all_rg, all_find / all_rg, n_find, n_rg,
       n_find == n_rg ? "" : "  (counts differ)");
-  std::printf("find_files **/*.c, first page (200): %.1f ms\n", first_find * 1000);
+  std::printf("find_files **/*.c, first page (200): %.1f ms (walk's thread CPU %.1f ms)\n",
+              first_find * 1000, first_cpu * 1000);
+  std::printf(
+      "  without reading ahead (the walk's thread alone): first page %.1f ms (CPU %.1f ms), all "
+      "pages %.3f s\n",
+      first_alone * 1000, alone_cpu * 1000, all_alone);
   return 0;
 }

@@ -202,9 +202,11 @@ std::optional<long> next_offset(std::string_view line) {
 // Two ways to call: spaced, with a pause before every timed run so that
 // nothing of the previous one still runs (the pooled jail has been rebuilt,
 // so it waits ready; bwrap does not share the CPUs with that rebuild); and
-// back to back, each call sent as soon as the previous result came, so the
-// spawner, which rebuilds its pool only once idle, serves them from jails
-// built for them. brig
+// back to back, each call sent as soon as the previous result came: the
+// spawner's pool grows with such a burst (up to kMaxAhead jails, as memory
+// allows: server/spawner/jail_pool.h) and refills while a jail is still
+// ready, so a call finds a jail built ahead unless the burst outruns the
+// refills (then one is built for it). brig
 // without its pool (--no-jail-pool: every jail built for its call) is timed
 // both ways too, as the reference for what the pool buys.
 void bench_exec(const Options& o, Client& brig) {
@@ -272,13 +274,15 @@ void bench_exec(const Options& o, Client& brig) {
   print_row("bwrap /bin/true, start to exit (same isolation)", sb);
   print_row("brig: MCP ping round trip (protocol floor)", sp);
   std::printf("  brig's own duration_ms of the pooled job (whole ms): median %.0f\n", sd.median);
-  std::printf("  back to back (each call as soon as the last result came; pool drained):\n");
-  print_row("brig: MCP exec, pool drained (jail built for the call)", sa2);
+  std::printf(
+      "  back to back (each call as soon as the last result came; the pool grows with the "
+      "burst):\n");
+  print_row("brig: MCP exec, back to back (pool sized by demand)", sa2);
   print_row("brig --no-jail-pool: MCP exec", sf2);
   print_ratio("exec through MCP / bwrap alone, spaced (medians)", sa.median / sb.median, "<= 0.5",
               sa.median / sb.median <= 0.5, sa.p10 / sb.p10);
-  print_ratio("exec through MCP / bwrap alone, back to back", sa2.median / sb.median, "<= 0.5",
-              sa2.median / sb.median <= 0.5, sa2.p10 / sb.p10);
+  print_ratio("exec through MCP / bwrap alone, back to back", sa2.median / sb.median, "<= 0.4",
+              sa2.median / sb.median <= 0.4, sa2.p10 / sb.p10);
   print_ratio("the same without the pool, spaced", sf.median / sb.median, "<= 0.5",
               sf.median / sb.median <= 0.5, sf.p10 / sb.p10);
   print_ratio("the same without the pool, back to back", sf2.median / sb.median, "<= 0.5",

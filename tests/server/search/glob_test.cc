@@ -92,6 +92,23 @@ TEST(Glob, PathGlobs) {
   EXPECT_FALSE(q.matches("dir/file10.c"));
 }
 
+// "**/*.c" is matched on the name alone and "*.c" by a suffix compare: both
+// short cuts give wildmatch's answer on the whole path.
+TEST(Glob, ShortCutsAgreeWithWildmatch) {
+  const std::vector<std::string> paths = {"a.c",   "x/y/a.c", ".c",     "x/.c", "a.cc",
+                                          "a.c/b", "x/a.c/b", "dir/ac", "c",    "x/y/a.h"};
+  for (const char* pattern : {"**/*.c", "**/.c", "**/a*", "**/**"}) {
+    const Glob g = *Glob::compile(pattern);
+    for (const std::string& p : paths)
+      EXPECT_EQ(g.matches(p), wildmatch(pattern, p, /*pathname=*/true)) << pattern << " " << p;
+  }
+  const Glob suffix = *Glob::compile("*.c");
+  for (const std::string& p : paths) {
+    const std::string name = p.substr(p.rfind('/') == std::string::npos ? 0 : p.rfind('/') + 1);
+    EXPECT_EQ(suffix.matches(p), wildmatch("*.c", name, /*pathname=*/false)) << p;
+  }
+}
+
 TEST(Glob, AnchorsAndTrailingSlash) {
   const Glob anchored = *Glob::compile("/top.txt");
   EXPECT_TRUE(anchored.matches("top.txt"));

@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "protocol/schema_check.h"
@@ -87,6 +88,58 @@ TEST_F(ListDirectory, LimitKeepsShallowEntriesAndCountsTheRest) {
   const auto result = tools::format_list_directory(Json::object(), std::move(*r));
   const std::string text = result.content[0].to_json()["text"];
   EXPECT_NE(text.find("3 more left out by the limit of 6"), std::string::npos) << text;
+}
+
+// A huge directory pages by cursor: the pages, put together, are the whole
+// listing in order, each within the limit, with the count of what follows;
+// the entry a cursor names may vanish between calls.
+TEST_F(ListDirectory, AFlatListingPagesByCursor) {
+  ASSERT_EQ(::mkdir(dir_.at("many").c_str(), 0755), 0);
+  for (int i = 0; i < 230; ++i) dir_.write(fmt::format("many/f{:03}", i), "x");
+  ASSERT_EQ(::mkdir(dir_.at("many/sub").c_str(), 0755), 0);
+  auto whole = list_directory_op(Json{{"path", "many"}, {"limit", 10000}}, context_for(dir_));
+  ASSERT_TRUE(whole);
+  EXPECT_FALSE(whole->header.contains("next_cursor"));
+  const std::vector<std::string> all = paths_of(whole->header);
+  ASSERT_EQ(all.size(), 231u);
+
+  std::vector<std::string> paged;
+  Json args = {{"path", "many"}, {"limit", 40}};
+  for (int page = 0; page < 20; ++page) {
+    auto r = list_directory_op(args, context_for(dir_));
+    ASSERT_TRUE(r) << r.error().to_string();
+    const std::vector<std::string> got = paths_of(r->header);
+    EXPECT_LE(got.size(), 40u);
+    paged.insert(paged.end(), got.begin(), got.end());
+    EXPECT_EQ(r->header["omitted"], all.size() - paged.size());
+    if (page == 0) {
+      const protocol::ToolDescriptor d = tools::list_directory_descriptor();
+      const protocol::ToolResult t = tools::format_list_directory(args, std::move(*r));
+      EXPECT_FALSE(protocol::check_schema(*t.structured, *d.output_schema, "structured"));
+      EXPECT_NE(t.content[0].to_json()["text"].get<std::string>().find("cursor="),
+                std::string::npos);
+      args["cursor"] = (*t.structured)["next_cursor"];
+      // The entry the cursor names goes away: the next page starts after it.
+      ASSERT_EQ(::unlink(dir_.at("many/" + got.back()).c_str()), 0);
+      continue;
+    }
+    if (!r->header.contains("next_cursor")) break;
+    args["cursor"] = r->header["next_cursor"];
+  }
+  EXPECT_EQ(paged, all);
+}
+
+TEST_F(ListDirectory, ACursorBelongsToItsListing) {
+  for (int i = 0; i < 5; ++i) dir_.write(fmt::format("src/f{}", i), "");
+  auto first = list_directory_op(Json{{"path", "src"}, {"limit", 2}}, context_for(dir_));
+  ASSERT_TRUE(first);
+  const Json cursor = first->header["next_cursor"];
+  auto other = list_directory_op(Json{{"limit", 2}, {"cursor", cursor}}, context_for(dir_));
+  ASSERT_FALSE(other);
+  EXPECT_NE(other.error().why.find("another query"), std::string::npos);
+  auto deep = list_directory_op(
+      Json{{"path", "src"}, {"limit", 2}, {"depth", 2}, {"cursor", cursor}}, context_for(dir_));
+  EXPECT_FALSE(deep);
 }
 
 TEST_F(ListDirectory, SubdirectoryRelativeToTheWorkspace) {

@@ -326,11 +326,16 @@ TEST_F(Search, RepliesStayUnderMaxBytesAndPageBySize) {
         context_for(dir_, max_bytes));
     ASSERT_TRUE(r);
     const protocol::ToolResult t = tools::format_search({}, std::move(*r));
-    EXPECT_LT(t.to_json().dump().size(), max_bytes);
+    const std::size_t sent = t.to_json().dump().size();
+    EXPECT_LT(sent, max_bytes);
     const Json& h = *t.structured;
     total += h["results"].get<std::size_t>();
     if (!h.contains("next_offset")) break;
     EXPECT_EQ(h["stopped_by"], "size");
+    // A full page uses its budget (max_bytes less 16 KiB kept for the
+    // envelope; the line text travels once): not half of it, as when the
+    // text was counted for two copies.
+    EXPECT_GT(sent, max_bytes * 5 / 8) << "page " << page;
     offset = h["next_offset"];
   }
   EXPECT_EQ(total, 2000u);
