@@ -23,6 +23,10 @@ cmake --build --preset fuzz -j "$(nproc)"
 run_one() {
   local h=$1
   local work=$build/corpus/$h artifacts=$build/artifacts/$h
+  if [[ ! -d tests/fuzz/corpus/$h ]]; then
+    echo "no seed corpus tests/fuzz/corpus/$h" >"$build/$h.log"
+    return 1
+  fi
   mkdir -p "$work" "$artifacts"
   local limit=(-max_total_time="$seconds")
   [[ -n ${BRIG_FUZZ_RUNS:-} ]] && limit=(-runs="$BRIG_FUZZ_RUNS")

@@ -33,6 +33,7 @@
 #include "server/tools/exec_tools.h"
 #include "server/tools/file_tools.h"
 #include "server/tools/principals.h"
+#include "server/transport/socket_dir.h"
 #include "server/transport/stdio_transport.h"
 
 namespace brig::commands {
@@ -334,6 +335,10 @@ int run_serve(const ServeOptions& o, const ToolInstaller& extra_tools) {
     auto path = transport::parse_listen_uri(o.listen);
     if (!path) return fail(path.error());
     socket_path = *path;
+    // A warning, not a refusal: a shared directory may be meant (a team's
+    // group), and the operator is the one to judge (docs/server.md).
+    for (const std::string& risk : transport::socket_dir_risks(*socket_path, ::geteuid()))
+      spdlog::warn("{}", risk);
   }
   const auto mode = parse_mode(o.socket_mode);
   if (!mode) return fail(mode.error());

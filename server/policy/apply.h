@@ -9,11 +9,10 @@
 #include <string>
 #include <vector>
 
-#include <toml++/toml.h>
-
 #include "jail/base/error.h"
 #include "server/policy/expand.h"
 #include "server/policy/policy.h"
+#include "server/static_libs/toml.h"
 
 namespace brig::policy {
 

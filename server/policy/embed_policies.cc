@@ -13,7 +13,7 @@
 #include <string_view>
 #include <vector>
 
-#include <toml++/toml.h>
+#include "server/static_libs/toml.h"
 
 namespace {
 

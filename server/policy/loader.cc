@@ -11,14 +11,15 @@
 #include <utility>
 
 #include <fmt/format.h>
-#include <toml++/toml.h>
 
 #include "jail/base/path.h"
 #include "server/policy/apply.h"
 #include "server/policy/builtin.h"
+#include "server/policy/key_depth.h"
 #include "server/policy/llm_routes.h"
 #include "server/policy/names.h"
 #include "server/policy/suggest.h"
+#include "server/static_libs/toml.h"
 
 namespace brig::policy {
 namespace {
@@ -73,6 +74,14 @@ struct ChainLink {
 
 // Parses `source`; a syntax error becomes one Error at its position.
 Result<toml::table> parse(const PolicySource& source) {
+  if (auto deep = find_overlong_key(source.text)) {
+    return std::unexpected(policy_error(
+        SourcePos{source.display, deep->line, deep->column},
+        fmt::format("a dotted key or table name of more than {} parts; brig's keys have at most "
+                    "three (a TOML parser nests a table per part, and brig refuses a nesting "
+                    "deep enough to exhaust its stack)",
+                    kMaxKeyParts)));
+  }
   try {
     return toml::parse(source.text, source.display);
   } catch (const toml::parse_error& e) {

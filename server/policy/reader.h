@@ -12,12 +12,12 @@
 #include <vector>
 
 #include <fmt/format.h>
-#include <toml++/toml.h>
 
 #include "server/policy/apply.h"
 #include "server/policy/expand.h"
 #include "server/policy/names.h"
 #include "server/policy/suggest.h"
+#include "server/static_libs/toml.h"
 
 namespace brig::policy {
 

@@ -222,9 +222,17 @@ asio::awaitable<ToolResult> run_job(exec::JobTable* jobs, Json args, ToolContext
   // Held for the whole call: the table may drop the job meanwhile.
   std::shared_ptr<exec::Job> job = jobs->find(owner, id);
   if (!job) co_return no_job(protocol::clip(id, 100));
-  if (action == "read") co_return read_job(*job, args);
   if (action == "write") co_return write_job(*job, args);
   if (action == "signal") co_return signal_job(*job, args);
+  // read, wait and kill answer with output (up to 2 x kMaxMaxOutput bytes):
+  // as exec's, such a reply is made only once the connection's output has
+  // room, so a client that does not read its answers cannot pile them up in
+  // memory (docs/server.md, "Limits and a slow reader"). The output is taken
+  // after the wait: it is as current as the reply can be.
+  if (action == "read") {
+    co_await ctx.room_for_reply();
+    co_return read_job(*job, args);
+  }
   const auto max_output = exec::kMaxOutputArg.read(args);
   if (!max_output) co_return ToolResult::error(max_output.error().to_string());
   if (action == "wait") {
@@ -233,11 +241,11 @@ asio::awaitable<ToolResult> run_job(exec::JobTable* jobs, Json args, ToolContext
         *job, ctx,
         exec::Job::Clock::now() + std::chrono::duration_cast<exec::Job::Clock::duration>(
                                       std::chrono::duration<double>(seconds)));
-    co_return exec::report_job(*job, static_cast<std::size_t>(*max_output)).result;
+  } else {  // kill: at once, whatever the client reads; only the report waits
+    job->kill();
+    co_await exec::follow(*job, ctx, exec::Job::Clock::now() + kKillWait);
   }
-  // kill
-  job->kill();
-  co_await exec::follow(*job, ctx, exec::Job::Clock::now() + kKillWait);
+  co_await ctx.room_for_reply();
   co_return exec::report_job(*job, static_cast<std::size_t>(*max_output)).result;
 }
 

@@ -8,6 +8,9 @@
 
 #include <asio/bind_cancellation_slot.hpp>
 #include <asio/co_spawn.hpp>
+#include <asio/steady_timer.hpp>
+#include <asio/this_coro.hpp>
+#include <asio/use_awaitable.hpp>
 
 #include "tests/server/test_support.h"
 
@@ -27,6 +30,14 @@ void start_call(asio::io_context& io, const tools::Tool& tool, protocol::Json ar
 void cancel_call(FakeContext& ctx, Call& call) {
   ctx.cancelled_ = true;
   call.cancel.emit(asio::cancellation_type::terminal);
+}
+
+asio::awaitable<void> FakeContext::room_for_reply() {
+  asio::steady_timer timer(co_await asio::this_coro::executor);
+  while (output_full_) {
+    timer.expires_after(5ms);
+    co_await timer.async_wait(asio::use_awaitable);
+  }
 }
 
 bool run_until(asio::io_context& io, const std::function<bool()>& cond,

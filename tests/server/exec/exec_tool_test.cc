@@ -380,6 +380,38 @@ TEST_F(ExecToolTest, CancellingTheCallLeavesNoProcess) {
   EXPECT_EQ(jobs_.size(), 0u);
 }
 
+// Issue 15: job's read, wait and kill answer with output, so, like exec,
+// they make their reply only once the connection's output has room; a
+// client that reads none of its answers cannot pile them up. A kill still
+// kills at once: only its report waits.
+TEST_F(ExecToolTest, JobRepliesWaitForRoomInTheOutput) {
+  ToolResult r = exec({{"command", "echo out; sleep 60"}, {"yield_after", 0.2}});
+  ASSERT_FALSE(r.is_error) << text_of(r);
+  ASSERT_TRUE(r.structured->contains("job"));
+  const std::string id = (*r.structured)["job"];
+
+  FakeContext full;
+  full.output_full_ = true;
+  Call read, wait, kill;
+  testing::start_call(io_, tool("job"), {{"action", "read"}, {"id", id}}, full, read);
+  testing::start_call(io_, tool("job"), {{"action", "wait"}, {"id", id}, {"seconds", 0.1}}, full,
+                      wait);
+  EXPECT_FALSE(run_until(
+      io_, [&] { return read.done || wait.done; }, std::chrono::milliseconds(500)));
+
+  testing::start_call(io_, tool("job"), {{"action", "kill"}, {"id", id}}, full, kill);
+  std::shared_ptr<Job> job = only_job();
+  ASSERT_TRUE(job);
+  EXPECT_TRUE(run_until(io_, [&] { return job->finished(); })) << "kill waited for room";
+  EXPECT_FALSE(kill.done);
+
+  full.output_full_ = false;
+  ASSERT_TRUE(run_until(io_, [&] { return read.done && wait.done && kill.done; }));
+  ASSERT_TRUE(read.result && wait.result && kill.result);
+  EXPECT_EQ(testing::first_text(*read.result), "out\n");
+  EXPECT_EQ((*kill.result->structured)["status"], "signaled") << kill.result->structured->dump();
+}
+
 TEST_F(ExecToolTest, ALongCommandYieldsAJobToWaitForAndRead) {
   const std::string go = ws_.file("go");
   ToolResult r = exec({{"command",
