@@ -346,22 +346,22 @@ std::vector<char> jail_rules_batch(const NetFilter& filter) {
   Rule(b, "output").ct_replies().verdict(NF_ACCEPT);
   // deny first: it wins over allow. One rule per protocol (no anonymous
   // set, which would be one more object in the transaction).
-  for (const std::uint8_t proto : {kTcp, kUdp})
-    Rule(b, "output")
-        .meta(NFT_META_NFPROTO)
-        .byte_is(NFPROTO_IPV4)
-        .meta(NFT_META_L4PROTO)
-        .byte_is(proto)
-        .destination_in("deny", kDenySetId)
-        .verdict(NFT_GOTO, "refuse");
-  for (const std::uint8_t proto : {kTcp, kUdp})
-    Rule(b, "output")
-        .meta(NFT_META_NFPROTO)
-        .byte_is(NFPROTO_IPV4)
-        .meta(NFT_META_L4PROTO)
-        .byte_is(proto)
-        .destination_in("allow", kAllowSetId)
-        .verdict(NF_ACCEPT);
+  struct Lookup {
+    const char* set;
+    std::uint32_t id;
+    int verdict;
+    const char* chain;
+  };
+  for (const Lookup& l : {Lookup{"deny", kDenySetId, NFT_GOTO, "refuse"},
+                          Lookup{"allow", kAllowSetId, NF_ACCEPT, nullptr}})
+    for (const std::uint8_t proto : {kTcp, kUdp})
+      Rule(b, "output")
+          .meta(NFT_META_NFPROTO)
+          .byte_is(NFPROTO_IPV4)
+          .meta(NFT_META_L4PROTO)
+          .byte_is(proto)
+          .destination_in(l.set, l.id)
+          .verdict(l.verdict, l.chain);
   Rule(b, "output").verdict(NFT_GOTO, "refuse");
   // Refused with a reset (TCP) or an ICMP error (the rest), so that
   // connect() fails at once: a SYN merely dropped is sent again and again,

@@ -15,14 +15,8 @@ namespace {
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using testing::messages;
-using testing::source;
 
-class HostileText : public ::testing::Test {
- protected:
-  LoadResult load(std::string text) { return load_policy(source(std::move(text)), x); }
-  EnvMap env;
-  Expansion x{"/home/ada", env};
-};
+class HostileText : public testing::PolicyText {};
 
 std::string dotted(std::size_t parts) {
   std::string key = "a";

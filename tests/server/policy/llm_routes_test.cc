@@ -18,14 +18,8 @@ namespace {
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using testing::messages;
-using testing::source;
 
-class LlmRoutes : public ::testing::Test {
- protected:
-  LoadResult load(std::string text) { return load_policy(source(std::move(text)), x); }
-  EnvMap env;
-  Expansion x{"/home/ada", env};
-};
+class LlmRoutes : public testing::PolicyText {};
 
 TEST_F(LlmRoutes, PresetsFillTargetHeaderAndVariables) {
   auto r = load(R"([[llm.routes]]

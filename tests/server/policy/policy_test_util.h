@@ -4,6 +4,8 @@
 #include <string>
 #include <vector>
 
+#include <gtest/gtest.h>
+
 #include "server/policy/loader.h"
 
 namespace brig::policy::testing {
@@ -20,5 +22,13 @@ inline std::vector<std::string> messages(const LoadResult& r) {
   for (const Error& e : r.error()) out.push_back(e.where + ": " + e.why);
   return out;
 }
+
+// Loads policy text as ~ada's (/home/ada), with no environment variables.
+class PolicyText : public ::testing::Test {
+ protected:
+  LoadResult load(std::string text) { return load_policy(source(std::move(text)), x); }
+  EnvMap env;
+  Expansion x{"/home/ada", env};
+};
 
 }  // namespace brig::policy::testing
