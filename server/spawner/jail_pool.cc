@@ -78,13 +78,13 @@ std::optional<jail::RunningJail> JailPool::take(const jail::JailSpec& spec,
   return out;
 }
 
-void JailPool::refill() {
+void JailPool::refill(const jail::SpawnOptions& options) {
   if (!wants_refill()) return;
   // Memory may have become scarce since the target was set.
   target_ = std::min(target_, ahead_for_memory(memory_available()));
   while (ready_.size() > target_) ready_.pop_back();
   if (ready_.size() >= target_) return;
-  auto jailed = spawn_dumpable([&] { return jail::spawn_awaiting(*wanted_); });
+  auto jailed = spawn_dumpable([&] { return jail::spawn_awaiting(*wanted_, options); });
   if (!jailed) {
     log_line("building a jail ahead: " + jailed.error().to_string());
     wanted_.reset();

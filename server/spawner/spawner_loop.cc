@@ -79,30 +79,23 @@ int SpawnerLoop::run() {
     // Jails first: the fds vector still matches live_ here, and a reply sent
     // before a new SPAWN is handled keeps the order of events.
     const auto now = Clock::now();
-    bool socket_ok = true;
     bool reported = false;
-    for (std::size_t i = live_.size(); i-- > 0;) {
-      const bool exited = (fds[i + 1].revents & (POLLIN | POLLHUP | POLLERR)) != 0;
-      const auto deadline = live_[i].jailed.deadline();
-      if (!exited && !(deadline && *deadline <= now)) continue;
-      socket_ok = report_exit(live_[i]) && socket_ok;
-      live_.erase(live_.begin() + static_cast<std::ptrdiff_t>(i));
-      reported = true;
-    }
+    const bool socket_ok = report_ended(fds, &reported);
     reap_exited(fds, fds.size() - reaping, reaping);
     if (!socket_ok) break;
     if (fds[0].revents != 0 && !on_socket()) break;
     if (pool_.refill_now()) {
       // Calls come back to back and one jail is still ready for the next:
       // that call does not wait for this build, so it need not wait for idle.
-      pool_.refill();
+      refill_pool();
       idle_since = Clock::now();
     } else if (n > 0 || reported) {
       idle_since = Clock::now();
     } else if (pool_.wants_refill() && now - idle_since >= kRefillAfterIdle) {
-      pool_.refill();
+      refill_pool();
       idle_since = Clock::now();
     }
+    if (server_gone_) break;
     pool_.shrink_if_idle(Clock::now());
   }
   // Dropping a RunningJail kills its whole jail and reaps the init; the exiting
@@ -112,6 +105,48 @@ int SpawnerLoop::run() {
   for (const jail::RunningJail& j : exiting_) reap(j.pidfd(), WEXITED);
   exiting_.clear();
   return 0;
+}
+
+bool SpawnerLoop::report_ended(const std::vector<pollfd>& fds, bool* reported) {
+  const auto now = jail::RunningJail::Clock::now();
+  bool socket_ok = true;
+  for (std::size_t i = live_.size(); i-- > 0;) {
+    const bool exited = (fds[i + 1].revents & (POLLIN | POLLHUP | POLLERR)) != 0;
+    const auto deadline = live_[i].jailed.deadline();
+    if (!exited && !(deadline && *deadline <= now)) continue;
+    socket_ok = report_exit(live_[i]) && socket_ok;
+    live_.erase(live_.begin() + static_cast<std::ptrdiff_t>(i));
+    *reported = true;
+  }
+  return socket_ok;
+}
+
+// Calls come back to back: the jail for the next one is built while this
+// one's command runs, and its launcher waits ~0.5-2 ms for the network
+// helper. A command that ends meanwhile is reported then, so its call's
+// result does not wait for the next call's jail. A SPAWN still waits for
+// the build (the launcher is not re-entered).
+void SpawnerLoop::refill_pool() {
+  jail::SpawnOptions options;
+  options.wait_readable = [this](int helper_pidfd) { report_while_building(helper_pidfd); };
+  pool_.refill(options);
+}
+
+void SpawnerLoop::report_while_building(int helper_pidfd) {
+  std::vector<pollfd> fds;
+  for (;;) {
+    fds.assign(1, pollfd{helper_pidfd, POLLIN, 0});
+    for (const Live& l : live_) fds.push_back(pollfd{l.jailed.status_fd(), POLLIN, 0});
+    const int n = ::poll(fds.data(), fds.size(), poll_timeout_ms());
+    if (n < 0 && errno != EINTR) return;  // the launcher's own wait takes over
+    if (n < 0) continue;
+    bool reported = false;
+    if (!report_ended(fds, &reported)) {
+      server_gone_ = true;
+      return;
+    }
+    if (fds[0].revents != 0) return;
+  }
 }
 
 void SpawnerLoop::reap_exited(const std::vector<pollfd>& fds, std::size_t first,

@@ -47,6 +47,15 @@ class SpawnerLoop {
   // Reports how the jail ended; false when the socket is gone. Leaves an
   // init that is still exiting to reap.
   bool report_exit(Live& live);
+  // Reports every jail of live_ (polled at fds[i + 1]) whose init reported
+  // or exited, or whose deadline passed, and forgets it. false when the
+  // socket is gone; *reported: whether any was.
+  bool report_ended(const std::vector<pollfd>& fds, bool* reported);
+  // Builds one jail ahead (JailPool::refill), reporting the jails that end
+  // while its launcher waits for its network helper.
+  void refill_pool();
+  // Until `helper_pidfd` polls readable: reports the jails that end.
+  void report_while_building(int helper_pidfd);
   // Reaps the inits among the first `count` of exiting_ whose pidfd polled
   // readable (fds[first + i] for exiting_[i]).
   void reap_exited(const std::vector<pollfd>& fds, std::size_t first, std::size_t count);
@@ -59,6 +68,7 @@ class SpawnerLoop {
   JailPool pool_;
   std::vector<Live> live_;
   std::vector<jail::RunningJail> exiting_;  // reported, the init not yet reaped
+  bool server_gone_ = false;                // the socket failed while a jail was built
 };
 
 // Writes "brig-spawner: <message>\n" to stderr with one write(2): no stdio

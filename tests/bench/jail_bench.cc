@@ -288,7 +288,8 @@ void bench_pooled(const Options& o) {
   std::vector<double> pooled, floor, wake, check;
   PerMark at_ms(jail::kStepMarks), step_ms(jail::kStepMarks);
   for (int i = 0; i < o.runs + o.warmup; ++i) {
-    auto jailed = jail::spawn_awaiting(p.spec, jail::SpawnOptions{.time_steps = true});
+    auto jailed =
+        jail::spawn_awaiting(p.spec, jail::SpawnOptions{.time_steps = true, .wait_readable = {}});
     if (!jailed) die("spawn_awaiting: " + jailed.error().to_string());
     ::usleep(10'000);
     const auto t0 = Clock::now();
@@ -435,7 +436,8 @@ int main(int argc, char** argv) {
     Planned p = plan_default(o.workspace, {"/bin/true"});
     plan_ms.push_back(ms_since(t0));
     p.request.stdout_fd = p.request.stderr_fd = -1;
-    auto jailed = jail::spawn(p.spec, p.request, jail::SpawnOptions{.time_steps = true});
+    auto jailed =
+        jail::spawn(p.spec, p.request, jail::SpawnOptions{.time_steps = true, .wait_readable = {}});
     if (!jailed) die("spawn: " + jailed.error().to_string());
     auto outcome = jail::wait_until_status(*jailed);
     if (!outcome || outcome->exit_status() != 0)
