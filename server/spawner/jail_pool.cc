@@ -84,13 +84,17 @@ void JailPool::refill(const jail::SpawnOptions& options) {
   target_ = std::min(target_, ahead_for_memory(memory_available()));
   while (ready_.size() > target_) ready_.pop_back();
   if (ready_.size() >= target_) return;
-  auto jailed = spawn_dumpable([&] { return jail::spawn_awaiting(*wanted_, options); });
+  // A copy: a SPAWN served from the pool while this one is built
+  // (SpawnOptions::wait_readable) sets wanted_ again.
+  const jail::JailSpec building = *wanted_;
+  auto jailed = spawn_dumpable([&] { return jail::spawn_awaiting(building, options); });
   if (!jailed) {
     log_line("building a jail ahead: " + jailed.error().to_string());
     wanted_.reset();
     return;
   }
-  ready_.push_back(Ready{*wanted_, std::move(*jailed)});
+  if (wanted_ != building) return;  // another spec was asked for meanwhile: dropped
+  ready_.push_back(Ready{building, std::move(*jailed)});
 }
 
 std::optional<JailPool::Clock::time_point> JailPool::shrink_due() const {

@@ -69,6 +69,11 @@ class JailPool {
                                         const jail::ExecRequest& request,
                                         Clock::time_point now = Clock::now());
 
+  // Whether a jail built for `spec` waits first in line (take() may still
+  // find it gone, or its host changed).
+  bool has_ready_for(const jail::JailSpec& spec) const {
+    return !ready_.empty() && ready_.front().key == key_of(spec);
+  }
   // Whether a refill is due: a spec was asked for and fewer jails wait for
   // it than target().
   bool wants_refill() const { return wanted_.has_value() && ready_.size() < target_; }

@@ -10,6 +10,7 @@
 #include <poll.h>
 
 #include <cstdint>
+#include <deque>
 #include <string_view>
 #include <vector>
 
@@ -40,7 +41,12 @@ class SpawnerLoop {
   };
   // false: the socket closed or failed, time to shut down.
   bool on_socket();
-  bool on_spawn(const Packet& packet);
+  // While a jail is built ahead (building_), a SPAWN the pool can serve is
+  // served; any other waits in deferred_ until the build is done.
+  bool on_spawn(Packet&& packet);
+  // Sends STARTED for a jail given its command and keeps it; false when the
+  // socket is gone.
+  bool on_started(std::uint64_t id, jail::RunningJail jailed);
   // The pooled jail for `spec` given `request`, else a fresh one.
   Result<jail::RunningJail> start_jail(const jail::JailSpec& spec,
                                        const jail::ExecRequest& request);
@@ -54,7 +60,8 @@ class SpawnerLoop {
   // Builds one jail ahead (JailPool::refill), reporting the jails that end
   // while its launcher waits for its network helper.
   void refill_pool();
-  // Until `helper_pidfd` polls readable: reports the jails that end.
+  // Until `helper_pidfd` polls readable: reports the jails that end and
+  // serves SPAWNs from the pool.
   void report_while_building(int helper_pidfd);
   // Reaps the inits among the first `count` of exiting_ whose pidfd polled
   // readable (fds[first + i] for exiting_[i]).
@@ -69,6 +76,8 @@ class SpawnerLoop {
   std::vector<Live> live_;
   std::vector<jail::RunningJail> exiting_;  // reported, the init not yet reaped
   bool server_gone_ = false;                // the socket failed while a jail was built
+  bool building_ = false;                   // inside refill_pool()
+  std::deque<Packet> deferred_;             // SPAWNs that came during a build, in order
 };
 
 // Writes "brig-spawner: <message>\n" to stderr with one write(2): no stdio
