@@ -14,6 +14,7 @@
 
 #include "server/files/json_size.h"
 #include "server/files/tool_path.h"
+#include "server/files/utf8.h"
 #include "server/search/file_prefetch.h"
 #include "server/search/glob.h"
 #include "server/search/page_cursor.h"
@@ -157,7 +158,7 @@ Result<files::OpReply> find_files_with(const Json& args, const files::OpContext&
   bool size_stop = false;
   Json list = Json::array();
   const auto add = [&](const Found& f) {
-    Json j = {{"path", f.path}};
+    Json j = {{"path", files::name_to_text(f.path)}};
     if (f.symlink) j["symlink"] = true;
     if (by_time) j["modified"] = iso_time(f.mtime);
     list.push_back(std::move(j));
@@ -187,7 +188,7 @@ Result<files::OpReply> find_files_with(const Json& args, const files::OpContext&
     size_stop = finder.size_stop();
   }
   const bool more = by_time ? left > 0 : finder.next().has_value();
-  Json h = {{"path", root},
+  Json h = {{"path", files::name_to_text(root)},
             {"pattern", glob.pattern()},
             {"sort", by_time ? "modified" : "path"},
             {"files", std::move(list)},

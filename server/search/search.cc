@@ -289,7 +289,7 @@ class Search : public WalkVisitor {
   Json header(const std::string& root) const {
     Json files = Json::array();
     for (const OutFile& f : files_) {
-      Json j = {{"path", f.path}};
+      Json j = {{"path", files::name_to_text(f.path)}};
       if (args_.mode != Mode::files) j["count"] = f.count;
       if (args_.mode == Mode::content) {
         Json lines = Json::array();
@@ -306,7 +306,7 @@ class Search : public WalkVisitor {
       }
       files.push_back(std::move(j));
     }
-    Json h = {{"path", root},
+    Json h = {{"path", files::name_to_text(root)},
               {"pattern", args_.pattern},
               {"output_mode", mode_name(args_.mode)},
               {"case_insensitive", matcher_.case_insensitive()},
