@@ -141,8 +141,10 @@ Result<std::string> resolve_cwd(const std::string& cwd, const std::string& works
   if (cwd.find('\0') != std::string::npos) {
     return std::unexpected(bad_argument("cwd", "a path cannot hold a NUL byte"));
   }
-  // Spelled as the file tools list names (server/files/utf8.h).
-  const std::optional<std::string> name = files::text_to_name(cwd);
+  // Spelled as the file tools list names (server/files/utf8.h); the
+  // workspace (the default) is a host path already.
+  const std::optional<std::string> name =
+      cwd == workspace ? std::optional(cwd) : files::text_to_name(cwd);
   if (!name) {
     return std::unexpected(
         bad_argument("cwd",
