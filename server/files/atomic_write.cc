@@ -113,11 +113,12 @@ Result<void> write_all(int fd, std::string_view data, std::string_view what,
 
 }  // namespace
 
-bool remove_temp(const std::string& path, std::string_view temp_suffix) {
+TempRemoval remove_temp(const std::string& path, std::string_view temp_suffix) {
+  using enum TempRemoval;
   const std::string name = name_of(path);
-  if (!is_temp_suffix(temp_suffix) || name.empty() || name == "." || name == "..") return true;
+  if (!is_temp_suffix(temp_suffix) || name.empty() || name == "." || name == "..") return gone;
   const UniqueFd dir_fd(::open(parent_of(path).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-  if (!dir_fd) return errno == ENOENT;
+  if (!dir_fd) return errno == ENOENT ? gone : refused;
   const std::string tmp = temp_name_for(name, temp_suffix);
   // Every name here is the jail's to change, so nothing is followed: the
   // file is opened with O_NOFOLLOW (a symlink fails; O_NONBLOCK: a FIFO put
@@ -127,15 +128,15 @@ bool remove_temp(const std::string& path, std::string_view temp_suffix) {
   // it nothing.
   UniqueFd f(::openat(dir_fd.get(), tmp.c_str(),
                       O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC));
-  if (!f) return errno == ENOENT;
+  if (!f) return errno == ENOENT ? gone : refused;
   struct stat st {};
-  if (::fstat(f.get(), &st) != 0 || !S_ISREG(st.st_mode)) return false;
-  if (::flock(f.get(), LOCK_EX | LOCK_NB) != 0) return false;  // a write in progress
+  if (::fstat(f.get(), &st) != 0 || !S_ISREG(st.st_mode)) return refused;
+  if (::flock(f.get(), LOCK_EX | LOCK_NB) != 0) return held;  // a write in progress
   struct stat now {};
   if (::fstatat(dir_fd.get(), tmp.c_str(), &now, AT_SYMLINK_NOFOLLOW) != 0 ||
       now.st_dev != st.st_dev || now.st_ino != st.st_ino)
-    return false;
-  return ::unlinkat(dir_fd.get(), tmp.c_str(), 0) == 0 || errno == ENOENT;
+    return refused;
+  return ::unlinkat(dir_fd.get(), tmp.c_str(), 0) == 0 || errno == ENOENT ? gone : refused;
 }
 
 bool is_temp_suffix(std::string_view suffix) {

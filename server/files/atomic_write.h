@@ -68,9 +68,13 @@ Result<WriteOutcome> atomic_write(const std::string& path, std::string_view data
 // (a jail may plant those). Only a regular file that no write in progress
 // holds (each keeps an flock on its temporary file), opened relative to its
 // directory with O_NOFOLLOW: a symlink, a FIFO or a directory of that name
-// stays. True when the file is gone (removed, or never made); false when it
-// is held, not a regular file, or its directory cannot be opened.
-bool remove_temp(const std::string& path, std::string_view temp_suffix);
+// stays.
+enum class TempRemoval {
+  gone,     // removed, or never made
+  held,     // a write in progress holds it (a killed worker not yet dead, say)
+  refused,  // not a regular file, or its directory cannot be opened: left alone
+};
+TempRemoval remove_temp(const std::string& path, std::string_view temp_suffix);
 
 // "regular file", "directory", "symlink", "fifo", "socket", "character device",
 // "block device" for st_mode.

@@ -29,8 +29,12 @@ Result<OpReply> write_file_op(const Json& args, const OpContext& ctx) {
 Result<OpReply> sweep_temps_op(const Json& args, const OpContext& ctx) {
   const std::string path =
       BRIG_TRY(resolve_path(ctx.workspace, args.value("path", std::string()), "sweep beside"));
-  const bool gone = remove_temp(path, args.value(std::string(kTempSuffixArg), std::string()));
-  return OpReply{Json{{"path", name_to_text(path)}, {"gone", gone}}, {}};
+  const TempRemoval done =
+      remove_temp(path, args.value(std::string(kTempSuffixArg), std::string()));
+  return OpReply{Json{{"path", name_to_text(path)},
+                      {"gone", done == TempRemoval::gone},
+                      {"held", done == TempRemoval::held}},
+                 {}};
 }
 
 }  // namespace brig::files

@@ -26,7 +26,7 @@ Result<OpReply> write_file_op(const protocol::Json& args, const OpContext& ctx);
 // "temp_suffix" left (remove_temp: that exact name, nothing else); the
 // server's, not a tool: it asks after a write's worker died mid-operation,
 // and at start-up for the writes a killed server left. Replies {"path",
-// "gone"}.
+// "gone", "held"}.
 Result<OpReply> sweep_temps_op(const protocol::Json& args, const OpContext& ctx);
 
 }  // namespace brig::files

@@ -123,7 +123,7 @@ void WorkerPool::adopt_orphans() {
   if (orphans.empty()) return;
   spdlog::info("removing {} temporary file{} of writes a killed brig-server left", orphans.size(),
                orphans.size() == 1 ? "" : "s");
-  for (WriteJournal::Entry& e : orphans) files_.sweeps.push_back(std::move(e));
+  for (WriteJournal::Entry& e : orphans) files_.sweeps.push_back({std::move(e)});
   files_.sweep_soon = true;
   if (!files_.busy) {
     files_.busy = true;
@@ -389,15 +389,17 @@ asio::awaitable<Result<files::OpReply>> WorkerPool::call(WorkerLane which, std::
   }
   Result<Result<files::OpReply>> exchanged = std::move(std::get<0>(done));
   if (!exchanged) {
-    // The stream broke (the worker died or spoke nonsense): no usable worker.
-    // Out of the lane first: if the call is cancelled while the jail's end
-    // is awaited, the worker still goes (with its jail) as it unwinds.
+    // The stream broke (the worker died or spoke nonsense, or the call was
+    // cancelled, which ends the read with an error, not an exception): no
+    // usable worker. Out of the lane first, and its write noted, before any
+    // co_await: a cancelled call throws at the next one, and the worker
+    // must still go (with its jail) and its temporary file be swept.
     std::unique_ptr<Worker> broken = std::move(lane.worker);
+    note_killed_write(lane, request);
     Error e = std::move(exchanged.error());
     if (auto cause = co_await death_cause(*broken, request.op)) e = std::move(*cause);
     // Before the answer, so that a client that sees the write fail finds
     // no temporary file of it (issue 15: a 35 MB one stayed).
-    note_killed_write(lane, request);
     co_await run_sweeps(lane);
     co_return std::unexpected(std::move(e));
   }
@@ -408,8 +410,8 @@ asio::awaitable<Result<files::OpReply>> WorkerPool::call(WorkerLane which, std::
 
 void WorkerPool::note_killed_write(Lane& lane, const worker::Request& request) {
   if (request.op != policy::names::kWriteFile && request.op != policy::names::kEditFile) return;
-  lane.sweeps.push_back({request.args.value(std::string(files::kTempSuffixArg), std::string()),
-                         request.args.value("path", std::string())});
+  lane.sweeps.push_back({{request.args.value(std::string(files::kTempSuffixArg), std::string()),
+                          request.args.value("path", std::string())}});
   lane.sweep_soon = true;
 }
 
@@ -419,8 +421,9 @@ asio::awaitable<void> WorkerPool::run_sweeps(Lane& lane) {
   while (!lane.sweeps.empty() && !stopped_) {
     Result<Worker*> w = co_await ensure_worker(lane);
     if (alive.expired() || !w) co_return;  // kept for the next call
-    const WriteJournal::Entry entry = std::move(lane.sweeps.back());
+    PendingSweep pending = std::move(lane.sweeps.back());
     lane.sweeps.pop_back();
+    const WriteJournal::Entry& entry = pending.entry;
     const worker::Request sweep{
         next_id_++,
         std::string(worker::kSweepTempsOp),
@@ -435,9 +438,21 @@ asio::awaitable<void> WorkerPool::run_sweeps(Lane& lane) {
       lane.worker.reset();
       continue;
     }
-    // One attempt: a file of that name the worker left (held by a write in
-    // progress, or not a regular file) is not one brig's write left.
-    if (journal_) journal_->remove(entry.suffix);
+    // Held: the killed worker may not be dead yet (its jail goes
+    // asynchronously); once it is, its lock goes with it. Anything else the
+    // worker left (not a regular file) is not what brig's write left.
+    const Result<files::OpReply>& reply = *std::get<0>(done);
+    const bool held = reply && reply->header.value("held", false);
+    if (held && pending.held < kHeldRetries) {
+      ++pending.held;
+      lane.sweeps.insert(lane.sweeps.begin(), std::move(pending));
+      asio::steady_timer pause(executor_, kHeldRetryDelay);
+      std::error_code ec;
+      co_await pause.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+      if (alive.expired()) co_return;
+      continue;
+    }
+    if (journal_ && !held) journal_->remove(entry.suffix);
   }
 }
 

@@ -108,6 +108,11 @@ class WorkerPool {
   static constexpr std::chrono::seconds kKillGrace{5};
   // How long removing a killed write's temporary files may take.
   static constexpr std::chrono::seconds kSweepTimeout{10};
+  // A temporary file still held (its killed worker not yet gone) is tried
+  // again this many times, this far apart; then its journal entry waits for
+  // the next server.
+  static constexpr unsigned kHeldRetries = 8;
+  static constexpr std::chrono::milliseconds kHeldRetryDelay{250};
 
  private:
   struct Worker;
@@ -117,6 +122,12 @@ class WorkerPool {
     asio::steady_timer wake;
     bool granted = false;
   };
+  // A killed write's temporary file to remove, and how often it was found
+  // held (by the killed worker, not yet dead).
+  struct PendingSweep {
+    WriteJournal::Entry entry;
+    unsigned held = 0;
+  };
   struct Lane {
     bool busy = false;  // a call runs; the others wait in `queue`
     FairQueue queue;
@@ -124,7 +135,7 @@ class WorkerPool {
     std::unique_ptr<Worker> worker;
     // Writes whose worker died or was killed mid-operation: their temporary
     // files are left, and the next worker removes them.
-    std::vector<WriteJournal::Entry> sweeps;
+    std::vector<PendingSweep> sweeps;
     // Set when sweeps were added: the lane, once free, runs them at once
     // rather than at its next call, which may never come.
     bool sweep_soon = false;

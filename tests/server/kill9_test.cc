@@ -347,11 +347,20 @@ TEST_F(Kill9, ACancelledWriteLeavesNoTemporaryFileWithoutAnotherCall) {
 // merely looks like one.
 TEST_F(Kill9, TheNextServerRemovesATemporaryFileAKilledServerLeftAndOnlyThat) {
   auto c = connect();
-  ASSERT_TRUE(catch_a_write(*c, [&](int) { server_->signal(SIGKILL); }))
-      << "no write was caught in progress";
+  // The worker is stopped first, so that the write cannot finish while its
+  // jail's end follows the server's (the spawner notices, then kills it).
+  std::vector<pid_t> workers;
+  ASSERT_TRUE(catch_a_write(*c, [&](int) {
+    workers = pids_with_cmdline("brig-worker --workspace " + ws_.path());
+    for (pid_t w : workers) ::kill(w, SIGSTOP);
+    server_->signal(SIGKILL);
+  })) << "no write was caught in progress";
   const auto status = server_->wait();
   ASSERT_TRUE(status && WIFSIGNALED(*status) && WTERMSIG(*status) == SIGKILL);
   c.reset();
+  EXPECT_TRUE(wait_until([&] {
+    return pids_with_cmdline("brig-worker --workspace " + ws_.path()).empty();
+  })) << "the killed server's worker is still there";
   const std::vector<std::string> left = brig_temp_files(ws_.path());
   ASSERT_EQ(left.size(), 1u) << "the killed write's temporary file:\n" << joined(left);
   // brig's pattern, but no brig made it: a jail could plant such a name.

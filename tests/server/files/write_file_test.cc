@@ -192,13 +192,14 @@ TEST(AtomicWrite, OnlyTheNamedLeftoverIsRemovedAndNothingThatLooksLikeOne) {
   EXPECT_EQ(dir.names().size(), 7u);
 
   // The named leftover goes; the same suffix names nothing else.
-  EXPECT_TRUE(remove_temp(dir.at("big.bin"), "0123456789abcdef"));
-  EXPECT_TRUE(remove_temp(dir.at("big.bin"), "0123456789abcdef"));   // gone already
-  EXPECT_FALSE(remove_temp(dir.at("l"), "0123456789abcdef"));        // a symlink
-  EXPECT_FALSE(remove_temp(dir.at("d"), "0123456789abcdef"));        // a directory
-  EXPECT_FALSE(remove_temp(dir.at("f"), "0123456789abcdef"));        // a FIFO
-  EXPECT_FALSE(remove_temp(dir.at("busy"), "fedcba9876543210"));     // held
-  EXPECT_TRUE(remove_temp(dir.at("x/../other"), "../../precious"));  // not a suffix: nothing
+  using enum TempRemoval;
+  EXPECT_EQ(remove_temp(dir.at("big.bin"), "0123456789abcdef"), gone);
+  EXPECT_EQ(remove_temp(dir.at("big.bin"), "0123456789abcdef"), gone);   // gone already
+  EXPECT_EQ(remove_temp(dir.at("l"), "0123456789abcdef"), refused);      // a symlink
+  EXPECT_EQ(remove_temp(dir.at("d"), "0123456789abcdef"), refused);      // a directory
+  EXPECT_EQ(remove_temp(dir.at("f"), "0123456789abcdef"), refused);      // a FIFO
+  EXPECT_EQ(remove_temp(dir.at("busy"), "fedcba9876543210"), held);      // a write's
+  EXPECT_EQ(remove_temp(dir.at("x/../other"), "../../precious"), gone);  // not a suffix
   ::close(busy);
   EXPECT_EQ(dir.names(),
             (std::vector<std::string>{".busy.brig-fedcba9876543210", ".d.brig-0123456789abcdef",
