@@ -169,8 +169,18 @@ Result<std::unique_ptr<WriteJournal>> WriteJournal::open(const std::string& root
   const std::string key = fmt::format("{:016x}", fnv1a(fmt::format("{}\n{}", workspace, uid)));
   for (const std::string& other : names_in(root_fd.get()))
     if (other != key) prune_key(root_fd.get(), other);
-  UniqueFd key_fd = BRIG_TRY(open_own_dir(root_fd.get(), key, root + "/" + key));
+  // Another server's prune_key may remove the key directory between our
+  // open and our mkdir in it (while it is empty): then again.
+  Result<std::unique_ptr<WriteJournal>> made = make_instance(root_fd.get(), root, key);
+  for (int again = 0; again < 3 && !made && made.error().sys_errno == ENOENT; ++again)
+    made = make_instance(root_fd.get(), root, key);
+  return made;
+}
 
+Result<std::unique_ptr<WriteJournal>> WriteJournal::make_instance(int root_fd,
+                                                                  const std::string& root,
+                                                                  const std::string& key) {
+  UniqueFd key_fd = BRIG_TRY(open_own_dir(root_fd, key, root + "/" + key));
   // Made under a dot name and renamed once its lock is held: another
   // server never sees this one's directory without a held lock.
   const std::string name = fmt::format("{}-{}", ::getpid(), random_hex());

@@ -73,6 +73,9 @@ class WriteJournal {
   static constexpr std::size_t kMaxAdopted = 4096;
 
  private:
+  // This server's directory under ROOT/KEY (root_fd is ROOT).
+  static Result<std::unique_ptr<WriteJournal>> make_instance(int root_fd, const std::string& root,
+                                                             const std::string& key);
   WriteJournal(UniqueFd key_dir, UniqueFd dir, UniqueFd lock, std::string name,
                std::string dir_path);
 
