@@ -342,6 +342,21 @@ TEST_F(Kill9, ACancelledWriteLeavesNoTemporaryFileWithoutAnotherCall) {
   expect_serving();
 }
 
+// The same when the client goes away mid-write: its calls are cancelled.
+TEST_F(Kill9, AWriteOfAClientThatLeftLeavesNoTemporaryFile) {
+  auto c = connect();
+  ASSERT_TRUE(catch_a_write(*c, [&](int) { c->close_write(); }))
+      << "no write was caught in progress";
+  c.reset();
+  std::vector<std::string> left;
+  EXPECT_TRUE(wait_until([&] {
+    left = brig_temp_files(ws_.path());
+    return left.empty();
+  })) << "the write's temporary file:\n"
+      << joined(left);
+  expect_serving();
+}
+
 // Issue 15: after kill -9 of brig-server mid-write, the next `brig serve`
 // removes the temporary file it left, at start-up, and nothing else that
 // merely looks like one.
