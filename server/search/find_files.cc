@@ -110,7 +110,10 @@ Result<files::OpReply> find_files_with(const Json& args, const files::OpContext&
                                        FindTuning tuning) {
   const std::string resolved =
       BRIG_TRY(files::resolve_path(ctx.workspace, args.value("path", std::string(".")), kWhat));
-  const Glob glob = BRIG_TRY(Glob::compile(args.value("pattern", std::string())));
+  // Spelled as the tools list names (server/files/utf8.h), matched against
+  // the names' bytes.
+  const std::string pattern = args.value("pattern", std::string());
+  const Glob glob = BRIG_TRY(Glob::compile(files::text_to_name(pattern).value_or(pattern)));
   const bool by_time = args.value("sort", std::string("path")) == "modified";
   const auto limit = static_cast<std::size_t>(BRIG_TRY(kFindLimit.read(args)));
   const auto offset = static_cast<std::size_t>(BRIG_TRY(kFindOffset.read(args)));
@@ -189,7 +192,7 @@ Result<files::OpReply> find_files_with(const Json& args, const files::OpContext&
   }
   const bool more = by_time ? left > 0 : finder.next().has_value();
   Json h = {{"path", files::name_to_text(root)},
-            {"pattern", glob.pattern()},
+            {"pattern", files::name_to_text(glob.pattern())},
             {"sort", by_time ? "modified" : "path"},
             {"files", std::move(list)},
             {"shown", shown},

@@ -50,7 +50,12 @@ std::vector<std::string> strings_of(const Json& args, const char* key) {
   std::vector<std::string> out;
   if (auto it = args.find(key); it != args.end() && it->is_array())
     for (const Json& v : *it)
-      if (v.is_string()) out.push_back(v.get<std::string>());
+      if (v.is_string()) {
+        // A glob names files as the tools list them (server/files/utf8.h);
+        // it is matched against the names' bytes.
+        const std::string text = v.get<std::string>();
+        out.push_back(files::text_to_name(text).value_or(text));
+      }
   return out;
 }
 

@@ -323,6 +323,16 @@ TEST_F(Tools, NamesThatAreNotUtf8AreListedAsTheyCanBeOpened) {
   EXPECT_NE(std::find(names.begin(), names.end(), odd_shown), names.end()) << found.dump();
   EXPECT_NE(std::find(names.begin(), names.end(), dir_shown + "/inner.txt"), names.end());
 
+  // Globs take the same spelling and match the names' bytes.
+  Json globbed = call("find_files", {{"pattern", "*\xef\x9f\xbf*"}});
+  ASSERT_FALSE(is_error(globbed)) << globbed.dump();
+  ASSERT_EQ(globbed.at("structuredContent").at("files").size(), 1u) << globbed.dump();
+  EXPECT_EQ(globbed.at("structuredContent").at("files")[0].at("path"), odd_shown);
+  Json included = call("search", {{"pattern", "one"}, {"include", {"a\xef\x9f\xbf*"}}});
+  ASSERT_FALSE(is_error(included)) << included.dump();
+  ASSERT_EQ(included.at("structuredContent").at("files").size(), 1u) << included.dump();
+  EXPECT_EQ(included.at("structuredContent").at("files")[0].at("path"), odd_shown);
+
   Json hit = call("search", {{"pattern", "needle"}});
   ASSERT_FALSE(is_error(hit)) << hit.dump();
   ASSERT_EQ(hit.at("structuredContent").at("files").size(), 1u) << hit.dump();
