@@ -7,6 +7,7 @@
 
 #include "jail/base/path.h"
 #include "protocol/text.h"
+#include "server/files/utf8.h"
 #include "server/policy/to_jail_spec.h"
 
 namespace brig::exec {
@@ -140,7 +141,17 @@ Result<std::string> resolve_cwd(const std::string& cwd, const std::string& works
   if (cwd.find('\0') != std::string::npos) {
     return std::unexpected(bad_argument("cwd", "a path cannot hold a NUL byte"));
   }
-  const std::string path = *normalize(absolute_from(workspace, cwd), DotDot::resolve);
+  // Spelled as the file tools list names (server/files/utf8.h); the
+  // workspace (the default) is a host path already.
+  const std::optional<std::string> name =
+      cwd == workspace ? std::optional(cwd) : files::text_to_name(cwd);
+  if (!name) {
+    return std::unexpected(
+        bad_argument("cwd",
+                     "spells as escapes (U+F780..U+F7FF) bytes that form a valid UTF-8 character; "
+                     "write that character itself"));
+  }
+  const std::string path = *normalize(absolute_from(workspace, *name), DotDot::resolve);
   if (spec.mounts.empty()) return path;  // the host's root: everything is in view
   // The deepest mount over path decides; for equal targets the later one
   // (a mask comes after the tree it masks).
@@ -152,7 +163,7 @@ Result<std::string> resolve_cwd(const std::string& cwd, const std::string& works
   }
   if (over != nullptr && over->kind == jail::Mount::Kind::mask) {
     return std::unexpected(
-        Error{"invalid cwd", path,
+        Error{"invalid cwd", files::name_to_text(path),
               fmt::format("{} is hidden by the policy's filesystem.hidden", over->target)});
   }
   if (over == nullptr) {
@@ -163,7 +174,7 @@ Result<std::string> resolve_cwd(const std::string& cwd, const std::string& works
       }
     }
     return std::unexpected(
-        Error{"invalid cwd", path,
+        Error{"invalid cwd", files::name_to_text(path),
               fmt::format("the jail does not contain it; the workspace is {} and the jail sees {}",
                           workspace, fmt::join(seen, ", "))});
   }

@@ -57,7 +57,9 @@ struct ExecArgs {
 // environment name, command, env and cwd over kMaxCommandBytes, ...).
 Result<ExecArgs> parse_exec_args(const protocol::Json& args);
 
-// `cwd` made absolute (relative to the workspace) and normalized, checked to
+// `cwd` (a name as the file tools show it, server/files/utf8.h, decoded
+// unless it is the workspace itself) made absolute (relative to the
+// workspace) and normalized, checked to
 // lie in the jail's view: under a mount of spec and not under a path the
 // policy hides. Fails with what the jail does see.
 Result<std::string> resolve_cwd(const std::string& cwd, const std::string& workspace,

@@ -1,6 +1,5 @@
 #include "server/files/atomic_write.h"
 
-#include <dirent.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <sys/file.h>
@@ -17,6 +16,7 @@
 
 #include "jail/base/path.h"
 #include "jail/base/unique_fd.h"
+#include "server/files/utf8.h"
 
 namespace brig::files {
 namespace {
@@ -75,38 +75,10 @@ std::string random_suffix() {
   return fmt::format("{:016x}", r);
 }
 
-// Removes what killed or cancelled writes left in the directory: regular
-// files with is_temp_name() names that no live writer holds (a
-// writer keeps an flock on its temporary file until the rename, and the
-// kernel drops it with the process). Every name here is the jail's to
-// choose, so nothing is followed and nothing else is touched: a candidate is
-// opened relative to dir_fd with O_NOFOLLOW (a symlink fails), must be a
-// regular file, and is unlinked only while its name still names that same
-// file. The worker has the jail's permissions, no more: opening or removing
-// what the jail could open or remove itself gives it nothing. Best effort.
-void sweep_stale_temps(int dir_fd) {
-  const int list_fd = ::openat(dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (list_fd < 0) return;
-  DIR* dir = ::fdopendir(list_fd);
-  if (dir == nullptr) {
-    ::close(list_fd);
-    return;
-  }
-  while (const dirent* e = ::readdir(dir)) {
-    if (!is_temp_name(e->d_name) || (e->d_type != DT_REG && e->d_type != DT_UNKNOWN)) continue;
-    // O_NONBLOCK: a FIFO swapped in after readdir must not block the open.
-    UniqueFd f(
-        ::openat(dir_fd, e->d_name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC));
-    struct stat st {};
-    if (!f || ::fstat(f.get(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
-    if (::flock(f.get(), LOCK_EX | LOCK_NB) != 0) continue;  // a write in progress
-    struct stat now {};
-    if (::fstatat(dir_fd, e->d_name, &now, AT_SYMLINK_NOFOLLOW) != 0 || now.st_dev != st.st_dev ||
-        now.st_ino != st.st_ino)
-      continue;
-    ::unlinkat(dir_fd, e->d_name, 0);
-  }
-  ::closedir(dir);
+// The temporary file's name for a target named `name`: hidden,
+// recognisable, and within NAME_MAX.
+std::string temp_name_for(const std::string& name, std::string_view suffix) {
+  return "." + name.substr(0, NAME_MAX - 40) + std::string(kTempMark) + std::string(suffix);
 }
 
 // Removes the temporary file unless released (the rename took it).
@@ -141,20 +113,43 @@ Result<void> write_all(int fd, std::string_view data, std::string_view what,
 
 }  // namespace
 
-void sweep_temps_beside(const std::string& path) {
-  const std::string dir = path.substr(0, path.rfind('/') + 1);
-  const UniqueFd dir_fd(
-      ::open(dir.empty() ? "." : dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-  if (dir_fd) sweep_stale_temps(dir_fd.get());
+TempRemoval remove_temp(const std::string& path, std::string_view temp_suffix) {
+  using enum TempRemoval;
+  const std::string name = name_of(path);
+  if (!is_temp_suffix(temp_suffix) || name.empty() || name == "." || name == "..") return gone;
+  const UniqueFd dir_fd(::open(parent_of(path).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (!dir_fd) return errno == ENOENT ? gone : refused;
+  const std::string tmp = temp_name_for(name, temp_suffix);
+  // Every name here is the jail's to change, so nothing is followed: the
+  // file is opened with O_NOFOLLOW (a symlink fails; O_NONBLOCK: a FIFO put
+  // there must not block), must be a regular file, and is unlinked only
+  // while its name still names that same file. The worker has the jail's
+  // permissions, no more: removing what the jail could remove itself gives
+  // it nothing.
+  UniqueFd f(::openat(dir_fd.get(), tmp.c_str(),
+                      O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC));
+  if (!f) return errno == ENOENT ? gone : refused;
+  struct stat st {};
+  if (::fstat(f.get(), &st) != 0 || !S_ISREG(st.st_mode)) return refused;
+  if (::flock(f.get(), LOCK_EX | LOCK_NB) != 0) return held;  // a write in progress
+  struct stat now {};
+  if (::fstatat(dir_fd.get(), tmp.c_str(), &now, AT_SYMLINK_NOFOLLOW) != 0 ||
+      now.st_dev != st.st_dev || now.st_ino != st.st_ino)
+    return refused;
+  return ::unlinkat(dir_fd.get(), tmp.c_str(), 0) == 0 || errno == ENOENT ? gone : refused;
+}
+
+bool is_temp_suffix(std::string_view suffix) {
+  return suffix.size() == kTempHexDigits && std::all_of(suffix.begin(), suffix.end(), [](char c) {
+           return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+         });
 }
 
 bool is_temp_name(std::string_view name) {
   constexpr std::size_t kTail = kTempMark.size() + kTempHexDigits;
   if (name.size() < 2 + kTail || name[0] != '.') return false;
-  const std::string_view hex = name.substr(name.size() - kTempHexDigits);
   return name.substr(name.size() - kTail, kTempMark.size()) == kTempMark &&
-         std::all_of(hex.begin(), hex.end(),
-                     [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); });
+         is_temp_suffix(name.substr(name.size() - kTempHexDigits));
 }
 
 FileStamp FileStamp::of(const struct stat& st) {
@@ -200,7 +195,7 @@ Result<WriteOutcome> atomic_write(const std::string& path, std::string_view data
     Error e = sys_error(what, path, err);
     if (err == ENOENT) {
       e.why = fmt::format("the directory {} does not exist; pass create_parents: true to create it",
-                          dir);
+                          name_to_text(dir));
     }
     return std::unexpected(std::move(e));
   }
@@ -213,7 +208,8 @@ Result<WriteOutcome> atomic_write(const std::string& path, std::string_view data
   } else if (S_ISLNK(old.st_mode)) {
     char target[PATH_MAX];
     const ssize_t n = ::readlinkat(dir_fd.get(), name.c_str(), target, sizeof target - 1);
-    const std::string shown = n > 0 ? std::string(target, static_cast<std::size_t>(n)) : "?";
+    const std::string shown =
+        n > 0 ? name_to_text(std::string_view(target, static_cast<std::size_t>(n))) : "?";
     return std::unexpected(Error{
         what, path,
         fmt::format("is a symlink to {}; brig does not write through symlinks (renaming over one "
@@ -242,13 +238,16 @@ Result<WriteOutcome> atomic_write(const std::string& path, std::string_view data
   };
   BRIG_TRY_VOID(still_expected());
 
-  sweep_stale_temps(dir_fd.get());
-  // ".name.brig-<random>": hidden, recognisable, and within NAME_MAX.
-  const std::string stem = "." + name.substr(0, NAME_MAX - 40) + std::string(kTempMark);
+  if (!options.temp_suffix.empty() && !is_temp_suffix(options.temp_suffix))
+    return std::unexpected(Error{what, path, "bad temporary file suffix", EINVAL});
+  // The server's name, or one of ours: with the server's, one attempt (the
+  // server recorded that name, and only that one may be left behind).
   UniqueFd fd;
   std::string tmp_name;
-  for (int attempt = 0; attempt < 16 && !fd; ++attempt) {
-    tmp_name = stem + random_suffix();
+  const int attempts = options.temp_suffix.empty() ? 16 : 1;
+  for (int attempt = 0; attempt < attempts && !fd; ++attempt) {
+    tmp_name = temp_name_for(
+        name, options.temp_suffix.empty() ? random_suffix() : std::string(options.temp_suffix));
     fd = UniqueFd(::openat(dir_fd.get(), tmp_name.c_str(),
                            O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW,
                            created ? 0666 : 0600));

@@ -12,6 +12,8 @@
 #include "server/files/line_diff.h"
 #include "server/files/text_edit.h"
 #include "server/files/tool_path.h"
+#include "server/files/utf8.h"
+#include "server/files/write_file.h"
 
 namespace brig::files {
 namespace {
@@ -85,11 +87,13 @@ Result<OpReply> edit_file_op(const Json& args, const OpContext& ctx) {
     WriteOptions options;
     options.expect = FileStamp::of(f.st);
     options.what = kWhat;
+    const std::string suffix = args.value(std::string(kTempSuffixArg), std::string());
+    options.temp_suffix = suffix;
     BRIG_TRY(atomic_write(path, edited.bytes, options));
     written = true;
   }
   const bool diff_cut = cut_at_line(diff.text, ctx.max_bytes);
-  Json header = {{"path", path},
+  Json header = {{"path", name_to_text(path)},
                  {"dry_run", dry_run},
                  {"changed", changed},
                  {"written", written},

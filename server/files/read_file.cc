@@ -210,7 +210,7 @@ Result<OpReply> read_bytes(OpenFile& f, const std::string& path, const ContentTy
                                  EFBIG});
   }
   Json header = {{"kind", image ? "image" : "base64"},
-                 {"path", path},
+                 {"path", name_to_text(path)},
                  {"size", bytes.size()},
                  {"mime_type", type.mime_type}};
   return OpReply{std::move(header), std::move(bytes)};
@@ -253,7 +253,7 @@ Result<OpReply> read_text(OpenFile& f, const std::string& path, std::string head
   const bool truncated = lines.line_cut() || lines.end_line() < wanted_end;
   std::string& text = lines.text();
   Json header = {{"kind", "text"},
-                 {"path", path},
+                 {"path", name_to_text(path)},
                  {"size", f.st.st_size},
                  {"mime_type", "text/plain"},
                  {"start_line", start},

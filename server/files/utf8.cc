@@ -41,7 +41,78 @@ std::size_t valid_sequence_length(std::string_view s, std::size_t i) {
   return len;
 }
 
+// Whether the valid 3-byte sequence at s[i] is in U+F780..U+F7FF: EF 9E xx
+// (U+F780..U+F7BF) or EF 9F xx (U+F7C0..U+F7FF).
+bool reserved_at(std::string_view s, std::size_t i) {
+  const auto b1 = static_cast<unsigned char>(s[i + 1]);
+  return static_cast<unsigned char>(s[i]) == 0xef && (b1 == 0x9e || b1 == 0x9f);
+}
+
+// U+F700 + byte (0x80..0xFF) in UTF-8: EF, 9E or 9F, 80 + the low six bits.
+void append_escape(std::string& out, unsigned char byte) {
+  out += static_cast<char>(0xef);
+  out += static_cast<char>(byte < 0xc0 ? 0x9e : 0x9f);
+  out += static_cast<char>(0x80 | (byte & 0x3f));
+}
+
 }  // namespace
+
+std::string name_to_text(std::string_view name) {
+  std::string out;
+  std::size_t i = 0;
+  while (i < name.size()) {
+    // Runs of plain characters are copied whole.
+    const std::size_t start = i;
+    std::size_t len = 0;
+    while (i < name.size()) {
+      if (name.size() - i >= 8 && ascii8(name.data() + i)) {
+        i += 8;
+        continue;
+      }
+      len = valid_sequence_length(name, i);
+      if (len == 0 || (len == 3 && reserved_at(name, i))) break;
+      i += len;
+    }
+    if (start == 0 && i == name.size()) return std::string(name);
+    if (out.empty()) out.reserve(name.size() + 16);
+    out.append(name, start, i - start);
+    if (i == name.size()) break;
+    // An invalid byte is escaped alone (the bytes after it are looked at
+    // afresh); a reserved character byte by byte.
+    const std::size_t n = len == 0 ? 1 : len;
+    for (std::size_t k = 0; k < n; ++k) append_escape(out, static_cast<unsigned char>(name[i + k]));
+    i += n;
+  }
+  return out;
+}
+
+std::optional<std::string> text_to_name(std::string_view text) {
+  std::string out;
+  bool escaped = false;
+  for (std::size_t i = 0; i < text.size();) {
+    if (text.size() - i >= 3 && static_cast<unsigned char>(text[i]) == 0xef &&
+        (static_cast<unsigned char>(text[i + 1]) == 0x9e ||
+         static_cast<unsigned char>(text[i + 1]) == 0x9f) &&
+        (static_cast<unsigned char>(text[i + 2]) & 0xc0) == 0x80) {
+      if (!escaped) {
+        out.reserve(text.size());
+        out.assign(text.substr(0, i));
+        escaped = true;
+      }
+      const unsigned char b2 = static_cast<unsigned char>(text[i + 2]);
+      out +=
+          static_cast<char>((text[i + 1] == static_cast<char>(0x9e) ? 0x80 : 0xc0) | (b2 & 0x3f));
+      i += 3;
+      continue;
+    }
+    if (escaped) out += text[i];
+    ++i;
+  }
+  if (!escaped) return std::string(text);
+  // Only the spelling name_to_text gives is accepted.
+  if (name_to_text(out) != text) return std::nullopt;
+  return out;
+}
 
 std::size_t count_invalid_utf8(std::string_view text) {
   std::size_t invalid = 0;

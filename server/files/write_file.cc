@@ -4,6 +4,7 @@
 
 #include "server/files/atomic_write.h"
 #include "server/files/tool_path.h"
+#include "server/files/utf8.h"
 
 namespace brig::files {
 
@@ -15,8 +16,10 @@ Result<OpReply> write_file_op(const Json& args, const OpContext& ctx) {
   const std::string content = args.value("content", std::string());
   WriteOptions options;
   options.create_parents = args.value("create_parents", false);
+  const std::string suffix = args.value(std::string(kTempSuffixArg), std::string());
+  options.temp_suffix = suffix;
   const WriteOutcome done = BRIG_TRY(atomic_write(path, content, options));
-  Json header = {{"path", path},
+  Json header = {{"path", name_to_text(path)},
                  {"bytes", content.size()},
                  {"created", done.created},
                  {"mode", fmt::format("{:04o}", done.mode)}};
@@ -26,8 +29,12 @@ Result<OpReply> write_file_op(const Json& args, const OpContext& ctx) {
 Result<OpReply> sweep_temps_op(const Json& args, const OpContext& ctx) {
   const std::string path =
       BRIG_TRY(resolve_path(ctx.workspace, args.value("path", std::string()), "sweep beside"));
-  sweep_temps_beside(path);
-  return OpReply{Json{{"path", path}}, {}};
+  const TempRemoval done =
+      remove_temp(path, args.value(std::string(kTempSuffixArg), std::string()));
+  return OpReply{Json{{"path", name_to_text(path)},
+                      {"gone", done == TempRemoval::gone},
+                      {"held", done == TempRemoval::held}},
+                 {}};
 }
 
 }  // namespace brig::files

@@ -1,5 +1,6 @@
 #include "server/pool/worker_pool.h"
 
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -12,6 +13,8 @@
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
+#include <asio/co_spawn.hpp>
+#include <asio/detached.hpp>
 #include <asio/experimental/awaitable_operators.hpp>
 #include <asio/read.hpp>
 #include <asio/redirect_error.hpp>
@@ -21,11 +24,26 @@
 
 #include "jail/base/unique_fd.h"
 #include "jail/steps/mounts.h"
+#include "server/files/write_file.h"
 #include "server/policy/tool_names.h"
 #include "server/search/cpu_limit.h"
 #include "server/worker/ops.h"
 
 namespace brig::pool {
+namespace {
+
+// A temporary file's random part: 16 lower-case hex digits.
+std::string random_suffix() {
+  std::uint64_t r = 0;
+  if (::getrandom(&r, sizeof r, 0) != sizeof r) {
+    static std::uint64_t counter = 0;
+    r = (static_cast<std::uint64_t>(::getpid()) << 32) ^ ++counter ^
+        static_cast<std::uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
+  }
+  return fmt::format("{:016x}", r);
+}
+
+}  // namespace
 
 using files::OpReply;
 
@@ -75,17 +93,50 @@ jail::JailSpec worker_jail_spec(const jail::JailSpec& sandbox_spec,
 }
 
 WorkerPool::WorkerPool(asio::any_io_executor executor, const sandbox::Sandbox& sandbox,
-                       std::string worker_path)
+                       std::string worker_path, std::string journal_root)
     : executor_(executor),
       sandbox_(sandbox),
       worker_path_(std::move(worker_path)),
-      spec_(worker_jail_spec(sandbox.spec, worker_path_)) {}
+      spec_(worker_jail_spec(sandbox.spec, worker_path_)),
+      journal_root_(std::move(journal_root)) {
+  if (journal_root_.empty()) return;
+  auto journal = WriteJournal::open(journal_root_, sandbox.workspace(), sandbox.context.uid);
+  if (!journal) {
+    spdlog::warn("{}; a write in flight when brig-server is killed will leave its temporary file",
+                 journal.error().to_string());
+    return;
+  }
+  journal_ = std::move(*journal);
+  adopt_orphans();
+}
 
 WorkerPool::~WorkerPool() = default;
 
 void WorkerPool::stop() {
+  stopped_ = true;
   files_.worker.reset();
   search_.worker.reset();
+}
+
+void WorkerPool::adopt_orphans() {
+  std::vector<WriteJournal::Entry> orphans = journal_->adopt_orphans(WriteJournal::kMaxAdopted);
+  if (orphans.empty()) return;
+  spdlog::info("removing {} temporary file{} of writes a killed brig-server left", orphans.size(),
+               orphans.size() == 1 ? "" : "s");
+  for (WriteJournal::Entry& e : orphans) files_.sweeps.push_back({std::move(e)});
+  files_.sweep_soon = true;
+  if (!files_.busy) {
+    files_.busy = true;
+    release(files_);  // starts the sweep
+  }
+}
+
+asio::awaitable<void> WorkerPool::sweep_detached(std::weak_ptr<int> alive, Lane& lane) {
+  // Started by a post: the pool may have gone before this first ran.
+  if (alive.expired()) co_return;
+  co_await run_sweeps(lane);
+  if (alive.expired()) co_return;
+  release(lane);
 }
 
 asio::awaitable<void> WorkerPool::acquire(Lane& lane, std::uint64_t connection) {
@@ -128,10 +179,19 @@ void WorkerPool::release(Lane& lane) {
     next.wake.cancel();
     return;
   }
+  // Killed writes' temporary files go now, not at a next call that may
+  // never come (issue 15); the lane stays busy meanwhile, so a call that
+  // arrives waits its turn as behind any other.
+  if (lane.sweep_soon && !lane.sweeps.empty() && !stopped_) {
+    lane.sweep_soon = false;
+    asio::co_spawn(executor_, sweep_detached(alive_, lane), asio::detached);
+    return;
+  }
   lane.busy = false;
 }
 
 asio::awaitable<Result<WorkerPool::Worker*>> WorkerPool::ensure_worker(Lane& lane) {
+  const std::weak_ptr<int> alive = alive_;
   if (lane.worker) {
     // A worker that died while idle (killed, out of memory) shows as end of
     // stream: replace it now rather than fail the call on a dead socket.
@@ -168,6 +228,7 @@ asio::awaitable<Result<WorkerPool::Worker*>> WorkerPool::ensure_worker(Lane& lan
                             .stdout_fd = theirs.get(),
                             .stderr_fd = STDERR_FILENO};
   Result<spawner::RunningJail> running = co_await sandbox_.spawner->spawn(spec_, request);
+  if (alive.expired()) co_return std::unexpected(Error{"start the file worker", "", "stopped"});
   if (!running) {
     Error e = running.error();
     e.what = std::string(kWorkerStartFailed) + " (" + e.what + ")";
@@ -234,9 +295,11 @@ asio::awaitable<Result<Result<files::OpReply>>> WorkerPool::exchange(
   const auto died = [&](const std::string& why) {
     return Error{"run " + request.op + " in the file worker", "", why};
   };
+  const std::weak_ptr<int> alive = alive_;
   std::error_code ec;
   co_await asio::async_write(w.socket, asio::buffer(worker::encode_request(request)),
                              asio::redirect_error(asio::use_awaitable, ec));
+  if (alive.expired()) co_return std::unexpected(died("the pool is gone"));
   if (ec) co_return std::unexpected(died("the worker is gone (" + ec.message() + ")"));
   char chunk[65536];
   for (;;) {
@@ -250,6 +313,7 @@ asio::awaitable<Result<Result<files::OpReply>>> WorkerPool::exchange(
     }
     const std::size_t n = co_await w.socket.async_read_some(
         asio::buffer(chunk), asio::redirect_error(asio::use_awaitable, ec));
+    if (alive.expired()) co_return std::unexpected(died("the pool is gone"));
     if (ec) {
       co_return std::unexpected(died(ec == asio::error::eof
                                          ? "the worker exited"
@@ -266,6 +330,7 @@ asio::awaitable<Result<files::OpReply>> WorkerPool::call(WorkerLane which, std::
                                                          std::uint64_t connection, ReplyRoom room) {
   using namespace asio::experimental::awaitable_operators;
   Lane& lane = which == WorkerLane::files ? files_ : search_;
+  stopped_ = false;
   for (;;) {
     co_await acquire(lane, connection);
     // Checked at the turn, not when the call arrived: a client's backlog of
@@ -286,6 +351,19 @@ asio::awaitable<Result<files::OpReply>> WorkerPool::call(WorkerLane which, std::
   co_await run_sweeps(lane);
   Result<Worker*> w = co_await ensure_worker(lane);
   if (!w) co_return std::unexpected(w.error());
+  // A write's temporary file gets its name from here, recorded before the
+  // write starts: should brig-server be killed mid-write, the next server
+  // removes that file and nothing else (write_journal.h). The client cannot
+  // set this argument: the tools' schemas refuse unknown ones.
+  std::string suffix;
+  if (op == policy::names::kWriteFile || op == policy::names::kEditFile) {
+    suffix = random_suffix();
+    args[std::string(files::kTempSuffixArg)] = suffix;
+    if (journal_) {
+      if (auto added = journal_->add({suffix, args.value("path", std::string())}); !added)
+        spdlog::warn("{}", added.error().to_string());
+    }
+  }
   const worker::Request request{next_id_++, std::move(op), std::move(args), timeout, max_bytes};
 
   asio::steady_timer overrun(executor_, timeout + kKillGrace);
@@ -311,40 +389,70 @@ asio::awaitable<Result<files::OpReply>> WorkerPool::call(WorkerLane which, std::
   }
   Result<Result<files::OpReply>> exchanged = std::move(std::get<0>(done));
   if (!exchanged) {
-    // The stream broke (the worker died or spoke nonsense): no usable worker.
-    // Out of the lane first: if the call is cancelled while the jail's end
-    // is awaited, the worker still goes (with its jail) as it unwinds.
+    // The stream broke (the worker died or spoke nonsense, or the call was
+    // cancelled, which ends the read with an error, not an exception): no
+    // usable worker. Out of the lane first, and its write noted, before any
+    // co_await: a cancelled call throws at the next one, and the worker
+    // must still go (with its jail) and its temporary file be swept.
     std::unique_ptr<Worker> broken = std::move(lane.worker);
+    note_killed_write(lane, request);
     Error e = std::move(exchanged.error());
     if (auto cause = co_await death_cause(*broken, request.op)) e = std::move(*cause);
     // Before the answer, so that a client that sees the write fail finds
     // no temporary file of it (issue 15: a 35 MB one stayed).
-    note_killed_write(lane, request);
     co_await run_sweeps(lane);
     co_return std::unexpected(std::move(e));
   }
+  // The worker answered: its write renamed or removed the temporary file.
+  if (journal_ && !suffix.empty()) journal_->remove(suffix);
   co_return std::move(*exchanged);  // the operation's own result, failure or not
 }
 
 void WorkerPool::note_killed_write(Lane& lane, const worker::Request& request) {
-  if (request.op == policy::names::kWriteFile || request.op == policy::names::kEditFile)
-    lane.sweeps.push_back(request.args.value("path", std::string()));
+  if (request.op != policy::names::kWriteFile && request.op != policy::names::kEditFile) return;
+  lane.sweeps.push_back({{request.args.value(std::string(files::kTempSuffixArg), std::string()),
+                          request.args.value("path", std::string())}});
+  lane.sweep_soon = true;
 }
 
 asio::awaitable<void> WorkerPool::run_sweeps(Lane& lane) {
   using namespace asio::experimental::awaitable_operators;
-  while (!lane.sweeps.empty()) {
+  const std::weak_ptr<int> alive = alive_;
+  while (!lane.sweeps.empty() && !stopped_) {
     Result<Worker*> w = co_await ensure_worker(lane);
-    if (!w) co_return;  // kept for the next call
-    const worker::Request sweep{next_id_++,
-                                std::string(worker::kSweepTempsOp),
-                                {{"path", lane.sweeps.back()}},
-                                kSweepTimeout,
-                                64 * 1024};
+    if (alive.expired() || !w) co_return;  // kept for the next call
+    PendingSweep pending = std::move(lane.sweeps.back());
     lane.sweeps.pop_back();
+    const WriteJournal::Entry& entry = pending.entry;
+    const worker::Request sweep{
+        next_id_++,
+        std::string(worker::kSweepTempsOp),
+        {{"path", entry.path}, {std::string(files::kTempSuffixArg), entry.suffix}},
+        kSweepTimeout,
+        64 * 1024};
     asio::steady_timer overrun(executor_, kSweepTimeout + kKillGrace);
     auto done = co_await (exchange(**w, sweep) || overrun.async_wait(asio::use_awaitable));
-    if (done.index() == 1 || !std::get<0>(done)) lane.worker.reset();
+    if (alive.expired()) co_return;
+    if (done.index() == 1 || !std::get<0>(done)) {
+      // Its journal entry stays, for the next server.
+      lane.worker.reset();
+      continue;
+    }
+    // Held: the killed worker may not be dead yet (its jail goes
+    // asynchronously); once it is, its lock goes with it. Anything else the
+    // worker left (not a regular file) is not what brig's write left.
+    const Result<files::OpReply>& reply = *std::get<0>(done);
+    const bool held = reply && reply->header.value("held", false);
+    if (held && pending.held < kHeldRetries) {
+      ++pending.held;
+      lane.sweeps.insert(lane.sweeps.begin(), std::move(pending));
+      asio::steady_timer pause(executor_, kHeldRetryDelay);
+      std::error_code ec;
+      co_await pause.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+      if (alive.expired()) co_return;
+      continue;
+    }
+    if (journal_ && !held) journal_->remove(entry.suffix);
   }
 }
 

@@ -28,6 +28,7 @@
 #include "protocol/json_rpc.h"
 #include "server/files/op.h"
 #include "server/pool/fair_queue.h"
+#include "server/pool/write_journal.h"
 #include "server/sandbox/sandbox.h"
 #include "server/spawner/spawner.h"
 #include "server/worker/wire.h"
@@ -68,8 +69,13 @@ std::string worker_death_text(const jail::Outcome& outcome, const jail::Limits& 
 class WorkerPool {
  public:
   // sandbox and its spawner must outlive the pool. worker_path: brig-worker.
+  // journal_root: where the pool records its writes' temporary files
+  // (WriteJournal, for sandbox's workspace and uid); empty: nowhere, and a
+  // server killed mid-write leaves its temporary file. With a journal, the
+  // pool first adopts what dead servers left there and removes those files
+  // through its worker, as soon as the executor runs.
   WorkerPool(asio::any_io_executor executor, const sandbox::Sandbox& sandbox,
-             std::string worker_path);
+             std::string worker_path, std::string journal_root = {});
   ~WorkerPool();
 
   // Runs `op` with `args` in the lane's worker (starting one if needed).
@@ -85,8 +91,15 @@ class WorkerPool {
                                                std::size_t max_bytes, std::uint64_t connection = 0,
                                                ReplyRoom room = {});
 
-  // Kills every worker; later calls start new ones.
+  // Kills every worker; later calls start new ones. Pending removals of
+  // killed writes' temporary files wait for the next call (or, journaled,
+  // the next server).
   void stop();
+
+  // The journal_root the pool was given (for other users' pools).
+  const std::string& journal_root() const { return journal_root_; }
+  // The pool's journal; null without one (for tests).
+  const WriteJournal* journal() const { return journal_.get(); }
 
   // The jail init of the lane's worker; 0 when none runs (for logs and tests).
   pid_t worker_pid(WorkerLane lane) const;
@@ -95,6 +108,11 @@ class WorkerPool {
   static constexpr std::chrono::seconds kKillGrace{5};
   // How long removing a killed write's temporary files may take.
   static constexpr std::chrono::seconds kSweepTimeout{10};
+  // A temporary file still held (its killed worker not yet gone) is tried
+  // again this many times, this far apart; then its journal entry waits for
+  // the next server.
+  static constexpr unsigned kHeldRetries = 8;
+  static constexpr std::chrono::milliseconds kHeldRetryDelay{250};
 
  private:
   struct Worker;
@@ -104,14 +122,23 @@ class WorkerPool {
     asio::steady_timer wake;
     bool granted = false;
   };
+  // A killed write's temporary file to remove, and how often it was found
+  // held (by the killed worker, not yet dead).
+  struct PendingSweep {
+    WriteJournal::Entry entry;
+    unsigned held = 0;
+  };
   struct Lane {
     bool busy = false;  // a call runs; the others wait in `queue`
     FairQueue queue;
     std::map<std::uint64_t, Waiter*> waiters;  // by ticket
     std::unique_ptr<Worker> worker;
-    // Paths of writes whose worker died or was killed mid-operation: their
-    // temporary files are left, and the next worker removes them.
-    std::vector<std::string> sweeps;
+    // Writes whose worker died or was killed mid-operation: their temporary
+    // files are left, and the next worker removes them.
+    std::vector<PendingSweep> sweeps;
+    // Set when sweeps were added: the lane, once free, runs them at once
+    // rather than at its next call, which may never come.
+    bool sweep_soon = false;
   };
 
   // Waits for the lane (its turn among connections); throws when cancelled
@@ -121,10 +148,16 @@ class WorkerPool {
   void release(Lane& lane);
 
   asio::awaitable<Result<Worker*>> ensure_worker(Lane& lane);
-  // Notes `request`'s path in lane.sweeps if it writes a file.
+  // Notes `request` in lane.sweeps if it writes a file.
   static void note_killed_write(Lane& lane, const worker::Request& request);
-  // Runs lane.sweeps in the lane's worker (starting one); best effort.
+  // Runs lane.sweeps in the lane's worker (starting one); best effort. A
+  // temporary file the worker removed (or found gone) leaves the journal.
   asio::awaitable<void> run_sweeps(Lane& lane);
+  // run_sweeps on a lane release() left busy for it, then releases it:
+  // detached, so the pool may be gone when it resumes (alive_ says).
+  asio::awaitable<void> sweep_detached(std::weak_ptr<int> alive, Lane& lane);
+  // Adopts the journal entries of dead servers and queues their removal.
+  void adopt_orphans();
   // Why the worker's jail ended while it ran `op`: its setup failed (its
   // command never ran: a workspace its user cannot enter, say), or the
   // worker exited or died of a signal (worker_death_text); empty when the
@@ -135,12 +168,18 @@ class WorkerPool {
   asio::awaitable<Result<Result<files::OpReply>>> exchange(Worker& worker,
                                                            const worker::Request& request);
 
+  // Expires with the pool: a detached sweep resuming after the pool is gone
+  // touches nothing of it.
+  std::shared_ptr<int> alive_ = std::make_shared<int>(0);
   asio::any_io_executor executor_;
   const sandbox::Sandbox& sandbox_;
   std::string worker_path_;
   jail::JailSpec spec_;
   std::uint64_t next_id_ = 1;
   std::uint64_t next_ticket_ = 1;
+  std::string journal_root_;
+  std::unique_ptr<WriteJournal> journal_;
+  bool stopped_ = false;  // stop() ran and no call came since: no sweep starts a worker
   Lane files_;
   Lane search_;
 };

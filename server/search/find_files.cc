@@ -14,6 +14,7 @@
 
 #include "server/files/json_size.h"
 #include "server/files/tool_path.h"
+#include "server/files/utf8.h"
 #include "server/search/file_prefetch.h"
 #include "server/search/glob.h"
 #include "server/search/page_cursor.h"
@@ -109,7 +110,10 @@ Result<files::OpReply> find_files_with(const Json& args, const files::OpContext&
                                        FindTuning tuning) {
   const std::string resolved =
       BRIG_TRY(files::resolve_path(ctx.workspace, args.value("path", std::string(".")), kWhat));
-  const Glob glob = BRIG_TRY(Glob::compile(args.value("pattern", std::string())));
+  // Spelled as the tools list names (server/files/utf8.h), matched against
+  // the names' bytes.
+  const std::string pattern = args.value("pattern", std::string());
+  const Glob glob = BRIG_TRY(Glob::compile(files::text_to_name(pattern).value_or(pattern)));
   const bool by_time = args.value("sort", std::string("path")) == "modified";
   const auto limit = static_cast<std::size_t>(BRIG_TRY(kFindLimit.read(args)));
   const auto offset = static_cast<std::size_t>(BRIG_TRY(kFindOffset.read(args)));
@@ -157,7 +161,7 @@ Result<files::OpReply> find_files_with(const Json& args, const files::OpContext&
   bool size_stop = false;
   Json list = Json::array();
   const auto add = [&](const Found& f) {
-    Json j = {{"path", f.path}};
+    Json j = {{"path", files::name_to_text(f.path)}};
     if (f.symlink) j["symlink"] = true;
     if (by_time) j["modified"] = iso_time(f.mtime);
     list.push_back(std::move(j));
@@ -187,8 +191,8 @@ Result<files::OpReply> find_files_with(const Json& args, const files::OpContext&
     size_stop = finder.size_stop();
   }
   const bool more = by_time ? left > 0 : finder.next().has_value();
-  Json h = {{"path", root},
-            {"pattern", glob.pattern()},
+  Json h = {{"path", files::name_to_text(root)},
+            {"pattern", files::name_to_text(glob.pattern())},
             {"sort", by_time ? "modified" : "path"},
             {"files", std::move(list)},
             {"shown", shown},

@@ -14,6 +14,7 @@
 
 #include "jail/base/unique_fd.h"
 #include "server/files/tool_path.h"
+#include "server/files/utf8.h"
 #include "server/search/page_cursor.h"
 #include "server/search/tree_walk.h"
 
@@ -186,14 +187,14 @@ Result<files::OpReply> list_directory_op(const Json& args, const files::OpContex
 
   Json list = Json::array();
   for (const Entry& e : entries) {
-    Json j = {{"path", e.path}, {"type", e.type}};
+    Json j = {{"path", files::name_to_text(e.path)}, {"type", e.type}};
     if (e.size >= 0) j["size"] = e.size;
-    if (e.type == "symlink") j["target"] = e.target;
+    if (e.type == "symlink") j["target"] = files::name_to_text(e.target);
     if (!e.error.empty()) j["error"] = e.error;
     list.push_back(std::move(j));
   }
   const bool timed_out = walker.timed_out();
-  Json header = {{"path", path},
+  Json header = {{"path", files::name_to_text(path)},
                  {"depth", depth},
                  {"entries", std::move(list)},
                  {"listed", entries.size()},

@@ -50,7 +50,12 @@ std::vector<std::string> strings_of(const Json& args, const char* key) {
   std::vector<std::string> out;
   if (auto it = args.find(key); it != args.end() && it->is_array())
     for (const Json& v : *it)
-      if (v.is_string()) out.push_back(v.get<std::string>());
+      if (v.is_string()) {
+        // A glob names files as the tools list them (server/files/utf8.h);
+        // it is matched against the names' bytes.
+        const std::string text = v.get<std::string>();
+        out.push_back(files::text_to_name(text).value_or(text));
+      }
   return out;
 }
 
@@ -289,7 +294,7 @@ class Search : public WalkVisitor {
   Json header(const std::string& root) const {
     Json files = Json::array();
     for (const OutFile& f : files_) {
-      Json j = {{"path", f.path}};
+      Json j = {{"path", files::name_to_text(f.path)}};
       if (args_.mode != Mode::files) j["count"] = f.count;
       if (args_.mode == Mode::content) {
         Json lines = Json::array();
@@ -306,7 +311,7 @@ class Search : public WalkVisitor {
       }
       files.push_back(std::move(j));
     }
-    Json h = {{"path", root},
+    Json h = {{"path", files::name_to_text(root)},
               {"pattern", args_.pattern},
               {"output_mode", mode_name(args_.mode)},
               {"case_insensitive", matcher_.case_insensitive()},

@@ -16,6 +16,7 @@
 #include "jail/base/path.h"
 #include "jail/base/unique_fd.h"
 #include "server/files/file_io.h"
+#include "server/files/utf8.h"
 
 namespace brig::search {
 namespace {
@@ -57,7 +58,11 @@ protocol::Json SkipCounts::to_json() const {
   protocol::Json j = {{"ignored", ignored},  {"hidden", hidden},       {"symlinks", symlinks},
                       {"binary", binary},    {"too_large", too_large}, {"unreadable", unreadable},
                       {"filtered", filtered}};
-  if (!unreadable_examples.empty()) j["unreadable_examples"] = unreadable_examples;
+  if (!unreadable_examples.empty()) {
+    protocol::Json examples = protocol::Json::array();
+    for (const std::string& e : unreadable_examples) examples.push_back(files::name_to_text(e));
+    j["unreadable_examples"] = std::move(examples);
+  }
   return j;
 }
 

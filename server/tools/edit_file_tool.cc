@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "server/files/edit_file.h"
+#include "server/files/utf8.h"
 #include "server/policy/tool_names.h"
 #include "server/tools/denial.h"
 
@@ -32,7 +33,8 @@ protocol::ToolDescriptor edit_file_descriptor() {
       {"properties",
        {{"path",
          {{"type", "string"},
-          {"description", "File to edit: absolute, or relative to the workspace."}}},
+          {"description", std::string("File to edit: absolute, or relative to the workspace.") +
+                              std::string(files::kNameEscapeNote)}}},
         {"edits",
          {{"type", "array"},
           {"items", std::move(edit)},

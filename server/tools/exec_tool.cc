@@ -40,7 +40,7 @@ Json input_schema(const policy::Policy& p) {
             {{"type", "string"},
              {"description",
               "Working directory: absolute, or relative to the workspace (default: the "
-              "workspace)."}}},
+              "workspace); a name as the file tools list it."}}},
            {"env",
             {{"type", "object"},
              {"additionalProperties", {{"type", "string"}}},

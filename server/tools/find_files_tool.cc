@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "server/files/utf8.h"
 #include "server/policy/tool_names.h"
 #include "server/search/find_files.h"
 #include "server/tools/skip_summary.h"
@@ -27,8 +28,9 @@ protocol::ToolDescriptor find_files_descriptor() {
         {"path",
          {{"type", "string"},
           {"description",
-           "Directory to search: absolute, or relative to the workspace. Default: the "
-           "workspace."}}},
+           std::string("Directory to search: absolute, or relative to the workspace. Default: "
+                       "the workspace.") +
+               std::string(files::kNameEscapeNote)}}},
         {"hidden",
          {{"type", "boolean"},
           {"description",

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "server/files/utf8.h"
 #include "server/policy/tool_names.h"
 #include "server/search/list_directory.h"
 #include "server/tools/denial.h"
@@ -20,8 +21,9 @@ protocol::ToolDescriptor list_directory_descriptor() {
        {{"path",
          {{"type", "string"},
           {"description",
-           "Directory to list: absolute, or relative to the workspace. Default: "
-           "the workspace."}}},
+           std::string("Directory to list: absolute, or relative to the workspace. Default: "
+                       "the workspace.") +
+               std::string(files::kNameEscapeNote)}}},
         {"depth", search::kListDepth.schema(
                       "Levels to list; 1 (default) lists only the directory's own entries.")},
         {"hidden",

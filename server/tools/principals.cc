@@ -91,7 +91,8 @@ Result<Principal> Principals::of(const std::optional<process::PeerCredentials>& 
   other->sandbox = std::move(*planned);
   other->sandbox.spawner = own_.sandbox.spawner;
   if (own_.workers != nullptr && !worker_path_.empty())
-    other->workers = std::make_unique<pool::WorkerPool>(executor_, other->sandbox, worker_path_);
+    other->workers = std::make_unique<pool::WorkerPool>(executor_, other->sandbox, worker_path_,
+                                                        own_.workers->journal_root());
   spdlog::info("serving {} ({}) as itself: its jails and file workers take its ids, home {}",
                account->name, where, account->home.empty() ? "none" : account->home);
   Principal principal{other->sandbox, other->workers.get()};

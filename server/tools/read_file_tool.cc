@@ -8,6 +8,7 @@
 
 #include "server/files/base64.h"
 #include "server/files/read_file.h"
+#include "server/files/utf8.h"
 #include "server/policy/tool_names.h"
 #include "server/tools/denial.h"
 #include "server/tools/tool.h"
@@ -30,7 +31,8 @@ protocol::ToolDescriptor read_file_descriptor() {
       {"properties",
        {{"path",
          {{"type", "string"},
-          {"description", "File to read: absolute, or relative to the workspace."}}},
+          {"description", std::string("File to read: absolute, or relative to the workspace.") +
+                              std::string(files::kNameEscapeNote)}}},
         {"offset", files::kReadOffset.schema("First line to return (1-based). Default 1.")},
         {"limit", files::kReadLimit.schema(fmt::format("How many lines to return. Default {}.",
                                                        files::kDefaultReadLines))},

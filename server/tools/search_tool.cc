@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "server/files/utf8.h"
 #include "server/policy/tool_names.h"
 #include "server/search/search.h"
 #include "server/tools/skip_summary.h"
@@ -108,8 +109,9 @@ protocol::ToolDescriptor search_descriptor() {
         {"path",
          {{"type", "string"},
           {"description",
-           "Directory to search (or one file): absolute, or relative to the workspace. Default: "
-           "the workspace."}}},
+           std::string("Directory to search (or one file): absolute, or relative to the "
+                       "workspace. Default: the workspace.") +
+               std::string(files::kNameEscapeNote)}}},
         {"fixed_strings", schema_bool("Treat pattern as exact text, not a regex. Default false.")},
         {"case_insensitive", schema_bool("Ignore case. Default false.")},
         {"smart_case",

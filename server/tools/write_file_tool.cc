@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "server/files/utf8.h"
 #include "server/files/write_file.h"
 #include "server/policy/tool_names.h"
 #include "server/tools/denial.h"
@@ -18,7 +19,8 @@ protocol::ToolDescriptor write_file_descriptor() {
       {"properties",
        {{"path",
          {{"type", "string"},
-          {"description", "File to write: absolute, or relative to the workspace."}}},
+          {"description", std::string("File to write: absolute, or relative to the workspace.") +
+                              std::string(files::kNameEscapeNote)}}},
         {"content", {{"type", "string"}, {"description", "The complete new contents (UTF-8)."}}},
         {"create_parents",
          {{"type", "boolean"},

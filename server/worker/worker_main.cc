@@ -18,6 +18,7 @@
 #include <string>
 #include <string_view>
 
+#include "server/files/utf8.h"
 #include "server/worker/ops.h"
 #include "server/worker/wire.h"
 
@@ -67,7 +68,10 @@ brig::Result<brig::files::OpReply> serve(const brig::worker::Request& request,
   ctx.deadline = std::chrono::steady_clock::now() + request.timeout;
   ctx.max_bytes = request.max_bytes;
   try {
-    return op(request.args, ctx);
+    auto reply = op(request.args, ctx);
+    // An error's `where` is a path: shown as names are (server/files/utf8.h).
+    if (!reply) reply.error().where = brig::files::name_to_text(reply.error().where);
+    return reply;
   } catch (const std::exception& e) {
     // Arguments were validated by the server; an exception here is a bug,
     // reported as the operation's failure instead of ending the worker.

@@ -12,10 +12,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <memory>
+#include <optional>
 #include <sstream>
 
 #include <gtest/gtest.h>
@@ -95,8 +98,39 @@ pid_t spawner_of(pid_t server) {
 class Kill9 : public ::testing::Test {
  protected:
   void SetUp() override {
+    // The write journal (server/pool/write_journal.h) of this test's servers.
+    const char* old = std::getenv("XDG_STATE_HOME");
+    if (old != nullptr) old_state_ = old;
+    ::setenv("XDG_STATE_HOME", state_.path().c_str(), 1);
     std::ofstream(ws_.file("hello.txt")) << "hello\n";
     start_server();
+  }
+  void TearDown() override {
+    if (old_state_)
+      ::setenv("XDG_STATE_HOME", old_state_->c_str(), 1);
+    else
+      ::unsetenv("XDG_STATE_HOME");
+  }
+
+  // Sends big writes until one is seen writing its temporary file, then
+  // calls caught(id) with its id; false when every try finished first.
+  bool catch_a_write(LineClient& c, const std::function<void(int)>& caught) {
+    const std::string content(32u << 20, 'x');
+    for (int attempt = 0, id = 100; attempt < 8; ++attempt, ++id) {
+      if (!c.send(tool_call(id, "write_file", {{"path", "big.txt"}, {"content", content}})))
+        return false;
+      const auto deadline = std::chrono::steady_clock::now() + kDeadline;
+      while (std::chrono::steady_clock::now() < deadline) {
+        if (!brig_temp_files(ws_.path()).empty()) {
+          caught(id);
+          return true;
+        }
+        if (std::filesystem::exists(ws_.file("big.txt"))) break;  // too late: it finished
+      }
+      c.read_response(id);
+      std::filesystem::remove(ws_.file("big.txt"));
+    }
+    return false;
   }
 
   void start_server() {
@@ -156,6 +190,8 @@ class Kill9 : public ::testing::Test {
 
   TempDir ws_;
   TempDir sock_;
+  TempDir state_;
+  std::optional<std::string> old_state_;
   std::unique_ptr<Child> server_;
   int next_id_ = 10;
 };
@@ -287,6 +323,73 @@ TEST_F(Kill9, AWorkerMidWriteLeavesNoTemporaryFileAndTheNextCallGetsANewWorker) 
   if (std::filesystem::exists(ws_.file("big.txt"))) {
     EXPECT_EQ(std::filesystem::file_size(ws_.file("big.txt")), content.size());
   }
+  expect_serving();
+}
+
+// Issue 15: a cancelled write_file's temporary file is removed right after
+// the cancel, not at a next call that may never come.
+TEST_F(Kill9, ACancelledWriteLeavesNoTemporaryFileWithoutAnotherCall) {
+  auto c = connect();
+  ASSERT_TRUE(catch_a_write(*c, [&](int id) { ASSERT_TRUE(c->send(cancel_notification(id))); }))
+      << "no write was caught in progress";
+  // No call follows: the server removes it on its own.
+  std::vector<std::string> left;
+  EXPECT_TRUE(wait_until([&] {
+    left = brig_temp_files(ws_.path());
+    return left.empty();
+  })) << "the cancelled write's temporary file:\n"
+      << joined(left);
+  expect_serving();
+}
+
+// The same when the client goes away mid-write: its calls are cancelled.
+TEST_F(Kill9, AWriteOfAClientThatLeftLeavesNoTemporaryFile) {
+  auto c = connect();
+  ASSERT_TRUE(catch_a_write(*c, [&](int) { c->close_write(); }))
+      << "no write was caught in progress";
+  c.reset();
+  std::vector<std::string> left;
+  EXPECT_TRUE(wait_until([&] {
+    left = brig_temp_files(ws_.path());
+    return left.empty();
+  })) << "the write's temporary file:\n"
+      << joined(left);
+  expect_serving();
+}
+
+// Issue 15: after kill -9 of brig-server mid-write, the next `brig serve`
+// removes the temporary file it left, at start-up, and nothing else that
+// merely looks like one.
+TEST_F(Kill9, TheNextServerRemovesATemporaryFileAKilledServerLeftAndOnlyThat) {
+  auto c = connect();
+  // The worker is stopped first, so that the write cannot finish while its
+  // jail's end follows the server's (the spawner notices, then kills it).
+  std::vector<pid_t> workers;
+  ASSERT_TRUE(catch_a_write(*c, [&](int) {
+    workers = pids_with_cmdline("brig-worker --workspace " + ws_.path());
+    for (pid_t w : workers) ::kill(w, SIGSTOP);
+    server_->signal(SIGKILL);
+  })) << "no write was caught in progress";
+  const auto status = server_->wait();
+  ASSERT_TRUE(status && WIFSIGNALED(*status) && WTERMSIG(*status) == SIGKILL);
+  c.reset();
+  EXPECT_TRUE(wait_until([&] {
+    return pids_with_cmdline("brig-worker --workspace " + ws_.path()).empty();
+  })) << "the killed server's worker is still there";
+  const std::vector<std::string> left = brig_temp_files(ws_.path());
+  ASSERT_EQ(left.size(), 1u) << "the killed write's temporary file:\n" << joined(left);
+  // brig's pattern, but no brig made it: a jail could plant such a name.
+  const std::string decoy = ws_.file(".big.txt.brig-0123456789abcdef");
+  std::ofstream(decoy) << "not brig's\n";
+
+  start_server();
+  std::vector<std::string> now;
+  EXPECT_TRUE(wait_until([&] {
+    now = brig_temp_files(ws_.path());
+    return now.size() == 1;
+  })) << "left after the next server started:\n"
+      << joined(now);
+  EXPECT_TRUE(std::filesystem::exists(decoy));
   expect_serving();
 }
 

@@ -162,37 +162,68 @@ TEST(AtomicWrite, TempNamesAreExactlyBrigs) {
 }
 
 // Issue 15: a write_file killed midway (a cancelled call kills the worker)
-// left its temporary file, 35 MB of it, in the workspace. The next write to
-// that directory removes such leftovers, and nothing else: names in the
-// workspace are the jail's to choose.
-TEST(AtomicWrite, TheNextWriteSweepsLeftoversAndOnlyThem) {
+// left its temporary file, 35 MB of it, in the workspace. The server names
+// each write's temporary file (temp_suffix) and later removes exactly that
+// name; a file that merely looks like one (names in the workspace are the
+// jail's to choose) is never touched, by a write or by the removal.
+TEST(AtomicWrite, OnlyTheNamedLeftoverIsRemovedAndNothingThatLooksLikeOne) {
   TempDir dir;
   TempDir outside;
   outside.write("precious", "keep\n");
-  const std::string stale = ".big.bin.brig-0123456789abcdef";
-  dir.write(stale, std::string(1 << 20, 'x'));
-  // Decoys with the pattern's name that are not brig's leftovers.
+  const std::string left = ".big.bin.brig-0123456789abcdef";
+  dir.write(left, std::string(1 << 20, 'x'));
+  // Decoys with brig's pattern that no write of brig's left.
   ASSERT_EQ(::symlink(outside.at("precious").c_str(), dir.at(".l.brig-0123456789abcdef").c_str()),
             0);
   ASSERT_EQ(::mkdir(dir.at(".d.brig-0123456789abcdef").c_str(), 0755), 0);
   ASSERT_EQ(::mkfifo(dir.at(".f.brig-0123456789abcdef").c_str(), 0600), 0);
-  dir.write(".u.brig-0123456789ABCDEF", "not brig's name");
-  dir.write("plain.brig-0123456789abcdef", "not hidden");
-  // A write in progress elsewhere holds its temporary file locked.
+  dir.write(".other.brig-1111111111111111", "a user's file with brig's pattern");
+  // A write in progress holds its temporary file locked.
   dir.write(".busy.brig-fedcba9876543210", "partial");
   const int busy = ::open(dir.at(".busy.brig-fedcba9876543210").c_str(), O_RDONLY | O_CLOEXEC);
   ASSERT_GE(busy, 0);
   ASSERT_EQ(::flock(busy, LOCK_EX), 0);
 
-  auto r = write_file_op(Json{{"path", "next.txt"}, {"content", "new\n"}}, context_for(dir));
-  ::close(busy);
+  // A write sweeps nothing.
+  auto r = write_file_op(
+      Json{{"path", "next.txt"}, {"content", "new\n"}, {"temp_suffix", "00000000000000aa"}},
+      context_for(dir));
   ASSERT_TRUE(r) << r.error().to_string();
+  EXPECT_EQ(dir.names().size(), 7u);
+
+  // The named leftover goes; the same suffix names nothing else.
+  using enum TempRemoval;
+  EXPECT_EQ(remove_temp(dir.at("big.bin"), "0123456789abcdef"), gone);
+  EXPECT_EQ(remove_temp(dir.at("big.bin"), "0123456789abcdef"), gone);   // gone already
+  EXPECT_EQ(remove_temp(dir.at("l"), "0123456789abcdef"), refused);      // a symlink
+  EXPECT_EQ(remove_temp(dir.at("d"), "0123456789abcdef"), refused);      // a directory
+  EXPECT_EQ(remove_temp(dir.at("f"), "0123456789abcdef"), refused);      // a FIFO
+  EXPECT_EQ(remove_temp(dir.at("busy"), "fedcba9876543210"), held);      // a write's
+  EXPECT_EQ(remove_temp(dir.at("x/../other"), "../../precious"), gone);  // not a suffix
+  ::close(busy);
   EXPECT_EQ(dir.names(),
             (std::vector<std::string>{".busy.brig-fedcba9876543210", ".d.brig-0123456789abcdef",
                                       ".f.brig-0123456789abcdef", ".l.brig-0123456789abcdef",
-                                      ".u.brig-0123456789ABCDEF", "next.txt",
-                                      "plain.brig-0123456789abcdef"}));
+                                      ".other.brig-1111111111111111", "next.txt"}));
   EXPECT_EQ(outside.read("precious"), "keep\n");
+}
+
+// The server's suffix is the only name a write uses: one attempt, and a
+// malformed suffix is refused.
+TEST(AtomicWrite, TheServersSuffixNamesTheTemporaryFile) {
+  TempDir dir;
+  dir.write(".t.txt.brig-00000000000000bb", "planted");
+  WriteOptions options;
+  options.temp_suffix = "00000000000000bb";
+  auto taken = atomic_write(dir.at("t.txt"), "x", options);
+  ASSERT_FALSE(taken);
+  EXPECT_EQ(taken.error().sys_errno, EEXIST);
+  EXPECT_EQ(dir.read(".t.txt.brig-00000000000000bb"), "planted");
+  options.temp_suffix = "../../x";
+  EXPECT_FALSE(atomic_write(dir.at("t.txt"), "x", options));
+  options.temp_suffix = "00000000000000cc";
+  ASSERT_TRUE(atomic_write(dir.at("t.txt"), "x", options));
+  EXPECT_EQ(dir.read("t.txt"), "x");
 }
 
 TEST(AtomicWrite, ExpectedStampMismatchFailsBeforeRename) {

@@ -105,6 +105,41 @@ TEST_F(WorkerPoolTest, OperationsRunInTheJailAndSeeOnlyWhatThePolicyShows) {
   EXPECT_EQ(pool_->worker_pid(WorkerLane::files), worker) << "a failed operation keeps its worker";
 }
 
+// Issue 15: a pool with a write journal takes over what a dead server left
+// there and removes exactly those temporary files as soon as its executor
+// runs, with no call; a pool destroyed before that leaves nothing that runs
+// on it later.
+TEST_F(WorkerPoolTest, AJournaledPoolRemovesADeadServersTemporaryFilesUnasked) {
+  TempDir state;
+  const std::string root = state.file("writes");
+  const auto leave = [&](const std::string& suffix, const std::string& path) {
+    auto dead = WriteJournal::open(root, ws_.path(), sandbox_.context.uid);
+    ASSERT_TRUE(dead) << dead.error().to_string();
+    ASSERT_TRUE((*dead)->add({suffix, path}));
+  };
+  leave("0123456789abcdef", "big.txt");
+  const std::string left = ws_.file(".big.txt.brig-0123456789abcdef");
+  const std::string planted = ws_.file(".big.txt.brig-fedcba9876543210");
+  std::ofstream(left) << "left by a killed server";
+  std::ofstream(planted) << "brig's pattern, not brig's file";
+
+  pool_.emplace(io_.get_executor(), sandbox_, sibling_binary("brig-worker"), root);
+  ASSERT_NE(pool_->journal(), nullptr);
+  EXPECT_TRUE(server::testing::wait_until([&] {
+    io_.restart();
+    io_.poll();
+    return ::access(left.c_str(), F_OK) != 0;
+  })) << "the dead server's temporary file is still there";
+  EXPECT_EQ(::access(planted.c_str(), F_OK), 0);
+  EXPECT_TRUE(call(WorkerLane::files, "read_file", {{"path", "hello.txt"}}));
+
+  leave("00000000000000aa", "x.txt");
+  pool_.emplace(io_.get_executor(), sandbox_, sibling_binary("brig-worker"), root);
+  pool_.reset();
+  io_.restart();
+  io_.run_for(std::chrono::milliseconds(300));  // the sweep it queued finds the pool gone
+}
+
 TEST_F(WorkerPoolTest, AWorkerThatDiedIsReplacedOnTheNextCall) {
   ASSERT_TRUE(call(WorkerLane::files, "read_file", {{"path", "hello.txt"}}));
   const pid_t first = pool_->worker_pid(WorkerLane::files);

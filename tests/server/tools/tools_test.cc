@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -270,6 +271,93 @@ TEST_F(Tools, SearchAndFindFilesFindWhatMattersAndSayWhatTheySkipped) {
   Json bad = call("search", {{"pattern", "(unclosed"}});
   EXPECT_TRUE(is_error(bad));
   EXPECT_NE(text_of(bad).find("missing )"), std::string::npos) << text_of(bad);
+}
+
+// Issue 15: a file name that is not UTF-8 is listed so that the name shown
+// names the same file when passed back: each byte that is not part of a
+// UTF-8 character (and each byte of U+F780..U+F7FF) as U+F700 + byte.
+TEST_F(Tools, NamesThatAreNotUtf8AreListedAsTheyCanBeOpened) {
+  const std::string odd = "a\xff\xfe.txt";       // not UTF-8
+  const std::string reserved = "b\xef\x9e\x80";  // U+F780, which the escape reserves
+  const std::string dir = "d\xc3";               // a stray lead byte
+  // How brig shows them.
+  const std::string odd_shown = "a\xef\x9f\xbf\xef\x9f\xbe.txt";
+  const std::string reserved_shown = "b\xef\x9f\xaf\xef\x9e\x9e\xef\x9e\x80";
+  const std::string dir_shown = "d\xef\x9f\x83";
+  ASSERT_EQ(::mkdir(ws_.file(dir).c_str(), 0755), 0);
+  write_host_file(ws_.file(odd), "odd one\n");
+  write_host_file(ws_.file(reserved), "reserved one\n");
+  write_host_file(ws_.file("a\xc3\xbf\xc3\xbe.txt"), "decoy\n");  // "aÿþ.txt"
+  write_host_file(ws_.file(dir + "/inner.txt"), "inner needle\n");
+
+  Json l = call("list_directory", {{"depth", 2}});
+  ASSERT_FALSE(is_error(l)) << l.dump();
+  std::vector<std::string> paths;
+  for (const Json& entry : l.at("structuredContent").at("entries"))
+    paths.push_back(entry.at("path"));
+  std::sort(paths.begin(), paths.end());
+  std::vector<std::string> expected = {odd_shown, "a\xc3\xbf\xc3\xbe.txt", reserved_shown,
+                                       dir_shown, dir_shown + "/inner.txt"};
+  std::sort(expected.begin(), expected.end());
+  EXPECT_EQ(paths, expected);
+  EXPECT_NE(text_of(l).find(odd_shown), std::string::npos) << text_of(l);
+
+  // The names as listed open the files they name.
+  Json r = call("read_file", {{"path", odd_shown}});
+  ASSERT_FALSE(is_error(r)) << r.dump();
+  EXPECT_EQ(r.at("content").at(0).at("text"), "odd one\n");
+  EXPECT_EQ(r.at("structuredContent").at("path"), ws_.path() + "/" + odd_shown);
+  Json e = call("edit_file", {{"path", reserved_shown},
+                              {"edits", {{{"old_text", "reserved"}, {"new_text", "edited"}}}}});
+  ASSERT_FALSE(is_error(e)) << e.dump();
+  EXPECT_EQ(read_host_file(ws_.file(reserved)), "edited one\n");
+  Json w = call("write_file", {{"path", dir_shown + "/new.txt"}, {"content", "new\n"}});
+  ASSERT_FALSE(is_error(w)) << w.dump();
+  EXPECT_EQ(read_host_file(ws_.file(dir + "/new.txt")), "new\n");
+  EXPECT_EQ(read_host_file(ws_.file("a\xc3\xbf\xc3\xbe.txt")), "decoy\n");
+
+  Json found = call("find_files", {{"pattern", "**/*.txt"}});
+  ASSERT_FALSE(is_error(found)) << found.dump();
+  std::vector<std::string> names;
+  for (const Json& f : found.at("structuredContent").at("files")) names.push_back(f.at("path"));
+  EXPECT_NE(std::find(names.begin(), names.end(), odd_shown), names.end()) << found.dump();
+  EXPECT_NE(std::find(names.begin(), names.end(), dir_shown + "/inner.txt"), names.end());
+
+  // Globs take the same spelling and match the names' bytes.
+  Json globbed = call("find_files", {{"pattern", "*\xef\x9f\xbf*"}});
+  ASSERT_FALSE(is_error(globbed)) << globbed.dump();
+  ASSERT_EQ(globbed.at("structuredContent").at("files").size(), 1u) << globbed.dump();
+  EXPECT_EQ(globbed.at("structuredContent").at("files")[0].at("path"), odd_shown);
+  Json included = call("search", {{"pattern", "one"}, {"include", {"a\xef\x9f\xbf*"}}});
+  ASSERT_FALSE(is_error(included)) << included.dump();
+  ASSERT_EQ(included.at("structuredContent").at("files").size(), 1u) << included.dump();
+  EXPECT_EQ(included.at("structuredContent").at("files")[0].at("path"), odd_shown);
+
+  Json hit = call("search", {{"pattern", "needle"}});
+  ASSERT_FALSE(is_error(hit)) << hit.dump();
+  ASSERT_EQ(hit.at("structuredContent").at("files").size(), 1u) << hit.dump();
+  const std::string hit_path = hit.at("structuredContent").at("files")[0].at("path");
+  EXPECT_EQ(hit_path, dir_shown + "/inner.txt");
+  Json again = call("read_file", {{"path", hit_path}});
+  ASSERT_FALSE(is_error(again)) << again.dump();
+  EXPECT_EQ(again.at("content").at(0).at("text"), "inner needle\n");
+
+  // exec's cwd takes the same spelling.
+  Json run = call("exec", {{"command", "cat inner.txt"}, {"cwd", dir_shown}});
+  ASSERT_FALSE(is_error(run)) << run.dump();
+  EXPECT_NE(text_of(run).find("inner needle"), std::string::npos) << text_of(run);
+
+  // A second spelling of a valid name ("é" as the escapes of its bytes) is
+  // refused, not taken as é.
+  Json twice = call("write_file", {{"path", "\xef\x9f\x83\xef\x9e\xa9.txt"}, {"content", "x"}});
+  EXPECT_TRUE(is_error(twice)) << twice.dump();
+  EXPECT_NE(text_of(twice).find("write that character itself"), std::string::npos)
+      << text_of(twice);
+  // A path in an error is shown the same way, never as U+FFFD.
+  Json missing = call("read_file", {{"path", "zz\xef\x9f\xbf"}});
+  EXPECT_TRUE(is_error(missing));
+  EXPECT_NE(text_of(missing).find("zz\xef\x9f\xbf"), std::string::npos) << text_of(missing);
+  EXPECT_EQ(text_of(missing).find("\xef\xbf\xbd"), std::string::npos) << text_of(missing);
 }
 
 // Issue 16: what the client receives carries large text once: a 1 MiB file
