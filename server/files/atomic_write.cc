@@ -42,6 +42,9 @@ class MadeDirs {
 };
 
 Result<void> make_parents(const std::string& dir, std::string_view what, MadeDirs& made) {
+  struct stat st {};
+  // The usual case, the directory is there: one stat, not a mkdir per component.
+  if (::stat(dir.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) return {};
   std::size_t pos = 1;
   while (pos <= dir.size()) {
     std::size_t end = dir.find('/', pos);
@@ -54,7 +57,6 @@ Result<void> make_parents(const std::string& dir, std::string_view what, MadeDir
     }
     pos = end + 1;
   }
-  struct stat st {};
   if (::stat(dir.c_str(), &st) != 0)
     return std::unexpected(sys_error(std::string(what), dir, errno));
   if (!S_ISDIR(st.st_mode)) {
