@@ -17,6 +17,7 @@
 #include <fstream>
 #include <memory>
 #include <sstream>
+#include <thread>
 
 #include <gtest/gtest.h>
 
@@ -267,6 +268,10 @@ TEST_F(Kill9, AWorkerMidWriteLeavesNoTemporaryFileAndTheNextCallGetsANewWorker) 
         break;
       }
       if (std::filesystem::exists(ws_.file("big.txt"))) break;  // too late: it finished
+      // Not a busy loop: on a loaded machine spinning here took the CPU the
+      // write needed, and no write was caught in 8 tries (each write's
+      // temporary file lives for tens of milliseconds at least).
+      std::this_thread::sleep_for(1ms);
     }
     auto r = c->read_response(id);
     ASSERT_TRUE(r) << "write " << id << " was never answered";
