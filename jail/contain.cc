@@ -238,6 +238,7 @@ void await_command(const ChildPlan& p, const cgroups::Received& cgroups,
       }
       fail(SetupStep::command, e);
     }
+    p.stamps.mark(Side::child, SetupStep::command);
   }
   ::close(ChildPlan::kSyncFd);
 }
@@ -279,6 +280,10 @@ void close_stdio() {
   config.watch_fd = ChildPlan::kWatchFd;
   config.cgroups = &cgroups;
   config.git = &git;
+  config.stamp = [](const void* stamps, bool command_side, SetupStep step) {
+    static_cast<const StepStamps*>(stamps)->mark(command_side ? Side::command : Side::child, step);
+  };
+  config.stamp_context = &p.stamps;
   pid1::supervise(command, sigfd, config);
 }
 

@@ -230,6 +230,7 @@ Result<void> Launch::make_cgroups() {
 
 Result<void> Launch::send_cgroups() {
   if (helper_) {
+    if (options_.wait_readable) options_.wait_readable(helper_->pidfd());
     helper_.reset();
     stamps_.mark(Side::launcher, SetupStep::netns);
   }

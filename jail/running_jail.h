@@ -6,6 +6,7 @@
 #include <sys/types.h>
 
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <utility>
@@ -27,6 +28,12 @@ struct SpawnOptions {
   // Stamp each setup step (Outcome::steps): a page shared with the child,
   // for benchmarks; off, the steps cost nothing more.
   bool time_steps = false;
+  // Where the launcher would block until its network helper is done, it
+  // calls this with the helper's pidfd instead, to return once that polls
+  // readable, so a caller with a loop of its own (brig-spawner, building a
+  // jail ahead while another jail's command runs) can serve it meanwhile.
+  // Empty: the launcher blocks. It may not start another jail.
+  std::function<void(int pidfd)> wait_readable;
 };
 
 // Which file a bind's host source is: its device and inode (zeros for a

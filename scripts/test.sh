@@ -13,6 +13,22 @@ scripts/install-deps.sh
 cmake --preset "$preset" >/dev/null
 cmake --build --preset "$preset" -j "$(nproc)"
 
+# A short, bounded fuzz run of every harness (docs/fuzzing.md): the seeds
+# and what a few seconds find beyond them, with the sanitizers; its own
+# build (build/fuzz) plus BRIG_FUZZ_SECONDS (default 10) per harness, nproc
+# at a time; BRIG_FUZZ_SECONDS=0 skips it. It runs at the lowest priority
+# while the tests run: they mostly wait on jails and sockets, so it takes
+# the CPU they leave idle instead of adding its minutes after them. Its
+# output is shown at the end.
+fuzz_seconds=${BRIG_FUZZ_SECONDS:-10}
+fuzz_log=$(mktemp /tmp/brig-fuzz.XXXXXX)
+trap 'rm -f "$fuzz_log"' EXIT
+fuzz=
+if ((fuzz_seconds > 0)); then
+  nice -n 19 scripts/fuzz.sh "$fuzz_seconds" >"$fuzz_log" 2>&1 &
+  fuzz=$!
+fi
+
 status=0
 echo "== tests as $(id -un) (uid $(id -u))"
 ctest --test-dir "$build" --output-on-failure -j "$(nproc)" "$@" || status=1
@@ -26,7 +42,7 @@ if [[ $(id -u) -eq 0 ]]; then
   home=$(getent passwd "$user" | cut -d: -f6)
   copy=$(mktemp -d /tmp/brig-unpriv.XXXXXX)
   chmod 0755 "$copy"
-  trap 'rm -rf "$copy"' EXIT
+  trap 'rm -rf "$copy" "$fuzz_log"' EXIT
   tar -C "$build" --exclude='*.o' --exclude='*.a' --exclude=CMakeFiles -cf - . | tar -C "$copy" -xf -
   find "$copy" -name CTestTestfile.cmake -exec sed -i "s#$build#$copy#g" {} +
   chown -R "$user:" "$copy"
@@ -37,13 +53,9 @@ if [[ $(id -u) -eq 0 ]]; then
     || status=1
 fi
 
-# A short, bounded fuzz run of every harness (docs/fuzzing.md): the seeds
-# and what a few seconds find beyond them, with the sanitizers. Its own
-# build (build/fuzz) plus BRIG_FUZZ_SECONDS (default 10) per harness, nproc
-# at a time; BRIG_FUZZ_SECONDS=0 skips it.
-fuzz_seconds=${BRIG_FUZZ_SECONDS:-10}
-if ((fuzz_seconds > 0)); then
+if [[ -n $fuzz ]]; then
+  wait "$fuzz" || status=1
   echo "== fuzz, ${fuzz_seconds} s per harness"
-  scripts/fuzz.sh "$fuzz_seconds" || status=1
+  cat "$fuzz_log"
 fi
 exit $status

@@ -59,6 +59,8 @@ class Reaped {
   Reaped& operator=(Reaped&&) = delete;
   ~Reaped();
   pid_t pid() const { return pid_; }
+  // Polls readable once the process has exited (reaping then does not block).
+  int pidfd() const { return pidfd_.get(); }
 
  private:
   pid_t pid_;

@@ -40,6 +40,10 @@ int exit_code_of(int wait_status) {
 // Kills every other process of the jail, reaps them, writes git's state
 // back, removes the cgroups, reports the command's status and exits with it.
 [[noreturn]] void shut_down(pid_t command, bool have_status, int wait_status, const Config& c) {
+  const auto stamp = [&c](bool command_side, SetupStep step) {
+    if (c.stamp) c.stamp(c.stamp_context, command_side, step);
+  };
+  if (have_status) stamp(/*command_side=*/true, SetupStep::wait);
   // In a pid namespace, kill(-1) reaches every process of the jail but the
   // init; without one, the command's process group is the best reach.
   if (c.pid_namespace)
@@ -74,11 +78,13 @@ int exit_code_of(int wait_status) {
     }
     break;
   }
+  stamp(/*command_side=*/false, SetupStep::wait);
   // With nothing of the jail left to change it, the private layer is final.
   const int git_unsaved = c.git ? git_state::write_back_in_child(*c.git) : 0;
   int cgroups_left = 0;
   if (c.cgroups) cgroups_left = cgroups::remove_in_child(*c.cgroups);
   if (!have_status) ::_exit(128 + SIGKILL);
+  stamp(/*command_side=*/false, SetupStep::init);
   // Last: the launcher may stop waiting once it reads this.
   StatusRecord r;
   r.kind = StatusRecord::command_status;

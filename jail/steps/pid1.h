@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "jail/base/setup_step.h"
 #include "jail/steps/cgroups.h"
 #include "jail/steps/git_state.h"
 #include "jail/steps/process.h"
@@ -36,6 +37,12 @@ struct Config {
   const git_state::Kept* git = nullptr;        // written back once every process is reaped
   // Released (process::release_code_pages) before the loop first waits.
   const std::vector<process::PageRange>* code_pages = nullptr;
+  // The step timer (step_times.h), when on: called with (side's step) at
+  // the shut-down's milestones: the command reaped (command wait), every
+  // other process reaped (child wait), git and cgroups done, just before
+  // the status is written (child init). Async-signal-safe.
+  void (*stamp)(const void* context, bool command_side, SetupStep step) = nullptr;
+  const void* stamp_context = nullptr;
 };
 
 // Runs the init loop for `command` until it exits. Async-signal-safe.

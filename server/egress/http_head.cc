@@ -431,17 +431,38 @@ std::string upstream_head(const RequestHead& head) {
   return out;
 }
 
-std::string error_response(int status, std::string_view reason, std::string_view body) {
-  // The reason is the caller's text; a CR or LF in it would end the status
-  // line early and put what follows among the headers.
-  std::string safe_reason(reason);
-  for (char& c : safe_reason) {
-    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = ' ';
+std::string_view reason_phrase(int status) {
+  switch (status) {
+    case 400:
+      return "Bad Request";
+    case 401:
+      return "Unauthorized";
+    case 403:
+      return "Forbidden";
+    case 404:
+      return "Not Found";
+    case 408:
+      return "Request Timeout";
+    case 413:
+      return "Content Too Large";
+    case 431:
+      return "Request Header Fields Too Large";
+    case 502:
+      return "Bad Gateway";
+    case 503:
+      return "Service Unavailable";
+    case 504:
+      return "Gateway Timeout";
+    default:
+      return "Error";
   }
+}
+
+std::string error_response(int status, std::string_view body) {
   return fmt::format(
       "HTTP/1.1 {} {}\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: {}\r\n"
       "Connection: close\r\n\r\n{}",
-      status, safe_reason, body.size(), body);
+      status, reason_phrase(status), body.size(), body);
 }
 
 }  // namespace brig::egress

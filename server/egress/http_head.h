@@ -66,8 +66,12 @@ HeadParse parse_request_head(std::string_view bytes, std::size_t max_size,
 // per proxied connection, so every request is decided on its own).
 std::string upstream_head(const RequestHead& head);
 
-// A complete response for a refusal or failure: status line, Content-Type
-// text/plain, Content-Length, Connection: close, the body.
-std::string error_response(int status, std::string_view reason, std::string_view body);
+// The reason phrase of the statuses brig answers with ("Error" for others).
+std::string_view reason_phrase(int status);
+
+// A complete response for a refusal or failure: status line with the
+// status's reason phrase, Content-Type text/plain, Content-Length,
+// Connection: close, the body.
+std::string error_response(int status, std::string_view body);
 
 }  // namespace brig::egress

@@ -73,27 +73,6 @@ std::uint64_t token(Tag tag, std::uint64_t id) {
   return id << 3 | static_cast<std::uint64_t>(tag);
 }
 
-std::string_view reason_of(int status) {
-  switch (status) {
-    case 400:
-      return "Bad Request";
-    case 403:
-      return "Forbidden";
-    case 408:
-      return "Request Timeout";
-    case 431:
-      return "Request Header Fields Too Large";
-    case 502:
-      return "Bad Gateway";
-    case 503:
-      return "Service Unavailable";
-    case 504:
-      return "Gateway Timeout";
-    default:
-      return "Error";
-  }
-}
-
 // Why an address is not one the proxy connects to unnamed (DNS rebinding).
 std::string_view address_kind(const Address& a) {
   const auto& b = a.bytes;
@@ -680,7 +659,7 @@ void Relay::Impl::refuse_over_cap(Jail& jail, UniqueFd fd, Conn::Kind kind) {
                      "brig: brig has {} proxied connections open for all its jails, the "
                      "most it may.\n",
                      max_connections);
-  auto answer = error_response(503, reason_of(503), body);
+  auto answer = error_response(503, body);
   // Best effort: a fresh socket's send buffer takes a short answer whole.
   [[maybe_unused]] auto n = ::send(fd.get(), answer.data(), answer.size(), MSG_NOSIGNAL);
   ::shutdown(fd.get(), SHUT_WR);
@@ -866,7 +845,7 @@ void Relay::Impl::refuse(Conn& c, int status, std::string_view body, std::string
   c.upstream = Endpoint{};
   c.up = Flow{};
   c.down = Flow{};
-  c.down.queue(error_response(status, reason_of(status), body), false);
+  c.down.queue(error_response(status, body), false);
   c.state = Conn::State::answering;
   set_deadline(c, now + std::min<std::chrono::milliseconds>(kLinger, options.head_timeout));
   linger(c);

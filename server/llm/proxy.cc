@@ -45,33 +45,6 @@ constexpr std::size_t kMaxEnded = 4096;
 constexpr auto kLinger = 2000ms;
 constexpr auto kFirstBackoff = 500ms;
 
-std::string_view reason_of(int status) {
-  switch (status) {
-    case 400:
-      return "Bad Request";
-    case 401:
-      return "Unauthorized";
-    case 403:
-      return "Forbidden";
-    case 404:
-      return "Not Found";
-    case 408:
-      return "Request Timeout";
-    case 413:
-      return "Content Too Large";
-    case 431:
-      return "Request Header Fields Too Large";
-    case 502:
-      return "Bad Gateway";
-    case 503:
-      return "Service Unavailable";
-    case 504:
-      return "Gateway Timeout";
-    default:
-      return "Error";
-  }
-}
-
 bool retryable_status(int status) {
   return status == 429 || status == 503 || status == 529;
 }
@@ -193,7 +166,7 @@ bool Exchange::refuse(int status, std::string body) {
   record_.status = status;
   record_.error = body;
   const int fd = conn_.client;
-  const auto answer = egress::error_response(status, reason_of(status), "brig: " + body + "\n");
+  const auto answer = egress::error_response(status, "brig: " + body + "\n");
   if (write_all_fd(fd, answer, Clock::now() + kLinger, -1) == Io::ok) {
     ::shutdown(fd, SHUT_WR);
     const auto until = Clock::now() + kLinger;
@@ -622,7 +595,7 @@ void Proxy::Impl::accept_on(const std::shared_ptr<JailState>& jail) {
     }
     if (over) {
       const auto answer = egress::error_response(
-          503, reason_of(503),
+          503,
           "brig: too many connections to the LLM proxy are open; retry when some have ended\n");
       [[maybe_unused]] auto n = ::send(fd, answer.data(), answer.size(), MSG_NOSIGNAL);
       ::close(fd);

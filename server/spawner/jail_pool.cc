@@ -78,19 +78,23 @@ std::optional<jail::RunningJail> JailPool::take(const jail::JailSpec& spec,
   return out;
 }
 
-void JailPool::refill() {
+void JailPool::refill(const jail::SpawnOptions& options) {
   if (!wants_refill()) return;
   // Memory may have become scarce since the target was set.
   target_ = std::min(target_, ahead_for_memory(memory_available()));
   while (ready_.size() > target_) ready_.pop_back();
   if (ready_.size() >= target_) return;
-  auto jailed = spawn_dumpable([&] { return jail::spawn_awaiting(*wanted_); });
+  // A copy: a SPAWN served from the pool while this one is built
+  // (SpawnOptions::wait_readable) sets wanted_ again.
+  const jail::JailSpec building = *wanted_;
+  auto jailed = spawn_dumpable([&] { return jail::spawn_awaiting(building, options); });
   if (!jailed) {
     log_line("building a jail ahead: " + jailed.error().to_string());
     wanted_.reset();
     return;
   }
-  ready_.push_back(Ready{*wanted_, std::move(*jailed)});
+  if (wanted_ != building) return;  // another spec was asked for meanwhile: dropped
+  ready_.push_back(Ready{building, std::move(*jailed)});
 }
 
 std::optional<JailPool::Clock::time_point> JailPool::shrink_due() const {

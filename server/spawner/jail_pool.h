@@ -69,6 +69,11 @@ class JailPool {
                                         const jail::ExecRequest& request,
                                         Clock::time_point now = Clock::now());
 
+  // Whether a jail built for `spec` waits first in line (take() may still
+  // find it gone, or its host changed).
+  bool has_ready_for(const jail::JailSpec& spec) const {
+    return !ready_.empty() && ready_.front().key == key_of(spec);
+  }
   // Whether a refill is due: a spec was asked for and fewer jails wait for
   // it than target().
   bool wants_refill() const { return wanted_.has_value() && ready_.size() < target_; }
@@ -76,9 +81,10 @@ class JailPool {
   // back to back (target() > 1) and a jail is still ready for the next one,
   // which then does not wait for this build.
   bool refill_now() const { return wants_refill() && target_ > 1 && !ready_.empty(); }
-  // Builds one jail for the spec last asked for. A failure leaves the pool
+  // Builds one jail for the spec last asked for (`options`: how the
+  // launcher waits, SpawnOptions::wait_readable). A failure leaves the pool
   // as it is until the next SPAWN asks again.
-  void refill();
+  void refill(const jail::SpawnOptions& options = {});
   // Back to one jail once no SPAWN came for kShrinkAfterIdle; when that is
   // due, for the loop's poll timeout (nullopt: nothing to shrink).
   void shrink_if_idle(Clock::time_point now);

@@ -79,30 +79,23 @@ int SpawnerLoop::run() {
     // Jails first: the fds vector still matches live_ here, and a reply sent
     // before a new SPAWN is handled keeps the order of events.
     const auto now = Clock::now();
-    bool socket_ok = true;
     bool reported = false;
-    for (std::size_t i = live_.size(); i-- > 0;) {
-      const bool exited = (fds[i + 1].revents & (POLLIN | POLLHUP | POLLERR)) != 0;
-      const auto deadline = live_[i].jailed.deadline();
-      if (!exited && !(deadline && *deadline <= now)) continue;
-      socket_ok = report_exit(live_[i]) && socket_ok;
-      live_.erase(live_.begin() + static_cast<std::ptrdiff_t>(i));
-      reported = true;
-    }
+    const bool socket_ok = report_ended(fds, &reported);
     reap_exited(fds, fds.size() - reaping, reaping);
     if (!socket_ok) break;
     if (fds[0].revents != 0 && !on_socket()) break;
     if (pool_.refill_now()) {
       // Calls come back to back and one jail is still ready for the next:
       // that call does not wait for this build, so it need not wait for idle.
-      pool_.refill();
+      refill_pool();
       idle_since = Clock::now();
     } else if (n > 0 || reported) {
       idle_since = Clock::now();
     } else if (pool_.wants_refill() && now - idle_since >= kRefillAfterIdle) {
-      pool_.refill();
+      refill_pool();
       idle_since = Clock::now();
     }
+    if (server_gone_) break;
     pool_.shrink_if_idle(Clock::now());
   }
   // Dropping a RunningJail kills its whole jail and reaps the init; the exiting
@@ -112,6 +105,59 @@ int SpawnerLoop::run() {
   for (const jail::RunningJail& j : exiting_) reap(j.pidfd(), WEXITED);
   exiting_.clear();
   return 0;
+}
+
+bool SpawnerLoop::report_ended(const std::vector<pollfd>& fds, bool* reported) {
+  const auto now = jail::RunningJail::Clock::now();
+  bool socket_ok = true;
+  for (std::size_t i = live_.size(); i-- > 0;) {
+    const bool exited = (fds[i + 1].revents & (POLLIN | POLLHUP | POLLERR)) != 0;
+    const auto deadline = live_[i].jailed.deadline();
+    if (!exited && !(deadline && *deadline <= now)) continue;
+    socket_ok = report_exit(live_[i]) && socket_ok;
+    live_.erase(live_.begin() + static_cast<std::ptrdiff_t>(i));
+    *reported = true;
+  }
+  return socket_ok;
+}
+
+// Calls come back to back: the jail for the next one is built while this
+// one's command runs, and its launcher waits ~0.5-2 ms for the network
+// helper. A command that ends meanwhile is reported then, so its call's
+// result does not wait for the next call's jail, and a SPAWN that comes
+// then is served from the pool. A SPAWN that needs a fresh jail waits for
+// the build (no jail is cloned while the launcher is half-way).
+void SpawnerLoop::refill_pool() {
+  jail::SpawnOptions options;
+  options.wait_readable = [this](int helper_pidfd) { report_while_building(helper_pidfd); };
+  building_ = true;
+  pool_.refill(options);
+  building_ = false;
+  while (!deferred_.empty() && !server_gone_) {
+    Packet packet = std::move(deferred_.front());
+    deferred_.pop_front();
+    if (!on_spawn(std::move(packet))) server_gone_ = true;
+  }
+}
+
+void SpawnerLoop::report_while_building(int helper_pidfd) {
+  std::vector<pollfd> fds;
+  for (;;) {
+    // The helper, the live jails (at i + 1, as report_ended reads them),
+    // the socket last.
+    fds.assign(1, pollfd{helper_pidfd, POLLIN, 0});
+    for (const Live& l : live_) fds.push_back(pollfd{l.jailed.status_fd(), POLLIN, 0});
+    fds.push_back(pollfd{socket_, POLLIN, 0});
+    const int n = ::poll(fds.data(), fds.size(), poll_timeout_ms());
+    if (n < 0 && errno != EINTR) return;  // the launcher's own wait takes over
+    if (n < 0) continue;
+    bool reported = false;
+    if (!report_ended(fds, &reported) || (fds.back().revents != 0 && !on_socket())) {
+      server_gone_ = true;
+      return;
+    }
+    if (fds[0].revents != 0) return;
+  }
 }
 
 void SpawnerLoop::reap_exited(const std::vector<pollfd>& fds, std::size_t first,
@@ -153,27 +199,43 @@ bool SpawnerLoop::on_socket() {
     log_line("unexpected packet type " + std::to_string(static_cast<int>(packet->type)));
     return true;
   }
-  return on_spawn(*packet);
+  return on_spawn(std::move(*packet));
 }
 
-bool SpawnerLoop::on_spawn(const Packet& packet) {
+bool SpawnerLoop::on_spawn(Packet&& packet) {
   auto decoded = decode_spawn_packet(packet);
   if (!decoded) return send(spawn_failed_message(packet.id, decoded.error()), {});
   auto& [spec, request] = *decoded;
   for (int* fd : {&request.stdin_fd, &request.stdout_fd, &request.stderr_fd})
     if (*fd < 0) *fd = dev_null_.get();
+  if (building_) {
+    // No jail may be cloned now (the launcher is half-way): only a jail
+    // built ahead serves, and only while nothing waits before this SPAWN.
+    std::optional<jail::RunningJail> pooled;
+    if (use_pool_ && deferred_.empty() && pool_.has_ready_for(spec))
+      pooled = pool_.take(spec, request);
+    if (!pooled) {
+      deferred_.push_back(std::move(packet));  // its fds with it
+      return true;
+    }
+    return on_started(packet.id, std::move(*pooled));
+  }
   auto jailed = start_jail(spec, request);
   // The packet's stdio fds are closed by the caller once this returns: the
   // jail's child has its own copies now.
   if (!jailed) return send(spawn_failed_message(packet.id, jailed.error()), {});
+  return on_started(packet.id, std::move(*jailed));
+}
+
+bool SpawnerLoop::on_started(std::uint64_t id, jail::RunningJail jailed) {
   // SCM_RIGHTS gives brig-server its own copy of the pidfd; this process
   // keeps the original to wait on. The listeners go to brig-server only:
   // this process keeps none.
-  const std::vector<UniqueFd> listeners = jailed->take_listeners();
-  std::vector<int> fds = {jailed->pidfd()};
+  const std::vector<UniqueFd> listeners = jailed.take_listeners();
+  std::vector<int> fds = {jailed.pidfd()};
   for (const UniqueFd& l : listeners) fds.push_back(l.get());
-  const bool ok = send(started_message(packet.id, jailed->pid(), listeners.size()), fds);
-  live_.push_back(Live{packet.id, std::move(*jailed)});
+  const bool ok = send(started_message(id, jailed.pid(), listeners.size()), fds);
+  live_.push_back(Live{id, std::move(jailed)});
   return ok;
 }
 

@@ -10,6 +10,7 @@
 #include <poll.h>
 
 #include <cstdint>
+#include <deque>
 #include <string_view>
 #include <vector>
 
@@ -40,13 +41,28 @@ class SpawnerLoop {
   };
   // false: the socket closed or failed, time to shut down.
   bool on_socket();
-  bool on_spawn(const Packet& packet);
+  // While a jail is built ahead (building_), a SPAWN the pool can serve is
+  // served; any other waits in deferred_ until the build is done.
+  bool on_spawn(Packet&& packet);
+  // Sends STARTED for a jail given its command and keeps it; false when the
+  // socket is gone.
+  bool on_started(std::uint64_t id, jail::RunningJail jailed);
   // The pooled jail for `spec` given `request`, else a fresh one.
   Result<jail::RunningJail> start_jail(const jail::JailSpec& spec,
                                        const jail::ExecRequest& request);
   // Reports how the jail ended; false when the socket is gone. Leaves an
   // init that is still exiting to reap.
   bool report_exit(Live& live);
+  // Reports every jail of live_ (polled at fds[i + 1]) whose init reported
+  // or exited, or whose deadline passed, and forgets it. false when the
+  // socket is gone; *reported: whether any was.
+  bool report_ended(const std::vector<pollfd>& fds, bool* reported);
+  // Builds one jail ahead (JailPool::refill), reporting the jails that end
+  // while its launcher waits for its network helper.
+  void refill_pool();
+  // Until `helper_pidfd` polls readable: reports the jails that end and
+  // serves SPAWNs from the pool.
+  void report_while_building(int helper_pidfd);
   // Reaps the inits among the first `count` of exiting_ whose pidfd polled
   // readable (fds[first + i] for exiting_[i]).
   void reap_exited(const std::vector<pollfd>& fds, std::size_t first, std::size_t count);
@@ -59,6 +75,9 @@ class SpawnerLoop {
   JailPool pool_;
   std::vector<Live> live_;
   std::vector<jail::RunningJail> exiting_;  // reported, the init not yet reaped
+  bool server_gone_ = false;                // the socket failed while a jail was built
+  bool building_ = false;                   // inside refill_pool()
+  std::deque<Packet> deferred_;             // SPAWNs that came during a build, in order
 };
 
 // Writes "brig-spawner: <message>\n" to stderr with one write(2): no stdio

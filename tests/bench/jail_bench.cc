@@ -52,6 +52,7 @@ struct Options {
   std::string workspace;  // empty: a temporary directory
   int runs = 200;
   int warmup = 10;
+  bool pooled_only = false;  // --only pooled
 };
 
 [[noreturn]] void die(const std::string& why) {
@@ -190,6 +191,24 @@ constexpr Row kChildSide[] = {
     {Milestone::status_received, "/bin/true runs and exits; init reports"},
 };
 
+// A jail built ahead, from start_command (time 0) to the init's report.
+constexpr Row kPooledSide[] = {
+    {{Side::child, SetupStep::command}, "the init wakes, receives the command"},
+    {{Side::command, SetupStep::identity}, "signalfd, vfork, signals, ids"},
+    {{Side::command, SetupStep::cgroup}, "join the cgroups"},
+    {{Side::command, SetupStep::rlimit}, "rlimits"},
+    {{Side::command, SetupStep::chdir}, "chdir"},
+    {{Side::command, SetupStep::caps}, "drop caps"},
+    {{Side::command, SetupStep::no_new_privs}, "no_new_privs"},
+    {{Side::command, SetupStep::landlock}, "Landlock"},
+    {{Side::command, SetupStep::seccomp, Stage::begun}, "release the init's code pages"},
+    {{Side::command, SetupStep::exec}, "seccomp, execve"},
+    {{Side::command, SetupStep::wait}, "/bin/true runs and exits; the init reaps it"},
+    {{Side::child, SetupStep::wait}, "the init kills and reaps the rest"},
+    {{Side::child, SetupStep::init}, "git write-back, cgroups removed"},
+    {Milestone::status_received, "status written; the launcher wakes, reads it"},
+};
+
 using PerMark = std::vector<std::vector<double>>;  // samples in ms, by StepMark::slot()
 
 template <std::size_t N>
@@ -226,6 +245,91 @@ void print_steps(const PerMark& at_ms, const PerMark& step_ms) {
   print("jail's child, then the command until execve:", kChildSide);
 }
 
+// A byte to another process and back over two pipes: twice the wake-up
+// cost of one process by another, in ms.
+double wake_round_trip() {
+  int there[2], back[2];
+  if (::pipe2(there, O_CLOEXEC) != 0 || ::pipe2(back, O_CLOEXEC) != 0) die("pipe");
+  const pid_t pid = ::fork();
+  if (pid < 0) die("fork");
+  char b = 0;
+  if (pid == 0) {
+    ::close(there[1]);  // else its read never sees end of file
+    ::close(back[0]);
+    while (::read(there[0], &b, 1) == 1)
+      if (::write(back[1], &b, 1) != 1) break;
+    ::_exit(0);
+  }
+  ::close(there[0]);
+  ::close(back[1]);
+  std::vector<double> rounds;
+  for (int i = 0; i < 200; ++i) {
+    const auto t0 = Clock::now();
+    if (::write(there[1], &b, 1) != 1 || ::read(back[0], &b, 1) != 1) die("wake-up round trip");
+    rounds.push_back(ms_since(t0));
+  }
+  ::close(there[1]);
+  ::close(back[0]);
+  finish(pid);
+  return stats(rounds).median;
+}
+
+// The part of an exec call the exec tool's pool of jails built ahead leaves
+// on the critical path: jail::start_command on a jail from spawn_awaiting
+// (built 10 ms earlier, as the spawner builds it while idle) until the init
+// reports the command's status, stamped inside by the init and the command;
+// with the floor in the same run: a posix_spawn + waitpid of /bin/true from
+// this process, and a wake-up round trip between two processes.
+void bench_pooled(const Options& o) {
+  const Planned p = plan_default(o.workspace, {"/bin/true"});
+  const Command bare{{"/bin/true"}, o.workspace, {}};
+  jail::ExecRequest request = p.request;
+  request.stdin_fd = request.stdout_fd = request.stderr_fd = -1;
+  std::vector<double> pooled, floor, wake, check;
+  PerMark at_ms(jail::kStepMarks), step_ms(jail::kStepMarks);
+  for (int i = 0; i < o.runs + o.warmup; ++i) {
+    auto jailed =
+        jail::spawn_awaiting(p.spec, jail::SpawnOptions{.time_steps = true, .wait_readable = {}});
+    if (!jailed) die("spawn_awaiting: " + jailed.error().to_string());
+    ::usleep(10'000);
+    const auto t0 = Clock::now();
+    // The spawner's check before it uses a pooled jail (jail_pool.cc).
+    if (!jail::built_from_current_host(*jailed, p.spec)) die("the host changed under the bench");
+    const double check_ms = ms_since(t0);
+    if (auto started = jail::start_command(*jailed, request, std::nullopt); !started)
+      die("start_command: " + started.error().to_string());
+    auto outcome = jail::wait_until_status(*jailed);
+    const double ms = ms_since(t0);
+    if (!outcome || outcome->exit_status() != 0)
+      die("jail: " + (outcome ? outcome->to_string() : outcome.error().to_string()));
+    const double bare_ms = time_one(bare);
+    if (i < o.warmup) continue;
+    pooled.push_back(ms);
+    floor.push_back(bare_ms);
+    check.push_back(check_ms);
+    if (outcome->steps)
+      record_side(*outcome->steps, kPooledSide, std::chrono::nanoseconds(0), at_ms, step_ms);
+    if (i % 20 == 0) wake.push_back(wake_round_trip());
+  }
+  const Stats sp = stats(pooled), sf = stats(floor);
+  const double wake_ms = stats(wake).median;
+  std::printf("\na jail built ahead (the exec tool's pool): start_command to the init's status\n");
+  print_row("brig: command into a waiting jail, /bin/true", sp, o.runs);
+  print_row("  of which the host check (built_from_current_host)", stats(check), o.runs);
+  print_row("floor: posix_spawn + waitpid of /bin/true", sf, o.runs);
+  std::printf("  %-48s median %6.3f ms\n", "floor: wake-up round trip between two processes",
+              wake_ms);
+  std::printf("  brig above the floor (spawn + one round trip): %.3f ms (%.2fx the floor)\n",
+              sp.median - sf.median - wake_ms, sp.median / (sf.median + wake_ms));
+  std::printf("  by step (\"at\" from start_command):\n");
+  for (const Row& r : kPooledSide) {
+    const auto i = r.mark.slot();
+    if (step_ms[i].empty()) continue;
+    std::printf("    %-26s %-44s at %6.3f ms   step %6.3f ms\n", r.mark.name().c_str(), r.what,
+                stats(at_ms[i]).median, stats(step_ms[i]).median);
+  }
+}
+
 Options parse(int argc, char** argv) {
   Options o;
   for (int i = 1; i < argc; ++i) {
@@ -240,17 +344,21 @@ Options parse(int argc, char** argv) {
       o.bwrap = value();
     else if (a == "--workspace")
       o.workspace = value();
-    else if (a == "--runs")
+    else if (a == "--only") {
+      if (value() != "pooled") die("--only takes pooled");
+      o.pooled_only = true;
+    } else if (a == "--runs")
       o.runs = std::max(10, std::atoi(value().c_str()));
     else if (a == "--help" || a == "-h") {
       std::printf(
-          "usage: brig-jail-bench --brig PATH [--bwrap PATH] [--workspace DIR] [--runs N]\n");
+          "usage: brig-jail-bench --brig PATH [--bwrap PATH] [--workspace DIR] [--runs N]\n"
+          "         [--only pooled]\n");
       std::exit(0);
     } else {
       die("unknown option " + a + " (see --help)");
     }
   }
-  if (o.brig.empty()) die("--brig PATH is required");
+  if (o.brig.empty() && !o.pooled_only) die("--brig PATH is required");
   return o;
 }
 
@@ -266,6 +374,11 @@ int main(int argc, char** argv) {
   }
   o.workspace = std::filesystem::canonical(o.workspace).string();
 
+  if (o.pooled_only) {
+    bench_pooled(o);
+    if (!made.empty()) std::filesystem::remove_all(made);
+    return 0;
+  }
   const Planned planned = plan_default(o.workspace, {"/bin/true"});
   const std::vector<int> bpf = seccomp_fds();
   const Command brig{{o.brig, "run", "--", "/bin/true"}, o.workspace, {}};
@@ -323,7 +436,8 @@ int main(int argc, char** argv) {
     Planned p = plan_default(o.workspace, {"/bin/true"});
     plan_ms.push_back(ms_since(t0));
     p.request.stdout_fd = p.request.stderr_fd = -1;
-    auto jailed = jail::spawn(p.spec, p.request, jail::SpawnOptions{.time_steps = true});
+    auto jailed =
+        jail::spawn(p.spec, p.request, jail::SpawnOptions{.time_steps = true, .wait_readable = {}});
     if (!jailed) die("spawn: " + jailed.error().to_string());
     auto outcome = jail::wait_until_status(*jailed);
     if (!outcome || outcome->exit_status() != 0)

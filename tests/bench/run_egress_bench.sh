@@ -12,16 +12,8 @@ src=$(cd "$(dirname "$0")/../.." && pwd)
 build=$src/build/release
 
 cd "$src"
-build_release() {
-  cmake --preset release >/dev/null
-  cmake --build --preset release -j "$(nproc)" --target brig brig-netfilter brig-egress-bench
-}
-if [[ -n ${BRIG_BUILD_LOCK:-} ]]; then
-  export -f build_release
-  flock "$BRIG_BUILD_LOCK" bash -c build_release
-else
-  build_release
-fi
+source tests/bench/build.sh
+bench_build release brig brig-netfilter brig-egress-bench
 
 tmp=$(mktemp -d /tmp/brig-egress-bench.XXXXXX)
 pids=()

@@ -12,16 +12,8 @@ build=$src/build/release
 command -v bwrap >/dev/null || { echo "bwrap is missing: scripts/install-deps.sh installs it" >&2; exit 1; }
 
 cd "$src"
-build_release() {
-  cmake --preset release >/dev/null
-  cmake --build --preset release -j "$(nproc)" --target brig brig-jail-bench
-}
-if [[ -n ${BRIG_BUILD_LOCK:-} ]]; then
-  export -f build_release
-  flock "$BRIG_BUILD_LOCK" bash -c build_release
-else
-  build_release
-fi
+source tests/bench/build.sh
+bench_build release brig brig-jail-bench
 
 # The workspace must not be / or the home directory: a fresh one under /tmp.
 ws=$(mktemp -d /tmp/brig-jail-bench.XXXXXX)

@@ -10,8 +10,8 @@ set -euo pipefail
 src=$(cd "$(dirname "$0")/../.." && pwd)
 preset=${BRIG_PRESET:-release}
 cd "$src"
-cmake --preset "$preset" >/dev/null
-cmake --build --preset "$preset" -j "$(nproc)" --target brig-llm-bench
+source tests/bench/build.sh
+bench_build "$preset" brig-llm-bench
 
 policy_rc=/usr/sbin/policy-rc.d
 if [[ ! -x /usr/sbin/nginx ]]; then

@@ -9,17 +9,8 @@ src=$(cd "$(dirname "$0")/../.." && pwd)
 build=$src/build/release
 
 cd "$src"
-build_release() {
-  cmake --preset release >/dev/null
-  cmake --build --preset release -j "$(nproc)" \
-    --target brig brig-server brig-spawner brig-worker brig-test-server brig-mcp-bench
-}
-if [[ -n ${BRIG_BUILD_LOCK:-} ]]; then
-  export -f build_release
-  flock "$BRIG_BUILD_LOCK" bash -c build_release
-else
-  build_release
-fi
+source tests/bench/build.sh
+bench_build release brig brig-server brig-spawner brig-worker brig-test-server brig-mcp-bench
 
 # The SDK server, pinned by tests/bench/package-lock.json, installed in the build tree.
 peer=$build/bench-node

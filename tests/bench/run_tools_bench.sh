@@ -21,17 +21,8 @@ done
 [[ -f $tarball ]] || { echo "$tarball is missing: apt-get install -y linux-source-6.1" >&2; exit 1; }
 
 cd "$src"
-build_release() {
-  cmake --preset release >/dev/null
-  cmake --build --preset release -j "$(nproc)" \
-    --target brig brig-server brig-spawner brig-worker brig-tools-bench
-}
-if [[ -n ${BRIG_BUILD_LOCK:-} ]]; then
-  export -f build_release
-  flock "$BRIG_BUILD_LOCK" bash -c build_release
-else
-  build_release
-fi
+source tests/bench/build.sh
+bench_build release brig brig-server brig-spawner brig-worker brig-tools-bench
 
 # The reference servers, pinned by tests/bench/package-lock.json, in the build tree.
 peer=$build/bench-node

@@ -110,6 +110,27 @@ TEST_F(AwaitingTest, OneCommandOnly) {
   EXPECT_EQ(outcome->exit_status(), 0);
 }
 
+// SpawnOptions::wait_readable: the launcher hands its wait for the network
+// helper to the caller (the spawner reports other jails' ends meanwhile),
+// once, with a pidfd that polls readable when the helper is done; the jail
+// is the same jail.
+TEST_F(AwaitingTest, LauncherWaitsForItsHelperThroughTheCaller) {
+  int calls = 0;
+  SpawnOptions options;
+  options.wait_readable = [&calls](int pidfd) {
+    ++calls;
+    pollfd p{pidfd, POLLIN, 0};
+    ASSERT_EQ(::poll(&p, 1, 10'000), 1);
+  };
+  auto jailed = spawn_awaiting(spec(), options);
+  ASSERT_TRUE(jailed) << jailed.error().to_string();
+  EXPECT_EQ(calls, spec().namespaces.net ? 1 : 0);
+  ASSERT_TRUE(start_command(*jailed, probe_request({"exit", "5"}), std::nullopt));
+  auto outcome = wait(*jailed);
+  ASSERT_TRUE(outcome) << outcome.error().to_string();
+  EXPECT_EQ(outcome->exit_status(), 5);
+}
+
 TEST_F(AwaitingTest, InvalidOrOversizedRequestLeavesItAwaiting) {
   auto jailed = spawn_awaiting(spec());
   ASSERT_TRUE(jailed) << jailed.error().to_string();

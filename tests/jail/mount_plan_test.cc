@@ -1,5 +1,6 @@
 // The mount planner as a pure function: a fake host, the whole plan compared.
 #include <fcntl.h>
+#include <stdlib.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -844,6 +845,123 @@ TEST(MountPlanTest, RecordedHostResolvesAsRealpathDoes) {
   ASSERT_EQ(::symlink("a/b", (d + "/rel").c_str()), 0);
   EXPECT_FALSE(recorded.unchanged(real_host()));
   std::filesystem::remove_all(d);
+}
+
+// The real host forwarded without its one-plan view: every question asked
+// of the host each time, realpath(3) itself.
+class EveryTime final : public HostView {
+ public:
+  Type type(const std::string& p) const override { return real_host().type(p); }
+  std::optional<std::string> resolve(const std::string& p) const override {
+    return real_host().resolve(p);
+  }
+  std::optional<std::string> link_text(const std::string& p) const override {
+    return real_host().link_text(p);
+  }
+  std::vector<std::pair<std::string, Type>> entries(const std::string& p) const override {
+    return real_host().entries(p);
+  }
+  std::vector<std::string> proc_root_only() const override { return real_host().proc_root_only(); }
+};
+
+// A temporary directory on the real host, removed at the end.
+struct TempTree {
+  std::string root;
+  TempTree() {
+    char tmpl[] = "/tmp/mount-plan-test.XXXXXX";
+    root = ::mkdtemp(tmpl);
+  }
+  ~TempTree() { std::filesystem::remove_all(root); }
+};
+
+// The one-plan view resolves as realpath(3) does: through relative and
+// absolute symlinks, chains of them, "." and "..", and fails where realpath
+// fails (missing, a loop, a file with more to come).
+TEST(MountPlanTest, OnePlanViewResolvesAsRealpath) {
+  TempTree t;
+  const std::string r = t.root;
+  std::filesystem::create_directories(r + "/a/b/c");
+  ASSERT_EQ(::symlink("a/b", (r + "/rel").c_str()), 0);
+  ASSERT_EQ(::symlink((r + "/a").c_str(), (r + "/abs").c_str()), 0);
+  ASSERT_EQ(::symlink("../rel/c", (r + "/a/up").c_str()), 0);
+  ASSERT_EQ(::symlink("chain2", (r + "/chain1").c_str()), 0);
+  ASSERT_EQ(::symlink("abs/b/../b", (r + "/chain2").c_str()), 0);
+  ASSERT_EQ(::symlink("loop", (r + "/loop").c_str()), 0);
+  ASSERT_EQ(::symlink("nowhere", (r + "/dangling").c_str()), 0);
+  {
+    std::FILE* f = std::fopen((r + "/a/file").c_str(), "w");
+    ASSERT_NE(f, nullptr);
+    std::fclose(f);
+  }
+  ASSERT_EQ(::symlink("/", (r + "/a/root").c_str()), 0);
+  const auto once = real_host().for_one_plan();
+  ASSERT_NE(once, nullptr);
+  for (const std::string& p : {r,
+                               r + "/",
+                               r + "/a/b/c",
+                               r + "/rel",
+                               r + "/rel/c",
+                               r + "/abs/b",
+                               r + "/a/up",
+                               r + "/a/up/..",
+                               r + "/chain1/c",
+                               r + "/./a//b/./c/..",
+                               r + "/loop",
+                               r + "/loop/x",
+                               r + "/dangling",
+                               r + "/missing",
+                               r + "/a/file",
+                               r + "/a/file/x",
+                               r + "/a/file/..",
+                               r + "/a/root",
+                               r + "/a/root/tmp",
+                               std::string("/"),
+                               std::string("/proc/self"),
+                               std::string("/lib"),
+                               std::string("/bin/sh"),
+                               std::string("/usr/../etc/hosts")}) {
+    char buf[PATH_MAX];
+    const char* want = ::realpath(p.c_str(), buf);
+    const auto got = once->resolve(p);
+    SCOPED_TRACE(p);
+    EXPECT_EQ(got.has_value(), want != nullptr);
+    if (got && want) {
+      EXPECT_EQ(*got, want);
+    }
+    EXPECT_EQ(once->resolve(p), got);  // asked again: the same answer
+  }
+}
+
+// A plan on the real host through its one-plan view is the plan made asking
+// the host every time: system binds through symlinks, a workspace with git,
+// hidden paths under a read-only bind (snapshots) and a writable one (masks).
+TEST(MountPlanTest, OnePlanViewPlansWhatAskingEveryTimePlans) {
+  TempTree t;
+  const std::string ws = t.root + "/ws";
+  std::filesystem::create_directories(ws + "/.git/hooks");
+  {
+    std::FILE* f = std::fopen((ws + "/.env").c_str(), "w");
+    ASSERT_NE(f, nullptr);
+    std::fclose(f);
+  }
+  JailSpec s;
+  s.mounts = {bind("/usr", "/usr"),     bind("/lib", "/lib"),       bind("/bin", "/bin"),
+              bind("/etc", "/etc"),     bind(ws, ws, true),         hidden_at(ws + "/.env"),
+              hidden_at("/etc/shadow"), hidden_at("/etc/ssh/none"), hidden_at("/usr/lib/x/y")};
+  Mount git;
+  git.kind = Mount::Kind::git;
+  git.target = ws + "/.git";
+  s.mounts.push_back(git);
+  Mount proc;
+  proc.kind = Mount::Kind::proc;
+  proc.target = "/proc";
+  s.mounts.push_back(proc);
+  const auto cached = plan(s, real_host());
+  const auto every = plan(s, EveryTime());
+  ASSERT_TRUE(cached) << cached.error().to_string();
+  ASSERT_TRUE(every) << every.error().to_string();
+  EXPECT_EQ(render(*cached), render(*every));
+  EXPECT_EQ(*cached, *every);
 }
 
 }  // namespace

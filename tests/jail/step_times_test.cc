@@ -47,8 +47,8 @@ constexpr StepMark command(SetupStep step, Stage stage = Stage::done) {
 }
 
 TEST_F(StepTimesTest, EveryStepIsStampedInEachSidesOrder) {
-  auto jailed =
-      spawn(base_spec(workspace_.path()), true_request(), SpawnOptions{.time_steps = true});
+  auto jailed = spawn(base_spec(workspace_.path()), true_request(),
+                      SpawnOptions{.time_steps = true, .wait_readable = {}});
   ASSERT_TRUE(jailed) << jailed.error().to_string();
   auto outcome = wait(*jailed);
   ASSERT_TRUE(outcome) << outcome.error().to_string();

@@ -826,6 +826,34 @@ TEST_F(SpawnerTest, ABurstIsServedByJailsBuiltAheadEachUsedOnce) {
   EXPECT_TRUE(eventually([&] { return waiting() <= kMaxAhead; }));
 }
 
+// While the spawner builds a jail ahead, SPAWNs that come are served from
+// the pool when it has a jail for them, and wait for the build otherwise
+// (in order); every end is reported, and no jail serves twice. Several
+// calls in flight at once, after a burst grew the pool, so builds and
+// SPAWNs overlap.
+TEST_F(SpawnerTest, SpawnsDuringABuildAreServedOnceEachAndInOrder) {
+  const jail::ExecRequest once = sh("test ! -e /tmp/brig-used || exit 9; : > /tmp/brig-used");
+  std::set<pid_t> used;
+  for (int round = 0; round < 4; ++round) {
+    constexpr int kCalls = 3;
+    std::vector<Completion<Result<RunningJail>>> spawned(kCalls);
+    for (int i = 0; i < kCalls; ++i) start_op(io_, spawner_->spawn(spec_, once), spawned[i]);
+    std::vector<RunningJail> running;
+    for (auto& s : spawned) {
+      ASSERT_TRUE(run_until(io_, s));
+      ASSERT_FALSE(s.error);
+      ASSERT_TRUE(*s.value) << s.value->error().to_string();
+      EXPECT_TRUE(used.insert((*s.value)->pid()).second) << "pid " << (*s.value)->pid() << " twice";
+      running.push_back(std::move(**s.value));
+    }
+    for (RunningJail& r : running) {
+      auto o = wait(r);
+      ASSERT_TRUE(o) << o.error().to_string();
+      EXPECT_EQ(o->exit_status(), 0) << o->to_string();
+    }
+  }
+}
+
 TEST_F(SpawnerTest, WithoutThePoolNoJailWaits) {
   spawner_.reset();
   io_.poll();
