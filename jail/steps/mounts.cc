@@ -1020,6 +1020,101 @@ const HostView& real_host() {
   return host;
 }
 
+HostView::Type RecordedHost::type(const std::string& path) const {
+  if (auto it = types_.find(path); it != types_.end()) return it->second;
+  return types_.emplace(path, host_.type(path)).first->second;
+}
+
+// realpath, one component at a time through type() and link_text(), so that
+// its answer is a function of the answers kept: what unchanged() asks again
+// is an lstat per distinct component (most paths share their first ones)
+// and a readlink per symlink met, not a realpath per path (glibc's does a
+// readlink per component of each). A relative path is asked as it is.
+std::optional<std::string> RecordedHost::resolve(const std::string& path) const {
+  if (auto it = resolved_.find(path); it != resolved_.end()) return it->second;
+  if (!path.starts_with('/')) return asked_.emplace(path, host_.resolve(path)).first->second;
+  std::vector<std::string> todo;  // components left, the next one last
+  const auto push = [&](std::string_view p) {
+    std::vector<std::string> parts;
+    for (std::size_t pos = 0; pos <= p.size();) {
+      std::size_t end = p.find('/', pos);
+      if (end == std::string_view::npos) end = p.size();
+      parts.emplace_back(p.substr(pos, end - pos));
+      pos = end + 1;
+    }
+    todo.insert(todo.end(), parts.rbegin(), parts.rend());
+  };
+  push(std::string_view(path).substr(1));
+  std::string out;  // "" is /
+  int links = 0;
+  std::optional<std::string> real;
+  for (;;) {
+    if (todo.empty()) {
+      real = out.empty() ? "/" : out;
+      break;
+    }
+    const std::string part = std::move(todo.back());
+    todo.pop_back();
+    if (part.empty() || part == ".") continue;
+    if (part == "..") {
+      out.resize(out.empty() ? 0 : out.rfind('/'));
+      continue;
+    }
+    const std::string next = out + "/" + part;
+    const Type t = type(next);
+    if (t == Type::missing) break;  // ENOENT (or EACCES)
+    if (t == Type::symlink) {
+      const auto text = link_text(next);
+      if (++links > 40 || !text || text->empty()) break;  // ELOOP
+      if (text->starts_with('/')) {
+        out.clear();
+        push(std::string_view(*text).substr(1));
+      } else {
+        push(*text);
+      }
+      continue;
+    }
+    // A file or device with more to come: ENOTDIR (a trailing slash too).
+    if (t != Type::dir && !todo.empty()) break;
+    out = next;
+  }
+  return resolved_.emplace(path, real).first->second;
+}
+
+std::optional<std::string> RecordedHost::link_text(const std::string& path) const {
+  if (auto it = links_.find(path); it != links_.end()) return it->second;
+  return links_.emplace(path, host_.link_text(path)).first->second;
+}
+
+std::vector<std::pair<std::string, HostView::Type>> RecordedHost::entries(
+    const std::string& path) const {
+  if (auto it = entries_.find(path); it != entries_.end()) return it->second;
+  return entries_.emplace(path, host_.entries(path)).first->second;
+}
+
+std::vector<std::string> RecordedHost::proc_root_only() const {
+  if (!proc_root_only_) proc_root_only_ = host_.proc_root_only();
+  return *proc_root_only_;
+}
+
+bool RecordedHost::unchanged(const HostView& host) const {
+  // The cheapest questions first: a change is usually found by an lstat.
+  for (const auto& [path, type] : types_)
+    if (host.type(path) != type) return false;
+  for (const auto& [path, text] : links_)
+    if (host.link_text(path) != text) return false;
+  for (const auto& [path, real] : asked_)
+    if (host.resolve(path) != real) return false;
+  for (const auto& [path, list] : entries_)
+    if (host.entries(path) != list) return false;
+  return !proc_root_only_ || host.proc_root_only() == *proc_root_only_;
+}
+
+std::size_t RecordedHost::questions() const {
+  return types_.size() + links_.size() + asked_.size() + entries_.size() +
+         (proc_root_only_ ? 1 : 0);
+}
+
 Result<Plan> plan(const JailSpec& spec, const HostView& host) {
   const std::unique_ptr<HostView> once = host.for_one_plan();
   return Planner(spec, once ? *once : host).run();

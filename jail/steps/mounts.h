@@ -11,7 +11,9 @@
 
 #include <sys/types.h>
 
+#include <cstddef>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -45,6 +47,39 @@ class HostView {
   // A view for one plan that asks this one about each path at most once
   // (plan() uses it when there is one), or nullptr: ask this one every time.
   virtual std::unique_ptr<HostView> for_one_plan() const { return nullptr; }
+};
+
+// A HostView that asks `host` each question once and keeps the answers, so
+// that whether the host still looks the same can be told without planning
+// again: the planner reads the host only through its HostView, so a plan
+// made with a RecordedHost is a function of the answers kept, and planning
+// again would give the same plan while unchanged() holds. Asking only the
+// distinct questions again is cheaper than planning again (the planner asks
+// about the same paths many times). resolve() is answered here from type()
+// and link_text() of each component, as realpath(3) would. Not thread-safe.
+class RecordedHost final : public HostView {
+ public:
+  explicit RecordedHost(const HostView& host) : host_(host) {}
+  Type type(const std::string& path) const override;
+  std::optional<std::string> resolve(const std::string& path) const override;
+  std::optional<std::string> link_text(const std::string& path) const override;
+  std::vector<std::pair<std::string, Type>> entries(const std::string& path) const override;
+  std::vector<std::string> proc_root_only() const override;
+
+  // Whether `host` gives every answer kept as it was given: false at the
+  // first one that differs.
+  bool unchanged(const HostView& host) const;
+  // How many distinct questions were asked (what unchanged() asks again).
+  std::size_t questions() const;
+
+ private:
+  const HostView& host_;
+  mutable std::map<std::string, Type> types_;
+  mutable std::map<std::string, std::optional<std::string>> resolved_;  // answered here
+  mutable std::map<std::string, std::optional<std::string>> asked_;     // relative: asked
+  mutable std::map<std::string, std::optional<std::string>> links_;
+  mutable std::map<std::string, std::vector<std::pair<std::string, Type>>> entries_;
+  mutable std::optional<std::vector<std::string>> proc_root_only_;
 };
 
 // The fd number, in the child, of the first tree the launcher made for a

@@ -35,12 +35,16 @@ class MadeDirs {
   }
   void add(std::string dir) { dirs_.push_back(std::move(dir)); }
   void keep() { dirs_.clear(); }
+  const std::vector<std::string>& dirs() const { return dirs_; }
 
  private:
   std::vector<std::string> dirs_;
 };
 
 Result<void> make_parents(const std::string& dir, std::string_view what, MadeDirs& made) {
+  struct stat st {};
+  // The usual case, the directory is there: one stat, not a mkdir per component.
+  if (::stat(dir.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) return {};
   std::size_t pos = 1;
   while (pos <= dir.size()) {
     std::size_t end = dir.find('/', pos);
@@ -53,7 +57,6 @@ Result<void> make_parents(const std::string& dir, std::string_view what, MadeDir
     }
     pos = end + 1;
   }
-  struct stat st {};
   if (::stat(dir.c_str(), &st) != 0)
     return std::unexpected(sys_error(std::string(what), dir, errno));
   if (!S_ISDIR(st.st_mode)) {
@@ -287,11 +290,23 @@ Result<WriteOutcome> atomic_write(const std::string& path, std::string_view data
     return std::unexpected(sys_error(what, path, errno));
   }
   temp.release();
+  const std::vector<std::string> made_dirs = made.dirs();
   made.keep();
   // The rename is durable once the directory is; some filesystems refuse
   // fsync on a directory, which leaves nothing to do.
-  if (::fsync(dir_fd.get()) != 0 && errno != EINVAL && errno != EROFS) {
-    return std::unexpected(sys_error(what, path, errno));
+  const auto sync_dir = [&](int fd) -> Result<void> {
+    if (::fsync(fd) != 0 && errno != EINVAL && errno != EROFS)
+      return std::unexpected(sys_error(what, path, errno));
+    return {};
+  };
+  BRIG_TRY_VOID(sync_dir(dir_fd.get()));
+  // A directory create_parents made is an entry in its parent, which must
+  // be durable too, or the file goes with the directory at a crash. (The
+  // directory itself was synced above, or is the parent of the next.)
+  for (const std::string& d : made_dirs) {
+    const UniqueFd parent(::open(parent_of(d).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    if (!parent) return std::unexpected(sys_error(what, path, errno));
+    BRIG_TRY_VOID(sync_dir(parent.get()));
   }
   return WriteOutcome{created, written.st_mode & 07777};
 }

@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <csignal>
 #include <cstring>
+#include <memory>
 #include <system_error>
 #include <utility>
 #include <variant>
@@ -23,6 +24,7 @@
 #include <asio/write.hpp>
 
 #include "jail/base/unique_fd.h"
+#include "jail/child_plan.h"
 #include "jail/steps/mounts.h"
 #include "server/files/write_file.h"
 #include "server/policy/tool_names.h"
@@ -51,11 +53,18 @@ struct WorkerPool::Worker {
   spawner::RunningJail jail;
   asio::local::stream_protocol::socket socket;
   worker::ReplyReader reader;
-  // The mounts as the host looked when the worker was started. A long-lived
-  // worker must not keep showing what the host has changed since: a .git
-  // made later (read-only for every jail planned after it) or a hidden file
-  // written later (masked only where it exists when the jail is planned).
-  std::optional<jail::mounts::Plan> plan;
+  // What the host looked like to the mounts' planner when the worker was
+  // started (null: planning failed). A long-lived worker must not keep
+  // showing what the host has changed since: a .git made later (read-only
+  // for every jail planned after it) or a hidden file written later (masked
+  // only where it exists when the jail is planned).
+  std::unique_ptr<jail::mounts::RecordedHost> seen;
+  jail::mounts::Plan plan;  // the plan `seen` gave
+  // Which directory or file each bind showed (dev, ino), as the jail pool
+  // checks too: a workspace moved away and another made at its path plans
+  // the same, but the worker would go on writing into the old one, wherever
+  // it now is.
+  std::vector<jail::BindSourceId> sources;
 };
 
 jail::JailSpec worker_jail_spec(const jail::JailSpec& sandbox_spec,
@@ -199,10 +208,11 @@ asio::awaitable<Result<WorkerPool::Worker*>> WorkerPool::ensure_worker(Lane& lan
     const ssize_t n =
         ::recv(lane.worker->socket.native_handle(), &byte, 1, MSG_PEEK | MSG_DONTWAIT);
     const bool alive = !(n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK));
-    if (alive) {
-      auto now = jail::mounts::plan(spec_, jail::mounts::real_host());
-      if (now && lane.worker->plan && *now == *lane.worker->plan) co_return lane.worker.get();
-    }
+    // The planner's distinct questions asked again tell whether a new plan
+    // would differ, for a fraction of planning again (docs/server.md).
+    if (alive && lane.worker->seen && lane.worker->seen->unchanged(jail::mounts::real_host()) &&
+        jail::bind_source_ids(lane.worker->plan) == lane.worker->sources)
+      co_return lane.worker.get();
     if (alive)
       spdlog::info("the host changed what the file worker's jail shows (pid {}); starting another",
                    lane.worker->jail.pid());
@@ -215,7 +225,13 @@ asio::awaitable<Result<WorkerPool::Worker*>> WorkerPool::ensure_worker(Lane& lan
     co_return std::unexpected(sys_error("start the file worker", "socketpair", errno));
   UniqueFd ours(pair[0]);
   UniqueFd theirs(pair[1]);
-  auto plan = jail::mounts::plan(spec_, jail::mounts::real_host());
+  // Recorded before the spawner plans the jail itself: a change between the
+  // two shows at the next call, and the worker is replaced then.
+  auto seen = std::make_unique<jail::mounts::RecordedHost>(jail::mounts::real_host());
+  auto plan = jail::mounts::plan(spec_, *seen);
+  if (!plan) seen.reset();
+  std::vector<jail::BindSourceId> sources;
+  if (plan) sources = jail::bind_source_ids(*plan);
   // The CPU quota the jail runs under, which the worker cannot see (no
   // /sys in the jail): its searches start no more threads than it allows.
   std::vector<std::string> env;
@@ -239,8 +255,8 @@ asio::awaitable<Result<WorkerPool::Worker*>> WorkerPool::ensure_worker(Lane& lan
   lane.worker.reset(new Worker{std::move(*running),
                                asio::local::stream_protocol::socket(
                                    executor_, asio::local::stream_protocol(), ours.release()),
-                               worker::ReplyReader(),
-                               plan ? std::optional(std::move(*plan)) : std::nullopt});
+                               worker::ReplyReader(), std::move(seen),
+                               plan ? std::move(*plan) : jail::mounts::Plan{}, std::move(sources)});
   co_return lane.worker.get();
 }
 

@@ -1,6 +1,8 @@
 // The mount planner as a pure function: a fake host, the whole plan compared.
+#include <fcntl.h>
 #include <stdlib.h>
 #include <sys/mount.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <gmock/gmock.h>
@@ -21,9 +23,14 @@ class FakeHost final : public HostView {
  public:
   std::map<std::string, Type> types;
   std::map<std::string, std::string> links;  // path -> text (relative to its directory)
+  bool implied_dirs = false;  // a path not listed is a directory when a listed one lies below it
   Type type(const std::string& p) const override {
     auto it = types.find(p);
-    return it == types.end() ? Type::missing : it->second;
+    if (it != types.end()) return it->second;
+    if (!implied_dirs) return Type::missing;
+    const std::string below = p == "/" ? p : p + "/";
+    it = types.lower_bound(below);
+    return it != types.end() && it->first.starts_with(below) ? Type::dir : Type::missing;
   }
   std::vector<std::string> proc_files;  // proc_root_only()
   // realpath: every component that is a link replaced by its text (absolute,
@@ -720,6 +727,124 @@ TEST(MountPlanTest, DeviceThatIsNotADeviceIsRefused) {
   EXPECT_EQ(p.error().to_string(),
             "plan mounts (/dev/notes): not a device node or a directory of them under /dev (it is "
             "/dev/notes) (mounts[0])");
+}
+
+// The file worker keeps what the planner asked and asks it again before each
+// call instead of planning again (server/pool/worker_pool.cc): the answers
+// kept give the same plan, and every host change that changes the plan
+// changes an answer.
+TEST(MountPlanTest, RecordedHostTellsWhetherPlanningAgainWouldDiffer) {
+  Mount git;
+  git.kind = Mount::Kind::git;
+  git.target = "/home/u/ws/.git";
+  git.optional = true;
+  Mount proc;
+  proc.kind = Mount::Kind::proc;
+  proc.target = "/proc";
+  JailSpec s;
+  s.mounts = {bind("/usr", "/usr"),
+              bind("/lib", "/lib"),
+              bind("/home/u", "/home/u"),
+              bind("/home/u/ws", "/home/u/ws", true),
+              git,
+              hidden_at("/home/u/ws/.env"),
+              hidden_at("/home/u/ws/.netrc"),
+              hidden_at("/home/u/.config/gh/hosts.yml"),
+              proc};
+  const FakeHost before = [] {
+    FakeHost h = debian_host();
+    h.types["/home/u"] = HostView::Type::dir;
+    h.types["/home/u/.config"] = HostView::Type::dir;
+    h.types["/home/u/.bashrc"] = HostView::Type::file;
+    // As on a real host, where RecordedHost walks every component.
+    h.implied_dirs = true;
+    return h;
+  }();
+  RecordedHost seen(before);
+  const auto recorded = plan(s, seen);
+  ASSERT_TRUE(recorded) << recorded.error().to_string();
+  EXPECT_EQ(*recorded, *plan(s, before));
+  EXPECT_TRUE(seen.unchanged(before));
+  EXPECT_GT(seen.questions(), 0u);
+
+  // Each change the host (or a jail, in the workspace) could make.
+  std::vector<std::pair<std::string, FakeHost>> changes;
+  const auto change = [&](std::string what, auto edit) {
+    FakeHost h = before;
+    edit(h);
+    changes.emplace_back(std::move(what), std::move(h));
+  };
+  change("no .git", [](FakeHost& h) {
+    std::erase_if(h.types, [](const auto& e) { return e.first.starts_with("/home/u/ws/.git"); });
+  });
+  change(".git a file", [](FakeHost& h) { h.types["/home/u/ws/.git"] = HostView::Type::file; });
+  change(".git a symlink", [](FakeHost& h) {
+    h.types["/home/u/ws/.git"] = HostView::Type::symlink;
+    h.links["/home/u/ws/.git"] = "/etc";
+  });
+  change("a hidden file written",
+         [](FakeHost& h) { h.types["/home/u/ws/.netrc"] = HostView::Type::file; });
+  change("a hidden file removed", [](FakeHost& h) { h.types.erase("/home/u/ws/.env"); });
+  change("a hidden path made a symlink", [](FakeHost& h) {
+    h.types["/home/u/ws/.env"] = HostView::Type::symlink;
+    h.links["/home/u/ws/.env"] = "/home/u/.bashrc";
+  });
+  change("a file in a snapshot",
+         [](FakeHost& h) { h.types["/home/u/.profile"] = HostView::Type::file; });
+  change("a hidden directory made",
+         [](FakeHost& h) { h.types["/home/u/.config/gh"] = HostView::Type::dir; });
+  change("/lib retargeted", [](FakeHost& h) { h.links["/lib"] = "usr/lib64"; });
+  change("/usr a symlink", [](FakeHost& h) {
+    h.types["/usr"] = HostView::Type::symlink;
+    h.links["/usr"] = "/opt";
+    h.types["/opt"] = HostView::Type::dir;
+  });
+  change("/proc's root-only files", [](FakeHost& h) { h.proc_files = {"kmsg"}; });
+  change("a file the plan never looks at",
+         [](FakeHost& h) { h.types["/home/u/ws/src.c"] = HostView::Type::file; });
+  for (const auto& [what, host] : changes) {
+    const auto now = plan(s, host);
+    ASSERT_TRUE(now) << what;
+    if (&host == &changes.back().second) {
+      // The workspace's own files are no question of the planner's.
+      EXPECT_EQ(*now, *recorded);
+      EXPECT_TRUE(seen.unchanged(host));
+    } else {
+      EXPECT_NE(*now, *recorded) << what;
+      EXPECT_FALSE(seen.unchanged(host)) << what << ": the plan differs, no answer does";
+    }
+  }
+}
+
+// RecordedHost answers resolve() itself, component by component: the same
+// answers as realpath(3) on the real host, symlinks, "..", and errors too.
+TEST(MountPlanTest, RecordedHostResolvesAsRealpathDoes) {
+  char tmpl[] = "/tmp/brig-resolve-XXXXXX";
+  ASSERT_NE(::mkdtemp(tmpl), nullptr);
+  const std::string d = tmpl;
+  ASSERT_EQ(::mkdir((d + "/a").c_str(), 0755), 0);
+  ASSERT_EQ(::mkdir((d + "/a/b").c_str(), 0755), 0);
+  ::close(::open((d + "/a/f").c_str(), O_CREAT | O_WRONLY, 0644));
+  ASSERT_EQ(::symlink("a", (d + "/rel").c_str()), 0);
+  ASSERT_EQ(::symlink((d + "/a/b").c_str(), (d + "/abs").c_str()), 0);
+  ASSERT_EQ(::symlink("../f", (d + "/a/b/up").c_str()), 0);
+  ASSERT_EQ(::symlink("loop", (d + "/loop").c_str()), 0);
+  ASSERT_EQ(::symlink("missing", (d + "/dangling").c_str()), 0);
+  ASSERT_EQ(::symlink("/", (d + "/root").c_str()), 0);
+  const RecordedHost recorded(real_host());
+  for (const std::string rel :
+       {"",          "/",           "/a",      "/a/",       "/a/b",     "/a/./b/..",
+        "/a/f",      "/a/f/",       "/a/f/x",  "/a/f/..",   "/rel",     "/rel/b",
+        "/rel/b/up", "/abs",        "/abs/up", "/abs/../f", "/loop",    "/dangling",
+        "/missing",  "/missing/..", "/root",   "/root/tmp", "/../../.."}) {
+    const std::string path = d + rel;
+    EXPECT_EQ(recorded.resolve(path), real_host().resolve(path)) << path;
+  }
+  EXPECT_TRUE(recorded.unchanged(real_host()));
+  ::unlink((d + "/rel").c_str());
+  ASSERT_EQ(::symlink("a/b", (d + "/rel").c_str()), 0);
+  EXPECT_FALSE(recorded.unchanged(real_host()));
+  std::filesystem::remove_all(d);
 }
 
 // The real host forwarded without its one-plan view: every question asked

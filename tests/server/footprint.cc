@@ -1,6 +1,7 @@
 #include "tests/server/footprint.h"
 
 #include <dirent.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -124,6 +125,15 @@ std::map<std::string, std::string> cgroup_dirs_of(pid_t pid) {
   return out;
 }
 
+// Clock ticks since boot, as /proc/<pid>/stat gives a process's start.
+unsigned long long now_in_ticks() {
+  timespec t{};
+  ::clock_gettime(CLOCK_BOOTTIME, &t);
+  const auto hz = static_cast<unsigned long long>(::sysconf(_SC_CLK_TCK));
+  return static_cast<unsigned long long>(t.tv_sec) * hz +
+         static_cast<unsigned long long>(t.tv_nsec) * hz / 1000000000ull;
+}
+
 }  // namespace
 
 Footprint footprint_of(pid_t root) {
@@ -131,6 +141,7 @@ Footprint footprint_of(pid_t root) {
   for (pid_t pid : all_pids())
     if (auto s = stat_of(pid)) stats[pid] = *s;
   Footprint f;
+  f.taken = now_in_ticks();
   std::vector<pid_t> todo{root};
   std::set<pid_t> seen;
   while (!todo.empty()) {
@@ -177,11 +188,15 @@ std::vector<std::string> left_of(const Footprint& f) {
       const std::string base = "/proc/" + std::to_string(pid);
       for (const char* kind : kNamespaceKinds) {
         const std::string ns = read_link(base + "/ns/" + kind);
-        if (f.namespaces.contains(ns)) {
-          const auto st = stat_of(pid);
-          held.insert(ns + " by process " + std::to_string(pid) + " (" +
-                      (st ? st->comm + ", state " + st->state : std::string("gone")) + ")");
-        }
+        if (!f.namespaces.contains(ns)) continue;
+        const auto st = stat_of(pid);
+        if (st && st->start > f.taken) continue;  // a new namespace with a freed number
+        held.insert(ns + " by process " + std::to_string(pid) + " (" +
+                    (st ? st->comm + ", state " + st->state + ", started " +
+                              std::to_string(st->start) + ", footprint at " +
+                              std::to_string(f.taken)
+                        : std::string("gone")) +
+                    ")");
       }
       std::error_code ec;
       for (const auto& e : std::filesystem::directory_iterator(base + "/fd", ec)) {

@@ -26,6 +26,7 @@ struct Footprint {
   std::set<std::string> cgroup_dirs;   // the host directories of their cgroups under brig/
   std::vector<std::string> brig_dirs;  // <root's cgroup>/brig in each hierarchy (may not exist)
   int unreadable_namespaces = 0;       // processes whose ns links this user may not read
+  unsigned long long taken = 0;        // when the snapshot was taken, in clock ticks since boot
 };
 
 // The processes under root (root included), their namespaces and cgroups.
@@ -40,6 +41,15 @@ std::vector<ProcessId> still_running(const Footprint& f);
 // cgroup directory, or a directory under a brig/ cgroup named for one of
 // f's processes ("<pid>-<n>", how brig names its jails' groups). Empty when
 // nothing is left.
+//
+// A namespace is named by its inode number, and the kernel gives a freed
+// number to the next namespace made (the lowest free one): the jail brig
+// builds ahead after a kill gets the killed jail's seven numbers. So a
+// process that started after f was taken is not counted as holding one of
+// f's namespaces by its /proc/<pid>/ns link: it was not in them then, and
+// could have entered them since only through a file descriptor of the
+// namespace (which counts, whoever holds it) or by being forked in them by
+// a process of f (which is still running then, and counts).
 std::vector<std::string> left_of(const Footprint& f);
 
 // Files in dir (recursively) whose names brig's atomic write gives its

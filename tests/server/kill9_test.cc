@@ -20,9 +20,11 @@
 #include <memory>
 #include <optional>
 #include <sstream>
+#include <thread>
 
 #include <gtest/gtest.h>
 
+#include "protocol/text.h"
 #include "tests/server/footprint.h"
 #include "tests/server/test_support.h"
 
@@ -293,18 +295,26 @@ TEST_F(Kill9, AWorkerMidWriteLeavesNoTemporaryFileAndTheNextCallGetsANewWorker) 
   // one finish first, the next try kills a write in progress.
   const std::string content(32u << 20, 'x');
   bool caught = false;
+  std::string last;  // the last uncaught write's answer
   int id = 100;
   for (int attempt = 0; attempt < 8 && !caught; ++attempt, ++id) {
     ASSERT_TRUE(c->send(tool_call(id, "write_file", {{"path", "big.txt"}, {"content", content}})));
-    const auto deadline = std::chrono::steady_clock::now() + kDeadline;
+    // Until its temporary file or the file shows: under load (ASan, load
+    // 11 on 2 cores) a 32 MiB write took ~29 s to get that far, and a 20 s
+    // bound gave up on all 8 before any was caught.
+    const auto deadline = std::chrono::steady_clock::now() + 3 * kDeadline;
     while (std::chrono::steady_clock::now() < deadline) {
       if (!brig_temp_files(ws_.path()).empty()) {
         caught = ::kill(workers.front(), SIGKILL) == 0;
         break;
       }
       if (std::filesystem::exists(ws_.file("big.txt"))) break;  // too late: it finished
+      // Not a busy loop: on a loaded machine spinning here took the CPU the
+      // write needed, and no write was caught in 8 tries (each write's
+      // temporary file lives for tens of milliseconds at least).
+      std::this_thread::sleep_for(1ms);
     }
-    auto r = c->read_response(id);
+    auto r = c->read_response(id, nullptr, 3 * kDeadline);
     ASSERT_TRUE(r) << "write " << id << " was never answered";
     if (caught) {
       EXPECT_TRUE(is_error(*r)) << r->dump();
@@ -312,10 +322,11 @@ TEST_F(Kill9, AWorkerMidWriteLeavesNoTemporaryFileAndTheNextCallGetsANewWorker) 
       // Removed before the failed write was answered.
       EXPECT_EQ(joined(brig_temp_files(ws_.path())), "") << "the killed write's temporary file";
     } else {
+      last = protocol::clip(r->dump(), 300);
       std::filesystem::remove(ws_.file("big.txt"));
     }
   }
-  ASSERT_TRUE(caught) << "no write was caught in progress";
+  ASSERT_TRUE(caught) << "no write was caught in progress; the last answer: " << last;
   EXPECT_EQ(wait_for_nothing_left(f), "") << "left by the killed worker's jail";
 
   // Killed before its rename, or (should the kill come just after it)

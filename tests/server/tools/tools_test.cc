@@ -68,6 +68,25 @@ class Tools : public ::testing::Test {
     ASSERT_TRUE(initialize(*client_));
   }
 
+  // A new server with a policy file (outside the workspace, where a jail
+  // could not rewrite it).
+  void restart_with_policy(const std::string& toml) {
+    write_host_file(policies_.file("p.toml"), toml);
+    client_->close_write();
+    child_->wait();
+    child_.emplace(std::vector<std::string>{sibling_binary("brig-test-server"), "serve",
+                                            "--workspace", ws_.path(), "--policy",
+                                            policies_.file("p.toml")});
+    client_.emplace(child_->take_client());
+    ASSERT_TRUE(initialize(*client_));
+  }
+
+  // The pid of the file worker serving this workspace (0: none, or several).
+  pid_t worker_pid() const {
+    const auto pids = pids_with_cmdline("brig-worker --workspace " + ws_.path());
+    return pids.size() == 1 ? pids.front() : 0;
+  }
+
   // The result of one tools/call.
   Json call(std::string_view tool, Json args) {
     const int id = next_id_++;
@@ -88,6 +107,7 @@ class Tools : public ::testing::Test {
 
   TempDir ws_;
   TempDir home_;
+  TempDir policies_;
   std::string old_home_;
   std::optional<Child> child_;
   std::optional<LineClient> client_;
@@ -232,6 +252,31 @@ TEST_F(Tools, GitMadeAfterTheWorkerStartedIsReadOnlyToo) {
   Json planted = call("write_file", {{"path", ".git/commondir"}, {"content", "../evil\n"}});
   EXPECT_TRUE(is_error(planted)) << planted.dump();
   EXPECT_NE(::access(ws_.file(".git/commondir").c_str(), F_OK), 0);
+}
+
+// The same for a hidden file the host writes after the worker started: the
+// next call gets a worker whose jail masks it. And the check before each
+// call only restarts the worker when the host changed what the planner
+// asked about: the workspace's ordinary files, which the jail writes all the
+// time, are not among that (docs/server.md, "The file worker's view").
+TEST_F(Tools, HiddenFileWrittenAfterTheWorkerStartedIsHiddenToo) {
+  ASSERT_NO_FATAL_FAILURE(restart_with_policy(
+      "extends = \"default\"\n[filesystem]\nhidden_add = [\"" + ws_.path() + "/.env\"]\n"));
+  Json warm = call("write_file", {{"path", "warm.txt"}, {"content", "x"}});
+  ASSERT_FALSE(is_error(warm)) << warm.dump();
+  const pid_t first = worker_pid();
+  ASSERT_GT(first, 0);
+  for (int i = 0; i < 3; ++i) {
+    Json w = call("write_file", {{"path", "more" + std::to_string(i) + ".txt"}, {"content", "y"}});
+    ASSERT_FALSE(is_error(w)) << w.dump();
+    ASSERT_FALSE(is_error(call("read_file", {{"path", "warm.txt"}})));
+  }
+  EXPECT_EQ(worker_pid(), first) << "the worker was replaced though nothing it shows changed";
+
+  write_host_file(ws_.file(".env"), "TOKEN=brig-secret-42\n");
+  Json read = call("read_file", {{"path", ".env"}});
+  EXPECT_EQ(text_of(read).find("brig-secret-42"), std::string::npos) << read.dump();
+  EXPECT_NE(worker_pid(), first);
 }
 
 TEST_F(Tools, SearchAndFindFilesFindWhatMattersAndSayWhatTheySkipped) {
