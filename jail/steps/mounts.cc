@@ -96,104 +96,11 @@ class RealHost final : public HostView {
   }
 };
 
-// The real host for one plan: each path's lstat, readlink and listing
-// asked once, and realpath done over them by components. What one plan
-// sees is then one consistent look at each path (a path that changes
-// during the plan is seen once, as it was), never a stale one: a new plan
-// makes a new view.
-class OnePlanHost final : public HostView {
- public:
-  explicit OnePlanHost(const HostView& host) : host_(host) {}
-
-  Type type(const std::string& path) const override {
-    auto it = types_.find(path);
-    if (it == types_.end()) it = types_.emplace(path, host_.type(path)).first;
-    return it->second;
-  }
-  std::optional<std::string> link_text(const std::string& path) const override {
-    auto it = links_.find(path);
-    if (it == links_.end()) it = links_.emplace(path, host_.link_text(path)).first;
-    return it->second;
-  }
-  std::vector<std::pair<std::string, Type>> entries(const std::string& path) const override {
-    std::vector<std::pair<std::string, Type>> out = host_.entries(path);
-    for (const auto& [name, t] : out) types_.emplace(path + "/" + name, t);
-    return out;
-  }
-  std::vector<std::string> proc_root_only() const override { return host_.proc_root_only(); }
-
-  // realpath(3) by components: "." and ".." taken on the part already
-  // resolved (which has no symlink in it), each symlink's text put in front
-  // of what is left (an absolute one starting again from /), at most 40 of
-  // them (ELOOP); a missing component, or one that is not a directory with
-  // more to come (ENOTDIR), fails.
-  std::optional<std::string> resolve(const std::string& path) const override {
-    if (!path.starts_with('/')) return host_.resolve(path);
-    auto it = resolved_.find(path);
-    if (it != resolved_.end()) return it->second;
-    return resolved_.emplace(path, walk(path)).first->second;
-  }
-
- private:
-  static void push_front(std::vector<std::string>& rest, std::string_view text) {
-    // `rest` holds the components still to walk, the next one last.
-    std::vector<std::string> parts;
-    std::size_t pos = 0;
-    while (pos <= text.size()) {
-      std::size_t end = text.find('/', pos);
-      if (end == std::string_view::npos) end = text.size();
-      if (end > pos) parts.emplace_back(text.substr(pos, end - pos));
-      pos = end + 1;
-    }
-    rest.insert(rest.end(), parts.rbegin(), parts.rend());
-  }
-
-  std::optional<std::string> walk(const std::string& path) const {
-    constexpr int kMaxLinks = 40;  // Linux's own limit for one lookup
-    std::vector<std::string> rest;
-    push_front(rest, path);
-    std::string out;  // resolved so far; "" is /
-    int links = 0;
-    while (!rest.empty()) {
-      const std::string name = std::move(rest.back());
-      rest.pop_back();
-      if (name == ".") continue;
-      if (name == "..") {
-        out.resize(out.rfind('/') == std::string::npos ? 0 : out.rfind('/'));
-        continue;
-      }
-      std::string next = out + "/" + name;
-      switch (type(next)) {
-        case Type::missing:
-          return std::nullopt;
-        case Type::symlink: {
-          if (++links > kMaxLinks) return std::nullopt;
-          const auto text = link_text(next);
-          if (!text) return std::nullopt;
-          if (text->starts_with('/')) out.clear();
-          push_front(rest, *text);
-          continue;
-        }
-        case Type::dir:
-          break;
-        case Type::file:
-        case Type::device:
-          if (!rest.empty()) return std::nullopt;  // ENOTDIR
-          break;
-      }
-      out = std::move(next);
-    }
-    return out.empty() ? "/" : out;
-  }
-
-  const HostView& host_;
-  mutable std::map<std::string, Type> types_;
-  mutable std::map<std::string, std::optional<std::string>> links_;
-  mutable std::map<std::string, std::optional<std::string>> resolved_;
-};
-
+// One plan asks about each path once and resolves paths over those answers
+// (RecordedHost): what one plan sees is one consistent look at each path,
+// and a new plan makes a new view.
 std::unique_ptr<HostView> RealHost::for_one_plan() const {
-  return std::make_unique<OnePlanHost>(*this);
+  return std::make_unique<RecordedHost>(*this);
 }
 
 std::string octal(mode_t mode) {

@@ -86,8 +86,8 @@ class RecordedHost final : public HostView {
 // keep_owner bind (Op::Kind::attach); the next ones follow.
 inline constexpr int kFirstTreeFd = 7;
 
-// The real host, through lstat/realpath/readlink. Its for_one_plan() view
-// keeps each path's lstat and readlink for the plan it serves and resolves
+// The real host, through lstat/realpath/readlink. Its for_one_plan() view,
+// a RecordedHost, keeps each path's lstat and readlink for the plan it serves and resolves
 // paths component by component over them (as realpath(3) does), so a
 // component that many paths share (/usr, /proc, the home) is looked at once
 // per plan instead of once per path: the planner's ~600 syscalls per plan of

@@ -207,13 +207,13 @@ asio::awaitable<Result<WorkerPool::Worker*>> WorkerPool::ensure_worker(Lane& lan
     char byte;
     const ssize_t n =
         ::recv(lane.worker->socket.native_handle(), &byte, 1, MSG_PEEK | MSG_DONTWAIT);
-    const bool alive = !(n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK));
+    const bool running = !(n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK));
     // The planner's distinct questions asked again tell whether a new plan
     // would differ, for a fraction of planning again (docs/server.md).
-    if (alive && lane.worker->seen && lane.worker->seen->unchanged(jail::mounts::real_host()) &&
+    if (running && lane.worker->seen && lane.worker->seen->unchanged(jail::mounts::real_host()) &&
         jail::bind_source_ids(lane.worker->plan) == lane.worker->sources)
       co_return lane.worker.get();
-    if (alive)
+    if (running)
       spdlog::info("the host changed what the file worker's jail shows (pid {}); starting another",
                    lane.worker->jail.pid());
     else
