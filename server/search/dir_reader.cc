@@ -137,10 +137,12 @@ DirListing DirReadAhead::take(Ticket t) {
     // listing is thrown away. A walk with threads is never much slower than
     // one without.
     job.state = Batch::State::reading_dropped;
-    // The thread still holds the job (busy), so the batch stays alive until
-    // it ends and counts the job gone.
+    // The thread counts the job gone when it ends, and the batch may be
+    // freed then: keep what the read here needs before letting go.
+    const std::shared_ptr<const UniqueFd> parent = b.parent;
+    const std::string name = job.name;
     lock.unlock();
-    return open_and_list(b.parent->get(), job.name.c_str());
+    return open_and_list(parent->get(), name.c_str());
   } else {
     out = std::move(job.listing);
     --ready_;
@@ -233,10 +235,12 @@ void DirReadAhead::run() {
       --ready_;
       job.state = Batch::State::gone;
       ++batch->gone;
+      // Freed here or by the walk's next take or drop, as soon as the lock
+      // is let go: not touched after this.
+      release_if_done(batch);
       lock.unlock();
       listing = DirListing();  // closes it outside the lock
       lock.lock();
-      release_if_done(batch);
       continue;
     }
     job.listing = std::move(listing);
