@@ -940,7 +940,7 @@ HostView::Type RecordedHost::type(const std::string& path) const {
 std::optional<std::string> RecordedHost::resolve(const std::string& path) const {
   if (auto it = resolved_.find(path); it != resolved_.end()) return it->second;
   if (!path.starts_with('/')) return asked_.emplace(path, host_.resolve(path)).first->second;
-  std::vector<std::string> todo;  // components left, the next one last
+  std::vector<std::string> rest;  // components left, the next one last
   const auto push = [&](std::string_view p) {
     std::vector<std::string> parts;
     for (std::size_t pos = 0; pos <= p.size();) {
@@ -949,19 +949,19 @@ std::optional<std::string> RecordedHost::resolve(const std::string& path) const 
       parts.emplace_back(p.substr(pos, end - pos));
       pos = end + 1;
     }
-    todo.insert(todo.end(), parts.rbegin(), parts.rend());
+    rest.insert(rest.end(), parts.rbegin(), parts.rend());
   };
   push(std::string_view(path).substr(1));
   std::string out;  // "" is /
   int links = 0;
   std::optional<std::string> real;
   for (;;) {
-    if (todo.empty()) {
+    if (rest.empty()) {
       real = out.empty() ? "/" : out;
       break;
     }
-    const std::string part = std::move(todo.back());
-    todo.pop_back();
+    const std::string part = std::move(rest.back());
+    rest.pop_back();
     if (part.empty() || part == ".") continue;
     if (part == "..") {
       out.resize(out.empty() ? 0 : out.rfind('/'));
@@ -982,7 +982,7 @@ std::optional<std::string> RecordedHost::resolve(const std::string& path) const 
       continue;
     }
     // A file or device with more to come: ENOTDIR (a trailing slash too).
-    if (t != Type::dir && !todo.empty()) break;
+    if (t != Type::dir && !rest.empty()) break;
     out = next;
   }
   return resolved_.emplace(path, real).first->second;
