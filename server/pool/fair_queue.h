@@ -25,18 +25,31 @@ class FairQueue {
   // The ticket to serve next, taken out of the queue; nullopt when empty.
   // Its connection goes to the back of the turns if it has more waiting.
   std::optional<std::uint64_t> pop() {
-    if (turns_.empty()) return std::nullopt;
-    const std::uint64_t connection = turns_.front();
-    turns_.pop_front();
-    auto it = waiting_.find(connection);
-    const std::uint64_t ticket = it->second.front();
-    it->second.pop_front();
-    if (it->second.empty()) {
-      waiting_.erase(it);
-    } else {
-      turns_.push_back(connection);
+    return pop_first([](std::uint64_t, std::uint64_t) { return true; });
+  }
+
+  // The first ticket, in turn order, among each connection's next one, for
+  // which `eligible(connection, ticket)` holds, taken out of the queue; its
+  // connection goes to the back of the turns if it has more waiting. A
+  // connection whose next ticket is not eligible keeps its place. nullopt
+  // when none is.
+  template <class Eligible>
+  std::optional<std::uint64_t> pop_first(Eligible&& eligible) {
+    for (auto turn = turns_.begin(); turn != turns_.end(); ++turn) {
+      const std::uint64_t connection = *turn;
+      auto it = waiting_.find(connection);
+      const std::uint64_t ticket = it->second.front();
+      if (!eligible(connection, ticket)) continue;
+      turns_.erase(turn);
+      it->second.pop_front();
+      if (it->second.empty()) {
+        waiting_.erase(it);
+      } else {
+        turns_.push_back(connection);
+      }
+      return ticket;
     }
-    return ticket;
+    return std::nullopt;
   }
 
   // Takes out a ticket that no longer waits (its call was cancelled).

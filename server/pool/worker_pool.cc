@@ -4,6 +4,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <csignal>
 #include <cstring>
@@ -43,6 +44,13 @@ std::string random_suffix() {
         static_cast<std::uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
   }
   return fmt::format("{:016x}", r);
+}
+
+// The connection a sweep of killed writes' temporary files holds its slot as.
+constexpr std::uint64_t kSweeper = ~std::uint64_t{0};
+
+bool writes_files(std::string_view op) {
+  return op == policy::names::kWriteFile || op == policy::names::kEditFile;
 }
 
 }  // namespace
@@ -123,8 +131,8 @@ WorkerPool::~WorkerPool() = default;
 
 void WorkerPool::stop() {
   stopped_ = true;
-  files_.worker.reset();
-  search_.worker.reset();
+  for (Lane* lane : {&files_, &search_})
+    for (Slot& slot : lane->slots) slot.worker.reset();
 }
 
 void WorkerPool::adopt_orphans() {
@@ -134,29 +142,77 @@ void WorkerPool::adopt_orphans() {
                orphans.size() == 1 ? "" : "s");
   for (WriteJournal::Entry& e : orphans) files_.sweeps.push_back({std::move(e)});
   files_.sweep_soon = true;
-  if (!files_.busy) {
-    files_.busy = true;
-    release(files_);  // starts the sweep
-  }
+  dispatch(files_);  // starts the sweep
 }
 
-asio::awaitable<void> WorkerPool::sweep_detached(std::weak_ptr<int> alive, Lane& lane) {
+asio::awaitable<void> WorkerPool::sweep_detached(std::weak_ptr<int> alive, Lane& lane, Slot& slot) {
   // Started by a post: the pool may have gone before this first ran.
   if (alive.expired()) co_return;
-  co_await run_sweeps(lane);
+  co_await run_sweeps(lane, slot);
   if (alive.expired()) co_return;
-  release(lane);
+  release(lane, slot);
 }
 
-asio::awaitable<void> WorkerPool::acquire(Lane& lane, std::uint64_t connection) {
-  if (!lane.busy) {
-    lane.busy = true;
-    co_return;
+WorkerPool::Slot* WorkerPool::free_slot_for(Lane& lane, std::uint64_t connection, bool writes) {
+  Slot* free = nullptr;
+  for (Slot& slot : lane.slots) {
+    if (slot.busy) {
+      // One call of a connection at a time keeps its calls in order (a
+      // pipelined write, then a read of it); one write at a time keeps an
+      // edit from reading a file another edit is about to replace.
+      if (slot.connection == connection || (writes && slot.writes)) return nullptr;
+    } else if (free == nullptr || (!free->worker && slot.worker)) {
+      free = &slot;
+    }
   }
+  return free;
+}
+
+void WorkerPool::dispatch(Lane& lane) {
+  for (;;) {
+    Slot* slot = nullptr;
+    const auto ticket = lane.queue.pop_first([&](std::uint64_t connection, std::uint64_t t) {
+      auto it = lane.waiters.find(t);
+      // A waiter gone without its ticket cannot be: acquire() takes both.
+      const bool writes = it != lane.waiters.end() && it->second->writes;
+      slot = free_slot_for(lane, connection, writes);
+      return slot != nullptr;
+    });
+    if (!ticket) break;
+    auto it = lane.waiters.find(*ticket);
+    if (it == lane.waiters.end()) continue;
+    Waiter& next = *it->second;
+    lane.waiters.erase(it);
+    slot->busy = true;
+    slot->connection = next.connection;
+    slot->writes = next.writes;
+    next.granted = slot;
+    next.wake.cancel();
+  }
+  // Killed writes' temporary files go now, not at a next call that may
+  // never come (issue 15); a call that arrives meanwhile waits its turn for
+  // that slot as behind any other.
+  if (lane.sweep_soon && !lane.sweeps.empty() && !stopped_) {
+    if (Slot* slot = free_slot_for(lane, kSweeper, false)) {
+      lane.sweep_soon = false;
+      slot->busy = true;
+      slot->connection = kSweeper;
+      slot->writes = false;
+      asio::co_spawn(executor_, sweep_detached(alive_, lane, *slot), asio::detached);
+    }
+  }
+}
+
+asio::awaitable<WorkerPool::Slot*> WorkerPool::acquire(Lane& lane, std::uint64_t connection,
+                                                       bool writes) {
   const std::uint64_t ticket = next_ticket_++;
-  Waiter waiter{asio::steady_timer(executor_, asio::steady_timer::time_point::max())};
+  Waiter waiter{asio::steady_timer(executor_, asio::steady_timer::time_point::max()), connection,
+                writes};
   lane.queue.push(connection, ticket);
   lane.waiters.emplace(ticket, &waiter);
+  // Served at once when a slot is free for it and nobody waits before it.
+  dispatch(lane);
+  if (waiter.granted) co_return waiter.granted;
   std::error_code ec;
   try {
     co_await waiter.wake.async_wait(asio::redirect_error(asio::use_awaitable, ec));
@@ -165,60 +221,44 @@ asio::awaitable<void> WorkerPool::acquire(Lane& lane, std::uint64_t connection) 
     // the same clean-up as below.
     lane.queue.erase(connection, ticket);
     lane.waiters.erase(ticket);
-    if (waiter.granted) release(lane);
+    if (waiter.granted) release(lane, *waiter.granted);
     throw;
   }
-  if (waiter.granted) co_return;
-  // Cancelled while waiting: out of the queue, or release() would hand the
-  // lane to a frame that is gone.
+  if (waiter.granted) co_return waiter.granted;
+  // Cancelled while waiting: out of the queue, or dispatch() would hand a
+  // slot to a frame that is gone.
   lane.queue.erase(connection, ticket);
   lane.waiters.erase(ticket);
   throw std::system_error(asio::error::operation_aborted);
 }
 
-void WorkerPool::release(Lane& lane) {
-  while (auto ticket = lane.queue.pop()) {
-    auto it = lane.waiters.find(*ticket);
-    if (it == lane.waiters.end()) continue;
-    Waiter& next = *it->second;
-    lane.waiters.erase(it);
-    // The lane stays busy: it passes to `next` without a moment free, so a
-    // call arriving meanwhile cannot jump the queue.
-    next.granted = true;
-    next.wake.cancel();
-    return;
-  }
-  // Killed writes' temporary files go now, not at a next call that may
-  // never come (issue 15); the lane stays busy meanwhile, so a call that
-  // arrives waits its turn as behind any other.
-  if (lane.sweep_soon && !lane.sweeps.empty() && !stopped_) {
-    lane.sweep_soon = false;
-    asio::co_spawn(executor_, sweep_detached(alive_, lane), asio::detached);
-    return;
-  }
-  lane.busy = false;
+void WorkerPool::release(Lane& lane, Slot& slot) {
+  slot.busy = false;
+  slot.connection = 0;
+  slot.writes = false;
+  dispatch(lane);
 }
 
-asio::awaitable<Result<WorkerPool::Worker*>> WorkerPool::ensure_worker(Lane& lane) {
+asio::awaitable<Result<WorkerPool::Worker*>> WorkerPool::ensure_worker(Slot& slot) {
   const std::weak_ptr<int> alive = alive_;
-  if (lane.worker) {
+  if (slot.worker) {
     // A worker that died while idle (killed, out of memory) shows as end of
     // stream: replace it now rather than fail the call on a dead socket.
     char byte;
     const ssize_t n =
-        ::recv(lane.worker->socket.native_handle(), &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+        ::recv(slot.worker->socket.native_handle(), &byte, 1, MSG_PEEK | MSG_DONTWAIT);
     const bool running = !(n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK));
     // The planner's distinct questions asked again tell whether a new plan
     // would differ, for a fraction of planning again (docs/server.md).
-    if (running && lane.worker->seen && lane.worker->seen->unchanged(jail::mounts::real_host()) &&
-        jail::bind_source_ids(lane.worker->plan) == lane.worker->sources)
-      co_return lane.worker.get();
+    if (running && slot.worker->seen && slot.worker->seen->unchanged(jail::mounts::real_host()) &&
+        jail::bind_source_ids(slot.worker->plan) == slot.worker->sources)
+      co_return slot.worker.get();
     if (running)
       spdlog::info("the host changed what the file worker's jail shows (pid {}); starting another",
-                   lane.worker->jail.pid());
+                   slot.worker->jail.pid());
     else
-      spdlog::warn("file worker (pid {}) is gone; starting another", lane.worker->jail.pid());
-    lane.worker.reset();
+      spdlog::warn("file worker (pid {}) is gone; starting another", slot.worker->jail.pid());
+    slot.worker.reset();
   }
   int pair[2];
   if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) != 0)
@@ -252,12 +292,12 @@ asio::awaitable<Result<WorkerPool::Worker*>> WorkerPool::ensure_worker(Lane& lan
   }
   theirs.reset();
   spdlog::debug("file worker started as pid {}", running->pid());
-  lane.worker.reset(new Worker{std::move(*running),
+  slot.worker.reset(new Worker{std::move(*running),
                                asio::local::stream_protocol::socket(
                                    executor_, asio::local::stream_protocol(), ours.release()),
                                worker::ReplyReader(), std::move(seen),
                                plan ? std::move(*plan) : jail::mounts::Plan{}, std::move(sources)});
-  co_return lane.worker.get();
+  co_return slot.worker.get();
 }
 
 std::string worker_death_text(const jail::Outcome& outcome, const jail::Limits& limits,
@@ -347,32 +387,36 @@ asio::awaitable<Result<files::OpReply>> WorkerPool::call(WorkerLane which, std::
   using namespace asio::experimental::awaitable_operators;
   Lane& lane = which == WorkerLane::files ? files_ : search_;
   stopped_ = false;
+  const bool writes = writes_files(op);
+  Slot* held = nullptr;
   for (;;) {
-    co_await acquire(lane, connection);
+    held = co_await acquire(lane, connection, writes);
     // Checked at the turn, not when the call arrived: a client's backlog of
     // calls queued while its output was empty must not all run once it stops
     // reading (issue 15: 300 reads of 3.5 MB took brig-server to 2 GB).
     if (!room.full || !room.full()) break;
-    release(lane);
+    release(lane, *held);
     co_await room.drained();
   }
+  Slot& slot = *held;
   // Set up before any other co_await: a call cancelled right after its
-  // grant still passes the lane on.
+  // grant still passes the slot on.
   struct PutBack {
     WorkerPool& pool;
     Lane& lane;
-    ~PutBack() { pool.release(lane); }
-  } put_back{*this, lane};
+    Slot& slot;
+    ~PutBack() { pool.release(lane, slot); }
+  } put_back{*this, lane, slot};
 
-  co_await run_sweeps(lane);
-  Result<Worker*> w = co_await ensure_worker(lane);
+  co_await run_sweeps(lane, slot);
+  Result<Worker*> w = co_await ensure_worker(slot);
   if (!w) co_return std::unexpected(w.error());
   // A write's temporary file gets its name from here, recorded before the
   // write starts: should brig-server be killed mid-write, the next server
   // removes that file and nothing else (write_journal.h). The client cannot
   // set this argument: the tools' schemas refuse unknown ones.
   std::string suffix;
-  if (op == policy::names::kWriteFile || op == policy::names::kEditFile) {
+  if (writes) {
     suffix = random_suffix();
     args[std::string(files::kTempSuffixArg)] = suffix;
     if (journal_) {
@@ -389,14 +433,14 @@ asio::awaitable<Result<files::OpReply>> WorkerPool::call(WorkerLane which, std::
   } catch (...) {
     // Cancelled mid-operation: the worker may be deep in a search, and its
     // reply would arrive for a call nobody waits for. Kill it.
-    lane.worker.reset();
+    slot.worker.reset();
     note_killed_write(lane, request);
     throw;
   }
   if (done.index() == 1) {
-    lane.worker.reset();
+    slot.worker.reset();
     note_killed_write(lane, request);
-    co_await run_sweeps(lane);
+    co_await run_sweeps(lane, slot);
     co_return std::unexpected(
         Error{"run " + request.op + " in the file worker", "",
               fmt::format(
@@ -410,13 +454,13 @@ asio::awaitable<Result<files::OpReply>> WorkerPool::call(WorkerLane which, std::
     // usable worker. Out of the lane first, and its write noted, before any
     // co_await: a cancelled call throws at the next one, and the worker
     // must still go (with its jail) and its temporary file be swept.
-    std::unique_ptr<Worker> broken = std::move(lane.worker);
+    std::unique_ptr<Worker> broken = std::move(slot.worker);
     note_killed_write(lane, request);
     Error e = std::move(exchanged.error());
     if (auto cause = co_await death_cause(*broken, request.op)) e = std::move(*cause);
     // Before the answer, so that a client that sees the write fail finds
     // no temporary file of it (issue 15: a 35 MB one stayed).
-    co_await run_sweeps(lane);
+    co_await run_sweeps(lane, slot);
     co_return std::unexpected(std::move(e));
   }
   // The worker answered: its write renamed or removed the temporary file.
@@ -425,17 +469,17 @@ asio::awaitable<Result<files::OpReply>> WorkerPool::call(WorkerLane which, std::
 }
 
 void WorkerPool::note_killed_write(Lane& lane, const worker::Request& request) {
-  if (request.op != policy::names::kWriteFile && request.op != policy::names::kEditFile) return;
+  if (!writes_files(request.op)) return;
   lane.sweeps.push_back({{request.args.value(std::string(files::kTempSuffixArg), std::string()),
                           request.args.value("path", std::string())}});
   lane.sweep_soon = true;
 }
 
-asio::awaitable<void> WorkerPool::run_sweeps(Lane& lane) {
+asio::awaitable<void> WorkerPool::run_sweeps(Lane& lane, Slot& slot) {
   using namespace asio::experimental::awaitable_operators;
   const std::weak_ptr<int> alive = alive_;
   while (!lane.sweeps.empty() && !stopped_) {
-    Result<Worker*> w = co_await ensure_worker(lane);
+    Result<Worker*> w = co_await ensure_worker(slot);
     if (alive.expired() || !w) co_return;  // kept for the next call
     PendingSweep pending = std::move(lane.sweeps.back());
     lane.sweeps.pop_back();
@@ -451,7 +495,7 @@ asio::awaitable<void> WorkerPool::run_sweeps(Lane& lane) {
     if (alive.expired()) co_return;
     if (done.index() == 1 || !std::get<0>(done)) {
       // Its journal entry stays, for the next server.
-      lane.worker.reset();
+      slot.worker.reset();
       continue;
     }
     // Held: the killed worker may not be dead yet (its jail goes
@@ -474,7 +518,15 @@ asio::awaitable<void> WorkerPool::run_sweeps(Lane& lane) {
 
 pid_t WorkerPool::worker_pid(WorkerLane which) const {
   const Lane& lane = which == WorkerLane::files ? files_ : search_;
-  return lane.worker ? lane.worker->jail.pid() : 0;
+  for (const Slot& slot : lane.slots)
+    if (slot.worker) return slot.worker->jail.pid();
+  return 0;
+}
+
+std::size_t WorkerPool::workers_running(WorkerLane which) const {
+  const Lane& lane = which == WorkerLane::files ? files_ : search_;
+  return static_cast<std::size_t>(std::count_if(lane.slots.begin(), lane.slots.end(),
+                                                [](const Slot& s) { return s.worker != nullptr; }));
 }
 
 }  // namespace brig::pool

@@ -1,13 +1,20 @@
 // WorkerPool (server side): the warm brig-worker processes that run file
 // operations for one `brig serve`, each inside a jail built from the
-// server's policy and started through the spawner. Two lanes, each with its
-// own worker, so a long search never blocks a read; calls within a lane
-// queue, connections taking turns (FairQueue). A worker that dies, overruns its deadline or whose
-// call is cancelled mid-operation is killed (with its jail) and replaced on the next call.
+// server's policy and started through the spawner. Two lanes, so a long
+// search never blocks a read. Each lane has up to kWorkersPerLane workers
+// (the second started when a call finds the first busy); a connection's
+// calls run in one of them at a time and in order, and calls that write run
+// one at a time, so no edit is lost to another (docs/server.md, "File
+// workers"). Calls waiting for a worker queue, connections taking turns
+// (FairQueue): a client whose call runs long, or that does not read its
+// replies, holds at most one worker while others go on in the rest. A
+// worker that dies, overruns its deadline or whose call is cancelled
+// mid-operation is killed (with its jail) and replaced on the next call.
 #pragma once
 
 #include <sys/types.h>
 
+#include <array>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -36,8 +43,8 @@
 namespace brig::pool {
 
 // The caller's output, as far as the pool needs it: an operation runs only
-// while its reply has room to be queued (Transport::output_full), so a
-// client that does not read its answers gets no more of them made.
+// while the replies before it have been read (Transport::output_backlogged),
+// so a client that does not read its answers gets no more of them made.
 struct ReplyRoom {
   std::function<bool()> full;                      // empty: never full
   std::function<asio::awaitable<void>()> drained;  // returns once full() may be false
@@ -101,8 +108,16 @@ class WorkerPool {
   // The pool's journal; null without one (for tests).
   const WriteJournal* journal() const { return journal_.get(); }
 
-  // The jail init of the lane's worker; 0 when none runs (for logs and tests).
+  // The jail init of the lane's first worker; 0 when none runs (for logs
+  // and tests).
   pid_t worker_pid(WorkerLane lane) const;
+  // How many of the lane's workers run (for tests).
+  std::size_t workers_running(WorkerLane lane) const;
+
+  // Workers per lane: one runs a connection's calls while another's wait
+  // for nothing but a free worker. Each is a jail of its own (a few MiB);
+  // the second starts only when a call finds the first busy.
+  static constexpr std::size_t kWorkersPerLane = 2;
 
   // How long past its own deadline an operation may take to answer.
   static constexpr std::chrono::seconds kKillGrace{5};
@@ -116,11 +131,20 @@ class WorkerPool {
 
  private:
   struct Worker;
-  // A call waiting for its lane: woken (its timer cancelled) with granted set
-  // when the lane is handed to it.
+  // One worker's place in a lane, and who uses it.
+  struct Slot {
+    bool busy = false;
+    std::uint64_t connection = 0;  // whose call runs, while busy
+    bool writes = false;           // that call writes files
+    std::unique_ptr<Worker> worker;
+  };
+  // A call waiting for a slot: woken (its timer cancelled) with `granted`
+  // set when a slot is handed to it.
   struct Waiter {
     asio::steady_timer wake;
-    bool granted = false;
+    std::uint64_t connection = 0;
+    bool writes = false;
+    Slot* granted = nullptr;
   };
   // A killed write's temporary file to remove, and how often it was found
   // held (by the killed worker, not yet dead).
@@ -129,10 +153,9 @@ class WorkerPool {
     unsigned held = 0;
   };
   struct Lane {
-    bool busy = false;  // a call runs; the others wait in `queue`
-    FairQueue queue;
+    std::array<Slot, kWorkersPerLane> slots;   // calls hold Slot*
+    FairQueue queue;                           // calls waiting for a slot
     std::map<std::uint64_t, Waiter*> waiters;  // by ticket
-    std::unique_ptr<Worker> worker;
     // Writes whose worker died or was killed mid-operation: their temporary
     // files are left, and the next worker removes them.
     std::vector<PendingSweep> sweeps;
@@ -141,21 +164,28 @@ class WorkerPool {
     bool sweep_soon = false;
   };
 
-  // Waits for the lane (its turn among connections); throws when cancelled
-  // while waiting. The caller holds the lane until release().
-  asio::awaitable<void> acquire(Lane& lane, std::uint64_t connection);
-  // Hands the lane to the next waiter in turn, or leaves it free.
-  void release(Lane& lane);
+  // Waits for a slot of the lane (its turn among connections); throws when
+  // cancelled while waiting. The caller holds the slot until release().
+  asio::awaitable<Slot*> acquire(Lane& lane, std::uint64_t connection, bool writes);
+  // Frees the slot and hands free slots to waiters in turn.
+  void release(Lane& lane, Slot& slot);
+  // Hands free slots to the waiters they may serve, in turn, then starts a
+  // due sweep in one still free.
+  void dispatch(Lane& lane);
+  // A free slot a call of `connection` may take now, or null: the
+  // connection has no call running in the lane, and a call that writes
+  // finds no other writing. Prefers a slot whose worker runs.
+  static Slot* free_slot_for(Lane& lane, std::uint64_t connection, bool writes);
 
-  asio::awaitable<Result<Worker*>> ensure_worker(Lane& lane);
+  asio::awaitable<Result<Worker*>> ensure_worker(Slot& slot);
   // Notes `request` in lane.sweeps if it writes a file.
   static void note_killed_write(Lane& lane, const worker::Request& request);
-  // Runs lane.sweeps in the lane's worker (starting one); best effort. A
+  // Runs lane.sweeps in the slot's worker (starting one); best effort. A
   // temporary file the worker removed (or found gone) leaves the journal.
-  asio::awaitable<void> run_sweeps(Lane& lane);
-  // run_sweeps on a lane release() left busy for it, then releases it:
+  asio::awaitable<void> run_sweeps(Lane& lane, Slot& slot);
+  // run_sweeps on a slot dispatch() took for it, then releases the slot:
   // detached, so the pool may be gone when it resumes (alive_ says).
-  asio::awaitable<void> sweep_detached(std::weak_ptr<int> alive, Lane& lane);
+  asio::awaitable<void> sweep_detached(std::weak_ptr<int> alive, Lane& lane, Slot& slot);
   // Adopts the journal entries of dead servers and queues their removal.
   void adopt_orphans();
   // Why the worker's jail ended while it ran `op`: its setup failed (its

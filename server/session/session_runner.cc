@@ -54,7 +54,7 @@ const std::optional<process::PeerCredentials>& SessionRunner::CallContext::peer(
 
 asio::awaitable<void> SessionRunner::CallContext::room_for_reply() {
   // The runner holds the transport for as long as a call runs.
-  if (runner_.transport_->output_full()) co_await runner_.transport_->output_drained();
+  if (runner_.transport_->output_backlogged()) co_await runner_.transport_->output_caught_up();
 }
 
 // A socket peer's calls take its identity; stdio's have no peer: brig's own.

@@ -68,7 +68,7 @@ class SessionRunner : public std::enable_shared_from_this<SessionRunner> {
     const std::optional<process::PeerCredentials>& principal() const override;
     std::uint64_t connection() const override { return runner_.number_; }
     asio::awaitable<void> room_for_reply() override;
-    bool output_full() const override { return runner_.transport_->output_full(); }
+    bool output_backlogged() const override { return runner_.transport_->output_backlogged(); }
 
    private:
     SessionRunner& runner_;

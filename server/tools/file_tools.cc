@@ -64,7 +64,7 @@ Tool make_tool(const FileTool& t, Principals& principals, FileToolLimits limits)
           co_return ToolResult::error(op + " (" + path + "): " + *why);
         Result<files::OpReply> reply = co_await principal->workers->call(
             t.lane, op, args, limits.timeout, limits.max_bytes, ctx.connection(),
-            pool::ReplyRoom{.full = [&ctx] { return ctx.output_full(); },
+            pool::ReplyRoom{.full = [&ctx] { return ctx.output_backlogged(); },
                             .drained = [&ctx] { return ctx.room_for_reply(); }});
         if (!reply) {
           co_return ToolResult::error(

@@ -44,12 +44,12 @@ class ToolContext : public exec::ProgressSink {
   virtual std::uint64_t connection() const { return 0; }
   // Returns once the connection's output has room for a reply (at once when
   // it has): a call about to start work whose reply would only wait in
-  // memory behind a client that does not read waits here first
-  // (Transport::output_full). Cancellation ends the wait; the caller's next
-  // co_await throws.
+  // memory behind replies the client has not read waits here first
+  // (Transport::output_backlogged). Cancellation ends the wait; the caller's
+  // next co_await throws.
   virtual asio::awaitable<void> room_for_reply() { co_return; }
   // True while room_for_reply() would wait.
-  virtual bool output_full() const { return false; }
+  virtual bool output_backlogged() const { return false; }
 };
 
 // Runs one validated call: the arguments already match the input schema. A

@@ -78,9 +78,14 @@ bool StreamTransport::output_full() const {
   return limits_.budget && limits_.budget->full() && queued_bytes_ > OutputBudget::kFairShare;
 }
 
-asio::awaitable<void> StreamTransport::output_drained() {
+bool StreamTransport::output_backlogged() const {
+  if (state_ == State::closed) return false;
+  return output_full() || queued_bytes_ > limits_.backlog_bytes;
+}
+
+asio::awaitable<void> StreamTransport::output_caught_up() {
   auto self = shared_from_this();
-  while (output_full()) {
+  while (output_backlogged()) {
     asio::steady_timer wake(executor_, asio::steady_timer::time_point::max());
     drain_waiters_.push_back(&wake);
     std::error_code ec;
@@ -93,7 +98,7 @@ asio::awaitable<void> StreamTransport::output_drained() {
     }
     std::erase(drain_waiters_, &wake);
     // Cancelled (the call, not a wake-up): let the caller's next co_await
-    // throw; the transport may still be full.
+    // throw; the transport may still be backlogged.
     if (ec && (co_await asio::this_coro::cancellation_state).cancelled() !=
                   asio::cancellation_type::none) {
       co_return;
@@ -271,8 +276,8 @@ void StreamTransport::consume(std::size_t written) {
       stall_timer_.cancel();
     }
     if (paused_) drain_timer_.cancel();
-    wake_drain_waiters();
   }
+  if (!output_backlogged()) wake_drain_waiters();
 }
 
 void StreamTransport::report_input_end(std::optional<Error> why) {

@@ -49,6 +49,10 @@ struct OutputBudget {
 // Per-connection output limits; the defaults are brig's.
 struct StreamLimits {
   std::size_t send_queue_bytes = std::size_t{64} << 20;  // pause input at this many queued bytes
+  // Start no work (Transport::output_backlogged) while more than this many
+  // bytes wait unread: one large reply the client has not read yet, never
+  // a backlog of them. A client that reads as replies come is never held.
+  std::size_t backlog_bytes = std::size_t{1} << 20;
   std::chrono::milliseconds stall_timeout = std::chrono::seconds(30);  // full queue → close
   std::size_t read_chunk_bytes = std::size_t{64} << 10;                // one read request's buffer
   // While lines are short, reads take at most this much: a pipelining
@@ -78,7 +82,8 @@ class StreamTransport : public Transport, public std::enable_shared_from_this<St
   // True while input is paused because the queue is full.
   bool input_paused() const { return paused_; }
   bool output_full() const override;
-  asio::awaitable<void> output_drained() override;
+  bool output_backlogged() const override;
+  asio::awaitable<void> output_caught_up() override;
 
  protected:
   StreamTransport(const asio::any_io_executor& executor, StreamLimits limits, std::string name,
@@ -147,7 +152,8 @@ class StreamTransport : public Transport, public std::enable_shared_from_this<St
   asio::steady_timer drain_timer_;  // wakes a paused reader
   asio::steady_timer stall_timer_;  // runs while the queue is at or over the limit
   asio::steady_timer flush_timer_;  // bounds close()'s flush
-  // Calls waiting in output_drained(), woken when the queue drains or closes.
+  // Calls waiting in output_caught_up(), woken when the backlog is gone or
+  // the transport closes.
   std::vector<asio::steady_timer*> drain_waiters_;
   // Adds (or takes back) queued bytes, here and in the server's budget.
   void count_queued(std::size_t added, std::size_t removed);

@@ -47,12 +47,18 @@ class Transport {
   // Closes now, dropping queued output. Idempotent.
   virtual void abort() = 0;
 
-  // True while a new reply has no room: the output queue is at its limit,
-  // or over its share of a full server-wide budget. Work whose reply would
-  // only wait in memory is not started meanwhile (the file tools, exec).
+  // True while the output queue is at its limit, or over its share of a full
+  // server-wide budget: the transport reads no input meanwhile.
   virtual bool output_full() const { return false; }
-  // Returns once output_full() may be false again (or the transport closed).
-  virtual asio::awaitable<void> output_drained() { co_return; }
+  // True while a new reply would only wait behind earlier ones the peer has
+  // not read: output_full(), or a backlog over StreamLimits::backlog_bytes.
+  // No work starts meanwhile (the file tools, exec): a client that does not
+  // read its answers gets no more of them made, and holds the shared file
+  // worker for no more than the calls it started before its backlog grew.
+  virtual bool output_backlogged() const { return false; }
+  // Returns once output_backlogged() may be false again (or the transport
+  // closed).
+  virtual asio::awaitable<void> output_caught_up() { co_return; }
 
   // The peer's credentials when the kernel knows them (Unix sockets); empty
   // for pipes and terminals.

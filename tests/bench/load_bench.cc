@@ -8,7 +8,9 @@
 // peak memory (< 256 MiB). Not pass/fail. A fresh server per run, so each
 // peak is that run's.
 //
-//   brig-load-bench [--calls N]   (calls per busy client; default 100)
+//   brig-load-bench [--calls N] [--clients N]
+//     --calls: calls per busy client (default 100); --clients: only that
+//     many busy clients (default: 1, 8 and 64 in turn)
 #include <unistd.h>
 
 #include <algorithm>
@@ -20,6 +22,8 @@
 #include <string>
 #include <thread>
 #include <vector>
+
+#include <fmt/format.h>
 
 #include "tests/bench/bench_stats.h"
 #include "tests/server/test_support.h"
@@ -39,15 +43,23 @@ long vm_hwm_kib(pid_t pid) {
 
 std::atomic_flag g_first_failure;
 
+// One call's latency and its tool: the slowest calls are named.
+struct Latency {
+  double ms = 0;
+  std::string tool;
+  bool operator<(const Latency& o) const { return ms < o.ms; }
+};
+
 struct Run {
   double calls_per_s = 0, p50 = 0, p99 = 0;
   long peak_kib = 0;
   int failed = 0;
+  std::string slowest;  // the three slowest calls: "tool ms, ..."
 };
 
 // One busy client: `calls` mixed calls one after another; each latency in ms
 // is appended to out. Counts errors and missing answers in *failed.
-void busy_client(const std::string& socket, int me, int calls, std::vector<double>* out,
+void busy_client(const std::string& socket, int me, int calls, std::vector<Latency>* out,
                  int* failed) {
   LineClient c(connect_unix(socket));
   if (!initialize(c)) {
@@ -89,7 +101,7 @@ void busy_client(const std::string& socket, int me, int calls, std::vector<doubl
       return;
     }
     auto r = c.read_response(n + 1, nullptr, std::chrono::seconds(120));
-    out->push_back(ms_since(t0));
+    out->push_back({ms_since(t0), tool});
     if (!r || !r->contains("result") || (*r)["result"].value("isError", false)) {
       // The first failure of the run is shown: a number alone says nothing.
       if (!g_first_failure.test_and_set())
@@ -120,7 +132,7 @@ Run run(const std::string& server, const std::string& ws, int clients, int calls
     staller->send_raw(burst);
   }
   g_first_failure.clear();
-  std::vector<std::vector<double>> lat(clients);
+  std::vector<std::vector<Latency>> lat(clients);
   std::vector<int> failed(clients, 0);
   const auto t0 = Clock::now();
   std::vector<std::thread> threads;
@@ -130,14 +142,18 @@ Run run(const std::string& server, const std::string& ws, int clients, int calls
   const double secs = ms_since(t0) / 1000;
   Run r;
   r.peak_kib = vm_hwm_kib(srv.pid());
-  std::vector<double> all;
+  std::vector<Latency> all;
   for (auto& v : lat) all.insert(all.end(), v.begin(), v.end());
   std::sort(all.begin(), all.end());
   for (int f : failed) r.failed += f;
   if (!all.empty()) {
     r.calls_per_s = static_cast<double>(all.size()) / secs;
-    r.p50 = all[all.size() / 2];
-    r.p99 = all[std::min(all.size() - 1, all.size() * 99 / 100)];
+    r.p50 = all[all.size() / 2].ms;
+    r.p99 = all[std::min(all.size() - 1, all.size() * 99 / 100)].ms;
+  }
+  for (std::size_t i = 0; i < std::min<std::size_t>(3, all.size()); ++i) {
+    const Latency& l = all[all.size() - 1 - i];
+    r.slowest += fmt::format("{}{} {:.1f}", i ? ", " : "", l.tool, l.ms);
   }
   return r;
 }
@@ -146,8 +162,11 @@ Run run(const std::string& server, const std::string& ws, int clients, int calls
 
 int main(int argc, char** argv) {
   int calls = 100;
-  for (int i = 1; i + 1 < argc; ++i)
+  std::vector<int> client_counts = {1, 8, 64};
+  for (int i = 1; i + 1 < argc; ++i) {
     if (std::strcmp(argv[i], "--calls") == 0) calls = std::atoi(argv[i + 1]);
+    if (std::strcmp(argv[i], "--clients") == 0) client_counts = {std::atoi(argv[i + 1])};
+  }
   const std::string server = sibling_binary("brig-server");
   TempDir ws;
   {
@@ -165,12 +184,12 @@ int main(int argc, char** argv) {
               std::thread::hardware_concurrency(), load[0], load[1], load[2], calls);
   std::printf("%8s %6s %10s %9s %9s %10s %7s\n", "clients", "stall", "calls/s", "p50 ms", "p99 ms",
               "peak MiB", "failed");
-  for (int clients : {1, 8, 64}) {
+  for (int clients : client_counts) {
     Run plain = run(server, ws.path(), clients, calls, false);
     Run stalled = run(server, ws.path(), clients, calls, true);
     for (const auto& [r, s] : {std::pair{plain, "no"}, std::pair{stalled, "yes"}})
-      std::printf("%8d %6s %10.0f %9.1f %9.1f %10.1f %7d\n", clients, s, r.calls_per_s, r.p50,
-                  r.p99, r.peak_kib / 1024.0, r.failed);
+      std::printf("%8d %6s %10.0f %9.1f %9.1f %10.1f %7d   slowest: %s\n", clients, s,
+                  r.calls_per_s, r.p50, r.p99, r.peak_kib / 1024.0, r.failed, r.slowest.c_str());
     std::printf(
         "%8d  p99 with stall / without: %.2fx (target < 2x); peak %.1f MiB (target < 256)\n",
         clients, plain.p99 > 0 ? stalled.p99 / plain.p99 : 0.0,

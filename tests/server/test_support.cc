@@ -115,9 +115,12 @@ bool LineClient::send_raw(std::string_view bytes) {
 std::optional<Json> LineClient::read(std::chrono::milliseconds timeout) {
   const auto deadline = Clock::now() + timeout;
   for (;;) {
-    if (const auto nl = buffer_.find('\n'); nl != std::string::npos) {
+    // A multi-megabyte reply comes in many reads: scanning it from its
+    // start after each one made reading it quadratic.
+    if (const auto nl = buffer_.find('\n', scanned_); nl != std::string::npos) {
       std::string line = buffer_.substr(0, nl);
       buffer_.erase(0, nl + 1);
+      scanned_ = 0;
       Json j = Json::parse(line, nullptr, /*allow_exceptions=*/false);
       if (j.is_discarded()) {
         bad_line_ = line;
@@ -125,6 +128,7 @@ std::optional<Json> LineClient::read(std::chrono::milliseconds timeout) {
       }
       return j;
     }
+    scanned_ = buffer_.size();
     if (eof_) return std::nullopt;
     pollfd p{in_.get(), POLLIN, 0};
     const int r = ::poll(&p, 1, remaining_ms(deadline));

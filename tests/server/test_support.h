@@ -89,6 +89,7 @@ class LineClient {
   UniqueFd in_;
   UniqueFd out_;
   std::string buffer_;
+  std::size_t scanned_ = 0;  // buffer_'s first bytes known to hold no newline
   std::string bad_line_;
   bool eof_ = false;
 };

@@ -34,7 +34,7 @@ void cancel_call(FakeContext& ctx, Call& call) {
 
 asio::awaitable<void> FakeContext::room_for_reply() {
   asio::steady_timer timer(co_await asio::this_coro::executor);
-  while (output_full_) {
+  while (output_backlogged_) {
     timer.expires_after(5ms);
     co_await timer.async_wait(asio::use_awaitable);
   }

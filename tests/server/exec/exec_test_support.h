@@ -42,15 +42,15 @@ class FakeContext final : public tools::ToolContext {
   bool cancelled() const override { return cancelled_; }
   const std::optional<process::PeerCredentials>& peer() const override { return peer_; }
   std::uint64_t connection() const override { return connection_; }
-  bool output_full() const override { return output_full_; }
-  // Waits while output_full_ (polled: a test flips it between io runs).
+  bool output_backlogged() const override { return output_backlogged_; }
+  // Waits while output_backlogged_ (polled: a test flips it between io runs).
   asio::awaitable<void> room_for_reply() override;
 
   std::vector<Progress> progress_;
   bool cancelled_ = false;
   std::uint64_t connection_ = 0;
   // As a connection whose client reads none of its answers.
-  bool output_full_ = false;
+  bool output_backlogged_ = false;
 
  private:
   std::optional<process::PeerCredentials> peer_;

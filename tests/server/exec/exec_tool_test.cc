@@ -391,7 +391,7 @@ TEST_F(ExecToolTest, JobRepliesWaitForRoomInTheOutput) {
   const std::string id = (*r.structured)["job"];
 
   FakeContext full;
-  full.output_full_ = true;
+  full.output_backlogged_ = true;
   Call read, wait, kill;
   testing::start_call(io_, tool("job"), {{"action", "read"}, {"id", id}}, full, read);
   testing::start_call(io_, tool("job"), {{"action", "wait"}, {"id", id}, {"seconds", 0.1}}, full,
@@ -405,7 +405,7 @@ TEST_F(ExecToolTest, JobRepliesWaitForRoomInTheOutput) {
   EXPECT_TRUE(run_until(io_, [&] { return job->finished(); })) << "kill waited for room";
   EXPECT_FALSE(kill.done);
 
-  full.output_full_ = false;
+  full.output_backlogged_ = false;
   ASSERT_TRUE(run_until(io_, [&] { return read.done && wait.done && kill.done; }));
   ASSERT_TRUE(read.result && wait.result && kill.result);
   EXPECT_EQ(testing::first_text(*read.result), "out\n");

@@ -50,5 +50,21 @@ TEST(FairQueue, AConnectionArrivingLaterQueuesBehindTheTurnsAlreadyWaiting) {
   EXPECT_EQ(drain(q), (std::vector<std::uint64_t>{20, 11}));
 }
 
+// A worker lane skips a connection whose next call cannot run yet (its
+// previous call still runs, or it writes while another write runs): that
+// connection keeps its place, the next eligible one in turn is served.
+TEST(FairQueue, PopFirstSkipsIneligibleConnectionsWhichKeepTheirPlace) {
+  FairQueue q;
+  q.push(1, 10);
+  q.push(1, 11);
+  q.push(2, 20);
+  q.push(3, 30);
+  const auto not_one = [](std::uint64_t connection, std::uint64_t) { return connection != 1; };
+  EXPECT_EQ(q.pop_first(not_one), 20u);
+  EXPECT_EQ(q.pop_first([](std::uint64_t, std::uint64_t t) { return t == 11; }), std::nullopt)
+      << "only a connection's next ticket is a candidate";
+  EXPECT_EQ(drain(q), (std::vector<std::uint64_t>{10, 30, 11}));
+}
+
 }  // namespace
 }  // namespace brig::pool

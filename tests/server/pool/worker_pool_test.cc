@@ -8,6 +8,8 @@
 #include <unistd.h>
 
 #include <fstream>
+#include <future>
+#include <vector>
 
 #include <gtest/gtest.h>
 #include <asio/co_spawn.hpp>
@@ -81,6 +83,25 @@ class WorkerPoolTest : public ::testing::Test {
     return future.get();
   }
 
+  // Starts a call of `connection` without waiting for it.
+  std::future<Result<files::OpReply>> start(WorkerLane lane, std::string op, Json args,
+                                            std::uint64_t connection) {
+    return asio::co_spawn(io_,
+                          pool_->call(lane, std::move(op), std::move(args),
+                                      std::chrono::seconds(30), 1 << 20, connection),
+                          asio::use_future);
+  }
+  // Runs the executor until `done` holds (false after the deadline).
+  template <class Pred>
+  bool pump_until(Pred done, std::chrono::milliseconds limit = server::testing::kDeadline) {
+    const auto deadline = std::chrono::steady_clock::now() + limit;
+    while (!done() && std::chrono::steady_clock::now() < deadline) {
+      io_.restart();
+      io_.run_one_for(std::chrono::milliseconds(10));
+    }
+    return done();
+  }
+
   asio::io_context io_;
   TempDir ws_;
   TempDir outside_;
@@ -138,6 +159,83 @@ TEST_F(WorkerPoolTest, AJournaledPoolRemovesADeadServersTemporaryFilesUnasked) {
   pool_.reset();
   io_.restart();
   io_.run_for(std::chrono::milliseconds(300));  // the sweep it queued finds the pool gone
+}
+
+template <class T>
+bool ready(const std::future<T>& f) {
+  return f.wait_for(std::chrono::seconds(0)) == std::future_status::ready;
+}
+
+// The processes under a jail's init (the worker), by /proc's children lists.
+std::vector<pid_t> descendants(pid_t pid) {
+  std::vector<pid_t> out;
+  std::ifstream in("/proc/" + std::to_string(pid) + "/task/" + std::to_string(pid) + "/children");
+  for (pid_t child; in >> child;) {
+    out.push_back(child);
+    for (pid_t d : descendants(child)) out.push_back(d);
+  }
+  return out;
+}
+
+// Stops (or continues) the lane's first worker: its call then runs until
+// the test lets it go, as a long search or a read whose reply nobody reads
+// would.
+void signal_worker(pid_t jail_init, int sig) {
+  const std::vector<pid_t> worker = descendants(jail_init);
+  ASSERT_FALSE(worker.empty()) << "no process under jail init " << jail_init;
+  for (pid_t p : worker) ASSERT_EQ(::kill(p, sig), 0) << p;
+}
+
+// Issue 15: one connection's call that runs long (a stalled client's read,
+// a long search) held the one worker of its lane, and every other client's
+// call waited behind it. A second worker serves the others meanwhile; the
+// long call's own connection still waits for it, so its calls keep their
+// order.
+TEST_F(WorkerPoolTest, ALongCallHoldsOneWorkerWhileOtherConnectionsCallsRun) {
+  ASSERT_TRUE(call(WorkerLane::files, "read_file", {{"path", "hello.txt"}}));
+  const pid_t first = pool_->worker_pid(WorkerLane::files);
+  ASSERT_GT(first, 0);
+  signal_worker(first, SIGSTOP);
+  auto held = start(WorkerLane::files, "read_file", {{"path", "hello.txt"}}, 1);
+  auto same_connection = start(WorkerLane::files, "read_file", {{"path", "hello.txt"}}, 1);
+  auto other = start(WorkerLane::files, "list_directory", {{"path", "."}}, 2);
+  const bool other_done = pump_until([&] { return ready(other); });
+  EXPECT_FALSE(ready(held));
+  EXPECT_FALSE(ready(same_connection)) << "ran beside its own connection's earlier call";
+  EXPECT_EQ(pool_->workers_running(WorkerLane::files), 2u);
+  signal_worker(first, SIGCONT);
+  ASSERT_TRUE(other_done) << "another connection's call waited for the stopped worker";
+  auto listed = other.get();
+  EXPECT_TRUE(listed) << listed.error().to_string();
+  ASSERT_TRUE(pump_until([&] { return ready(held) && ready(same_connection); }));
+  EXPECT_TRUE(held.get());
+  EXPECT_TRUE(same_connection.get());
+  EXPECT_EQ(pool_->worker_pid(WorkerLane::files), first) << "a stopped worker is not a dead one";
+}
+
+// Two edits of one file from two clients must not both read it before
+// either writes: writes run one at a time, whatever worker is free. A read
+// goes on beside a write.
+TEST_F(WorkerPoolTest, WritesRunOneAtATimeWhileReadsRunBesideThem) {
+  ASSERT_TRUE(call(WorkerLane::files, "read_file", {{"path", "hello.txt"}}));
+  const pid_t first = pool_->worker_pid(WorkerLane::files);
+  signal_worker(first, SIGSTOP);
+  auto write1 = start(WorkerLane::files, "write_file", {{"path", "a.txt"}, {"content", "1"}}, 1);
+  auto write2 = start(WorkerLane::files, "write_file", {{"path", "b.txt"}, {"content", "2"}}, 2);
+  auto read = start(WorkerLane::files, "read_file", {{"path", "hello.txt"}}, 3);
+  const bool read_done = pump_until([&] { return ready(read); });
+  pump_until([] { return false; }, std::chrono::milliseconds(200));
+  EXPECT_FALSE(ready(write2)) << "a second write ran while the first was under way";
+  EXPECT_NE(::access(ws_.file("b.txt").c_str(), F_OK), 0);
+  signal_worker(first, SIGCONT);
+  ASSERT_TRUE(read_done);
+  EXPECT_TRUE(read.get());
+  ASSERT_TRUE(pump_until([&] { return ready(write1) && ready(write2); }));
+  auto w1 = write1.get();
+  auto w2 = write2.get();
+  EXPECT_TRUE(w1) << w1.error().to_string();
+  EXPECT_TRUE(w2) << w2.error().to_string();
+  EXPECT_EQ(::access(ws_.file("b.txt").c_str(), F_OK), 0);
 }
 
 TEST_F(WorkerPoolTest, AWorkerThatDiedIsReplacedOnTheNextCall) {

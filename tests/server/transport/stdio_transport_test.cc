@@ -224,7 +224,7 @@ TEST(StdioTransport, AFullServerBudgetStopsTheConnectionsHoldingItNotTheOthers) 
   asio::co_spawn(
       stalled.io,
       [&]() -> asio::awaitable<void> {
-        co_await stalled.transport->output_drained();
+        co_await stalled.transport->output_caught_up();
         room = true;
       },
       asio::detached);
@@ -241,6 +241,40 @@ TEST(StdioTransport, AFullServerBudgetStopsTheConnectionsHoldingItNotTheOthers) 
     return stalled.transport->queued_bytes() == 0;
   }));
   EXPECT_EQ(budget->used, 0u);
+}
+
+// Issue 15: a client that does not read its replies must not get more of
+// them made. Past backlog_bytes unread, the transport says so (no work
+// starts) but still reads input; output_caught_up() returns once the peer
+// has read enough.
+TEST(StdioTransport, ABacklogOfUnreadRepliesHoldsNewWorkButNotInput) {
+  PipeFixture f(StreamLimits{.backlog_bytes = 256 << 10, .stall_timeout = 60s});
+  f.transport->send(std::string(100 << 10, 'a'));
+  ASSERT_TRUE(pump(f.io, [&] { return f.transport->queued_bytes() < (100u << 10); }));
+  EXPECT_FALSE(f.transport->output_backlogged()) << "a pipe's worth is not a backlog";
+  for (int i = 0; i < 8; ++i) f.transport->send(std::string(64 << 10, 'b'));
+  EXPECT_TRUE(f.transport->output_backlogged());
+  EXPECT_FALSE(f.transport->output_full());
+  f.write_input("still read\n");
+  ASSERT_TRUE(pump(f.io, [&] { return f.input_seen == "still read\n"; }));
+
+  bool caught_up = false;
+  asio::co_spawn(
+      f.io,
+      [&]() -> asio::awaitable<void> {
+        co_await f.transport->output_caught_up();
+        caught_up = true;
+      },
+      asio::detached);
+  pump(
+      f.io, [] { return false; }, 200ms);
+  EXPECT_FALSE(caught_up) << "nothing was read";
+  ASSERT_TRUE(pump(f.io, [&] {
+    f.drain_output();
+    return caught_up;
+  }));
+  EXPECT_LE(f.transport->queued_bytes(), std::size_t{256} << 10);
+  EXPECT_FALSE(f.transport->output_backlogged());
 }
 
 TEST(StdioTransport, ClosesAPeerWhoseOutputStaysFullPastTheStallTimeout) {
