@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -68,16 +69,6 @@ Result<void> make_parents(const std::string& dir, std::string_view what, MadeDir
 constexpr std::string_view kTempMark = ".brig-";
 constexpr std::size_t kTempHexDigits = 16;
 
-std::string random_suffix() {
-  std::uint64_t r = 0;
-  if (::getrandom(&r, sizeof r, GRND_NONBLOCK) != sizeof r) {
-    static std::uint64_t counter = 0;
-    r = (static_cast<std::uint64_t>(::getpid()) << 32) ^ ++counter ^
-        static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(&r));
-  }
-  return fmt::format("{:016x}", r);
-}
-
 // The temporary file's name for a target named `name`: hidden,
 // recognisable, and within NAME_MAX.
 std::string temp_name_for(const std::string& name, std::string_view suffix) {
@@ -115,6 +106,18 @@ Result<void> write_all(int fd, std::string_view data, std::string_view what,
 }
 
 }  // namespace
+
+std::string random_temp_suffix() {
+  std::uint64_t r = 0;
+  if (::getrandom(&r, sizeof r, GRND_NONBLOCK) != sizeof r) {
+    // No entropy yet (early boot): unique within this process is enough,
+    // the temporary file is created with O_EXCL.
+    static std::uint64_t counter = 0;
+    r = (static_cast<std::uint64_t>(::getpid()) << 32) ^ ++counter ^
+        static_cast<std::uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
+  }
+  return fmt::format("{:016x}", r);
+}
 
 TempRemoval remove_temp(const std::string& path, std::string_view temp_suffix) {
   using enum TempRemoval;
@@ -249,8 +252,8 @@ Result<WriteOutcome> atomic_write(const std::string& path, std::string_view data
   std::string tmp_name;
   const int attempts = options.temp_suffix.empty() ? 16 : 1;
   for (int attempt = 0; attempt < attempts && !fd; ++attempt) {
-    tmp_name = temp_name_for(
-        name, options.temp_suffix.empty() ? random_suffix() : std::string(options.temp_suffix));
+    tmp_name = temp_name_for(name, options.temp_suffix.empty() ? random_temp_suffix()
+                                                               : std::string(options.temp_suffix));
     fd = UniqueFd(::openat(dir_fd.get(), tmp_name.c_str(),
                            O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW,
                            created ? 0666 : 0600));

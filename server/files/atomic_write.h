@@ -28,6 +28,9 @@ struct FileStamp {
   }
 };
 
+// A temporary file's random part: 16 lower-case hex digits.
+std::string random_temp_suffix();
+
 struct WriteOptions {
   bool create_parents = false;           // create missing parent directories (mode 0777 & ~umask)
   std::optional<FileStamp> expect;       // empty: write whatever the path names now

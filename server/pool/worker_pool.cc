@@ -1,6 +1,5 @@
 #include "server/pool/worker_pool.h"
 
-#include <sys/random.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -27,6 +26,7 @@
 #include "jail/base/unique_fd.h"
 #include "jail/child_plan.h"
 #include "jail/steps/mounts.h"
+#include "server/files/atomic_write.h"
 #include "server/files/write_file.h"
 #include "server/policy/tool_names.h"
 #include "server/search/cpu_limit.h"
@@ -34,17 +34,6 @@
 
 namespace brig::pool {
 namespace {
-
-// A temporary file's random part: 16 lower-case hex digits.
-std::string random_suffix() {
-  std::uint64_t r = 0;
-  if (::getrandom(&r, sizeof r, 0) != sizeof r) {
-    static std::uint64_t counter = 0;
-    r = (static_cast<std::uint64_t>(::getpid()) << 32) ^ ++counter ^
-        static_cast<std::uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
-  }
-  return fmt::format("{:016x}", r);
-}
 
 // The connection a sweep of killed writes' temporary files holds its slot as.
 constexpr std::uint64_t kSweeper = ~std::uint64_t{0};
@@ -417,7 +406,7 @@ asio::awaitable<Result<files::OpReply>> WorkerPool::call(WorkerLane which, std::
   // set this argument: the tools' schemas refuse unknown ones.
   std::string suffix;
   if (writes) {
-    suffix = random_suffix();
+    suffix = files::random_temp_suffix();
     args[std::string(files::kTempSuffixArg)] = suffix;
     if (journal_) {
       if (auto added = journal_->add({suffix, args.value("path", std::string())}); !added)

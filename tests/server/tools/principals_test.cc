@@ -10,6 +10,7 @@
 
 #include <asio/io_context.hpp>
 
+#include "server/pool/worker_pool.h"
 #include "tests/server/test_support.h"
 
 namespace brig::tools {
@@ -80,6 +81,32 @@ TEST_F(PrincipalsTest, ARootBrigPlansAnotherUsersSandboxForItsIdsAndHome) {
   EXPECT_EQ(&again->sandbox, &s) << "planned once per identity";
   EXPECT_NE(identity_refusal(s).find("uid " + std::to_string(uid)), std::string::npos);
   EXPECT_EQ(identity_refusal(own_), "");
+}
+
+// The write journal says which files the server may delete; a jail that
+// could write there could plant entries. brig's own sandbox was checked at
+// start-up, another user's jails may write elsewhere: their pool gets the
+// journal only where their jails cannot write.
+TEST_F(PrincipalsTest, AnotherUsersPoolKeepsNoJournalWhereItsJailsCanWrite) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root: only a root brig serves other users";
+  const passwd* pw = ::getpwnam("nobody");
+  if (pw == nullptr) GTEST_SKIP() << "no user nobody";
+  TempDir state;
+  for (const auto& [root, kept] :
+       {std::pair{ws_.file("journal"), false}, std::pair{state.file("journal"), true}}) {
+    pool::WorkerPool own_workers(io_.get_executor(), own_, "/nonexistent/brig-worker", root);
+    ASSERT_EQ(own_workers.journal_root(), root);
+    Principals principals(
+        io_.get_executor(), own_, &own_workers,
+        [this](const sandbox::Account& account) {
+          return sandbox::plan_sandbox_for(account, "default", ws_.path(), ws_.path());
+        },
+        "/nonexistent/brig-worker");
+    auto other = principals.of(process::PeerCredentials{1, pw->pw_uid, pw->pw_gid});
+    ASSERT_TRUE(other) << other.error().to_string();
+    ASSERT_NE(other->workers, nullptr);
+    EXPECT_EQ(other->workers->journal_root(), kept ? root : "") << root;
+  }
 }
 
 TEST_F(PrincipalsTest, AUserWithoutAPasswdEntryIsRefused) {
