@@ -66,6 +66,7 @@
 #include "server/policy/to_jail_spec.h"
 #include "tests/bench/bench_stats.h"
 #include "tests/bench/bwrap_peer.h"
+#include "tests/server/loopback.h"
 
 namespace {
 
@@ -160,53 +161,26 @@ void raise_fd_limit() {
 
 // ------------------------------------------------------------ sockets
 
-sockaddr_in loopback(std::uint16_t port) {
-  sockaddr_in sa{};
-  sa.sin_family = AF_INET;
-  sa.sin_port = htons(port);
-  sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  return sa;
-}
-
-std::uint16_t port_of(int fd) {
-  sockaddr_in sa{};
-  socklen_t len = sizeof sa;
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&sa), &len);
-  return ntohs(sa.sin_port);
-}
+using brig::testing::loopback::port_of;
 
 // A TCP listener on 127.0.0.1; port 0: an ephemeral one.
 UniqueFd listener(int flags = 0, std::uint16_t port = 0) {
-  UniqueFd fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | flags, 0));
-  int one = 1;
-  ::setsockopt(fd.get(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-  auto sa = loopback(port);
-  if (!fd || ::bind(fd.get(), reinterpret_cast<sockaddr*>(&sa), sizeof sa) != 0 ||
-      ::listen(fd.get(), 4096) != 0)
-    die(std::string("listen on 127.0.0.1: ") + std::strerror(errno));
+  UniqueFd fd = brig::testing::loopback::bound(SOCK_STREAM | flags, port, 4096);
+  if (!fd) die(std::string("listen on 127.0.0.1: ") + std::strerror(errno));
   return fd;
 }
 
 UniqueFd connect_to(std::uint16_t port) {
-  UniqueFd fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
   // Bounded, so that a peer that stops answering ends the run with a
   // message instead of hanging it.
-  timeval tv{30, 0};
-  ::setsockopt(fd.get(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-  ::setsockopt(fd.get(), SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
-  auto sa = loopback(port);
-  if (::connect(fd.get(), reinterpret_cast<sockaddr*>(&sa), sizeof sa) != 0)
-    die("connect to 127.0.0.1:" + std::to_string(port) + ": " + std::strerror(errno));
+  UniqueFd fd = brig::testing::loopback::connect_to(port, std::chrono::seconds(30));
+  if (!fd) die("connect to 127.0.0.1:" + std::to_string(port) + ": " + std::strerror(errno));
   return fd;
 }
 
 void send_all(int fd, std::string_view bytes) {
-  while (!bytes.empty()) {
-    ssize_t n = ::send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) die(std::string("send: ") + std::strerror(errno));
-    bytes.remove_prefix(static_cast<std::size_t>(n));
-  }
+  if (!brig::testing::loopback::send_all(fd, bytes))
+    die(std::string("send: ") + std::strerror(errno));
 }
 
 // Reads until the end of an HTTP head; returns the head, and in `rest`

@@ -33,6 +33,7 @@
 #include "server/llm/placeholder.h"
 #include "server/llm/proxy.h"
 #include "tests/bench/bench_stats.h"
+#include "tests/server/loopback.h"
 
 namespace {
 
@@ -41,45 +42,19 @@ using brig::bench::Clock;
 using brig::bench::ms_since;
 using namespace std::chrono_literals;
 
+using brig::testing::loopback::port_of;
+using brig::testing::loopback::send_all;
+
 UniqueFd listen_loopback(std::uint16_t port = 0) {
-  UniqueFd fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
-  int one = 1;
-  ::setsockopt(fd.get(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-  sockaddr_in sa{};
-  sa.sin_family = AF_INET;
-  sa.sin_port = htons(port);
-  sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (::bind(fd.get(), reinterpret_cast<sockaddr*>(&sa), sizeof sa) != 0) return UniqueFd();
-  ::listen(fd.get(), 1024);
-  return fd;
+  return brig::testing::loopback::bound(SOCK_STREAM, port);
 }
 
-std::uint16_t port_of(int fd) {
-  sockaddr_in sa{};
-  socklen_t len = sizeof sa;
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&sa), &len);
-  return ntohs(sa.sin_port);
-}
-
+// Unbounded (no timeouts), without Nagle: the benchmark times each byte.
 UniqueFd dial(std::uint16_t port) {
-  UniqueFd fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  UniqueFd fd = brig::testing::loopback::connect_to(port, std::chrono::milliseconds(0));
   int one = 1;
-  ::setsockopt(fd.get(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-  sockaddr_in sa{};
-  sa.sin_family = AF_INET;
-  sa.sin_port = htons(port);
-  sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (::connect(fd.get(), reinterpret_cast<sockaddr*>(&sa), sizeof sa) != 0) return UniqueFd();
+  if (fd) ::setsockopt(fd.get(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
   return fd;
-}
-
-bool send_all(int fd, std::string_view s) {
-  while (!s.empty()) {
-    const ssize_t n = ::send(fd, s.data(), s.size(), MSG_NOSIGNAL);
-    if (n <= 0) return false;
-    s.remove_prefix(static_cast<std::size_t>(n));
-  }
-  return true;
 }
 
 // The upstream: /ttfb answers "ok"; /stream/<bytes> sends that many bytes

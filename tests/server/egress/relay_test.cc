@@ -34,6 +34,7 @@
 #include <fmt/format.h>
 
 #include "server/policy/net_rules.h"
+#include "tests/server/loopback.h"
 
 namespace brig::egress {
 namespace {
@@ -43,65 +44,18 @@ using Clock = std::chrono::steady_clock;
 
 // ------------------------------------------------------------ sockets
 
-std::uint16_t port_of(int fd) {
-  sockaddr_in sa{};
-  socklen_t len = sizeof sa;
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&sa), &len);
-  return ntohs(sa.sin_port);
-}
+using testing::loopback::bound;
+using testing::loopback::port_of;
+using testing::loopback::send_all;
+using testing::loopback::set_timeouts;
 
-sockaddr_in loopback(std::uint16_t port) {
-  sockaddr_in sa{};
-  sa.sin_family = AF_INET;
-  sa.sin_port = htons(port);
-  sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  return sa;
-}
-
-UniqueFd bound(int type, std::uint16_t port = 0) {
-  UniqueFd fd(::socket(AF_INET, type | SOCK_CLOEXEC, 0));
-  int one = 1;
-  ::setsockopt(fd.get(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-  auto sa = loopback(port);
-  if (::bind(fd.get(), reinterpret_cast<sockaddr*>(&sa), sizeof sa) != 0) return UniqueFd();
-  if ((type & 0xf) == SOCK_STREAM) ::listen(fd.get(), 128);
-  return fd;
-}
-
-void set_timeouts(int fd, std::chrono::milliseconds t) {
-  timeval tv{static_cast<time_t>(t.count() / 1000),
-             static_cast<suseconds_t>(t.count() % 1000 * 1000)};
-  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-  ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
-}
-
+// The relay's tests wait 5 s at most for any answer.
 UniqueFd connect_to(std::uint16_t port, int type = SOCK_STREAM) {
-  UniqueFd fd(::socket(AF_INET, type | SOCK_CLOEXEC, 0));
-  set_timeouts(fd.get(), 5s);
-  auto sa = loopback(port);
-  if (::connect(fd.get(), reinterpret_cast<sockaddr*>(&sa), sizeof sa) != 0) return UniqueFd();
-  return fd;
+  return testing::loopback::connect_to(port, 5s, type);
 }
 
-bool send_all(int fd, std::string_view bytes) {
-  while (!bytes.empty()) {
-    ssize_t n = ::send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL);
-    if (n <= 0) return false;
-    bytes.remove_prefix(static_cast<std::size_t>(n));
-  }
-  return true;
-}
-
-// Reads until EOF, an error or the socket's timeout; at most `limit` bytes.
 std::string read_all(int fd, std::size_t limit = 1 << 20) {
-  std::string out;
-  char buf[4096];
-  while (out.size() < limit) {
-    ssize_t n = ::recv(fd, buf, sizeof buf, 0);
-    if (n <= 0) break;
-    out.append(buf, static_cast<std::size_t>(n));
-  }
-  return out;
+  return testing::loopback::read_all(fd, limit);
 }
 
 // Reads exactly `n` bytes (fewer on EOF or timeout).
@@ -805,7 +759,7 @@ TEST_F(RelayTest, ASilentNameServerIs504AfterTheConnectTimeout) {
 TEST_F(RelayTest, ANamedAddressIsTriedAfterTheRebindingOnesAreDropped) {
   // 127.0.0.2: loopback, but not the address of the other tests' upstreams.
   UniqueFd upstream(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
-  sockaddr_in at = loopback(0);
+  sockaddr_in at = testing::loopback::address(0);
   at.sin_addr.s_addr = htonl(0x7f000002);
   ASSERT_EQ(::bind(upstream.get(), reinterpret_cast<sockaddr*>(&at), sizeof at), 0);
   ASSERT_EQ(::listen(upstream.get(), 4), 0);

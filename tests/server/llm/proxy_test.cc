@@ -27,6 +27,7 @@
 
 #include "server/llm/placeholder.h"
 #include "tests/server/llm/fake_upstream.h"
+#include "tests/server/loopback.h"
 
 namespace brig::llm {
 namespace {
@@ -40,52 +41,13 @@ using Clock = std::chrono::steady_clock;
 
 constexpr std::string_view kRealKey = "sk-REAL-7f3a9c0e5b1d4e2f";
 
+using brig::testing::loopback::connect_to;
+using brig::testing::loopback::port_of;
+using brig::testing::loopback::read_all;
+using brig::testing::loopback::send_all;
+
 UniqueFd listener() {
-  UniqueFd fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
-  sockaddr_in sa{};
-  sa.sin_family = AF_INET;
-  sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ::bind(fd.get(), reinterpret_cast<sockaddr*>(&sa), sizeof sa);
-  ::listen(fd.get(), 512);
-  return fd;
-}
-
-std::uint16_t port_of(int fd) {
-  sockaddr_in sa{};
-  socklen_t len = sizeof sa;
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&sa), &len);
-  return ntohs(sa.sin_port);
-}
-
-UniqueFd connect_to(std::uint16_t port) {
-  UniqueFd fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
-  timeval tv{10, 0};
-  ::setsockopt(fd.get(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-  sockaddr_in sa{};
-  sa.sin_family = AF_INET;
-  sa.sin_port = htons(port);
-  sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (::connect(fd.get(), reinterpret_cast<sockaddr*>(&sa), sizeof sa) != 0) return UniqueFd();
-  return fd;
-}
-
-void send_text(int fd, std::string_view text) {
-  while (!text.empty()) {
-    const ssize_t n = ::send(fd, text.data(), text.size(), MSG_NOSIGNAL);
-    if (n <= 0) return;
-    text.remove_prefix(static_cast<std::size_t>(n));
-  }
-}
-
-// Everything until the peer closes (or 10 s of silence).
-std::string read_all(int fd) {
-  std::string out;
-  char buf[16384];
-  for (;;) {
-    const ssize_t n = ::recv(fd, buf, sizeof buf, 0);
-    if (n <= 0) return out;
-    out.append(buf, static_cast<std::size_t>(n));
-  }
+  return brig::testing::loopback::bound();
 }
 
 // Reads until `needle` has arrived.
@@ -147,7 +109,7 @@ class LlmProxy : public ::testing::Test {
 
   std::string call(std::string_view req) {
     auto fd = connect_to(port);
-    send_text(fd.get(), req);
+    send_all(fd.get(), req);
     return read_all(fd.get());
   }
 
@@ -216,7 +178,7 @@ TEST_F(LlmProxy, StreamsAsTheEventsArrive) {
   start({route("anthropic", fmt::format("http://127.0.0.1:{}", up.port()))});
   auto fd = connect_to(port);
   const auto sent = Clock::now();
-  send_text(fd.get(), request("POST", "/anthropic/v1/messages", x_api_key(placeholder), "{}"));
+  send_all(fd.get(), request("POST", "/anthropic/v1/messages", x_api_key(placeholder), "{}"));
   const std::string first = read_until(fd.get(), "message_start");
   const auto first_at = Clock::now() - sent;
   ASSERT_THAT(first, HasSubstr("text/event-stream"));
@@ -351,7 +313,7 @@ TEST_F(LlmProxy, TenMibBodyAndASlowHead) {
   EXPECT_THAT(reply, HasSubstr("HTTP/1.1 413"));
   EXPECT_THAT(reply, HasSubstr("over 10485760 bytes"));
   auto fd = connect_to(port);
-  send_text(fd.get(), "POST /anthropic/v1/echo HTTP/1.1\r\nHost: x\r\n");
+  send_all(fd.get(), "POST /anthropic/v1/echo HTTP/1.1\r\nHost: x\r\n");
   reply = read_all(fd.get());
   EXPECT_THAT(reply, HasSubstr("HTTP/1.1 408"));
   EXPECT_THAT(reply, HasSubstr("did not arrive within 300 ms"));
@@ -453,7 +415,7 @@ TEST_F(LlmProxy, AClientThatGoesCancelsTheUpstreamRequest) {
   start({route("anthropic", fmt::format("http://127.0.0.1:{}", up.port()))});
   {
     auto fd = connect_to(port);
-    send_text(fd.get(), request("GET", "/anthropic/v1/endless", x_api_key(placeholder)));
+    send_all(fd.get(), request("GET", "/anthropic/v1/endless", x_api_key(placeholder)));
     EXPECT_THAT(read_until(fd.get(), "data: more"), HasSubstr("data: more"));
   }  // closed mid-stream
   const auto until = Clock::now() + 5s;
@@ -467,7 +429,7 @@ TEST_F(LlmProxy, RemovingTheJailEndsItsStreams) {
   FakeUpstream up;
   start({route("anthropic", fmt::format("http://127.0.0.1:{}", up.port()))});
   auto fd = connect_to(port);
-  send_text(fd.get(), request("GET", "/anthropic/v1/endless", x_api_key(placeholder)));
+  send_all(fd.get(), request("GET", "/anthropic/v1/endless", x_api_key(placeholder)));
   read_until(fd.get(), "data: more");
   EXPECT_EQ(proxy->connections(), 1u);
   proxy->remove_jail(jail);
@@ -483,7 +445,7 @@ TEST_F(LlmProxy, KeepAliveBothWaysPoolsTheUpstream) {
   start({route("anthropic", fmt::format("http://127.0.0.1:{}", up.port()))});
   auto fd = connect_to(port);
   for (int i = 0; i < 3; ++i) {
-    send_text(fd.get(), request("GET", "/anthropic/v1/json", x_api_key(placeholder), "", false));
+    send_all(fd.get(), request("GET", "/anthropic/v1/json", x_api_key(placeholder), "", false));
     EXPECT_THAT(read_until(fd.get(), "completion_tokens\":9}}"), HasSubstr("HTTP/1.1 200"));
   }
   // The client has the last byte a moment before the proxy pools the
