@@ -285,6 +285,12 @@ CLI::App* add_serve_command(CLI::App& app, ServeOptions& o) {
                   "tool, arguments (long strings cut, env values never), outcome, exit code, "
                   "bytes, duration, and the error text that names a policy denial")
       ->option_text("FILE");
+  cmd->add_option("--state-dir", o.state_dir,
+                  "Keep state that outlives this server here: the journal of writes in flight, "
+                  "whose temporary files the next server removes should this one be killed "
+                  "(DIR/writes; default $XDG_STATE_HOME/brig, else ~/.local/state/brig). "
+                  "Must be outside everything a jail can write")
+      ->option_text("DIR");
   cmd->add_option(exec::kMaxJailsOption, o.max_jails,
                   fmt::format("exec jails running at once in this server, all clients together; "
                               "an exec over it is refused with a tool error (default {})",
@@ -401,8 +407,13 @@ int run_serve(const ServeOptions& o, const ToolInstaller& extra_tools) {
   // Where the writes' temporary files are recorded, so that the next server
   // removes what a killed one left (server/pool/write_journal.h). Not where
   // a jail could write: it could plant entries, or take them away.
-  std::string journal_root = pool::WriteJournal::default_root();
-  if (!journal_root.empty()) {
+  std::string journal_root = o.state_dir.empty() ? pool::WriteJournal::default_root()
+                                                 : absolute_path(o.state_dir) + "/writes";
+  if (journal_root.empty()) {
+    spdlog::warn(
+        "no write journal: no --state-dir, and neither XDG_STATE_HOME nor HOME is an absolute "
+        "path; a write in flight when brig-server is killed will leave its temporary file");
+  } else {
     if (auto safe = policy::refuse_writable_audit_log(journal_root + "/entry", sandbox->spec);
         !safe) {
       spdlog::warn(

@@ -34,6 +34,9 @@ struct ServeOptions {
   double stall_timeout_seconds = 30;
   std::string log_level = "info";
   std::string audit_log;  // a file for one JSON line per tool call; empty: no audit log
+  // Where state that outlives a server is kept (the write journal, in
+  // DIR/writes); empty: $XDG_STATE_HOME/brig, else ~/.local/state/brig.
+  std::string state_dir;
   bool jail_pool = true;  // false: --no-jail-pool, every exec's jail built for it
   std::size_t max_jails = exec::JobLimits{}.max_running;        // exec jails running at once
   std::size_t max_jobs = exec::JobLimits{}.max_jobs_per_owner;  // jobs past their call, per uid

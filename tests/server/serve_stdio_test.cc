@@ -165,6 +165,30 @@ TEST(ServeStdio, AnImplicitWorkspaceInRootIsRefused) {
   EXPECT_NE(err.find("--workspace"), std::string::npos) << err;
 }
 
+// --state-dir places the write journal (a service may have no HOME); one
+// where a jail can write is not used, and the log says why.
+TEST(ServeStdio, StateDirHoldsTheWriteJournalUnlessAJailCanWriteThere) {
+  TempDir ws;
+  TempDir state;
+  for (const std::string& dir : {state.file("brig"), ws.file("state")}) {
+    Child child(serve_args(ws, {"--state-dir", dir}));
+    LineClient client = child.take_client();
+    ASSERT_TRUE(initialize(client));
+    ASSERT_TRUE(client.send(tool_call(2, "write_file", {{"path", "a.txt"}, {"content", "a"}})));
+    auto wrote = client.read_response(2);
+    ASSERT_TRUE(wrote);
+    EXPECT_FALSE(wrote->at("result").value("isError", true)) << wrote->dump();
+    client.close_write();
+    EXPECT_TRUE(exited_zero(child.wait()));
+    const std::string log = child.read_stderr();
+    const bool jail_writable = dir.starts_with(ws.path());
+    EXPECT_EQ(std::filesystem::is_directory(dir + "/writes"), !jail_writable) << log;
+    EXPECT_EQ(log.find("no write journal at " + dir + "/writes") != std::string::npos,
+              jail_writable)
+        << log;
+  }
+}
+
 TEST(ServeStdio, CommandLineErrorsExitTwo) {
   Child child({sibling_binary("brig-test-server"), "serve", "--max-inflight", "zero"});
   const auto status = child.wait();
