@@ -35,8 +35,10 @@
 namespace brig::pool {
 namespace {
 
-// The connection a sweep of killed writes' temporary files holds its slot as.
+// The connections a sweep of killed writes' temporary files, and a worker
+// started ahead, hold their slot as.
 constexpr std::uint64_t kSweeper = ~std::uint64_t{0};
+constexpr std::uint64_t kStarter = kSweeper - 1;
 
 bool writes_files(std::string_view op) {
   return op == policy::names::kWriteFile || op == policy::names::kEditFile;
@@ -139,6 +141,28 @@ asio::awaitable<void> WorkerPool::sweep_detached(std::weak_ptr<int> alive, Lane&
   if (alive.expired()) co_return;
   co_await run_sweeps(lane, slot);
   if (alive.expired()) co_return;
+  release(lane, slot);
+}
+
+void WorkerPool::start_spares(Lane& lane) {
+  for (Slot& slot : lane.slots) {
+    if (slot.busy || slot.worker) continue;
+    slot.busy = true;
+    slot.connection = kStarter;
+    slot.writes = false;
+    asio::co_spawn(executor_, start_detached(alive_, lane, slot), asio::detached);
+  }
+}
+
+asio::awaitable<void> WorkerPool::start_detached(std::weak_ptr<int> alive, Lane& lane, Slot& slot) {
+  if (alive.expired()) co_return;
+  if (!stopped_) {
+    // A failure is the next call's to report: it starts the worker again.
+    co_await ensure_worker(slot);
+    if (alive.expired()) co_return;
+    // stop() came while it started: it kills every worker, this one too.
+    if (stopped_) slot.worker.reset();
+  }
   release(lane, slot);
 }
 
@@ -397,9 +421,15 @@ asio::awaitable<Result<files::OpReply>> WorkerPool::call(WorkerLane which, std::
     ~PutBack() { pool.release(lane, slot); }
   } put_back{*this, lane, slot};
 
+  const bool first = !slot.worker;
   co_await run_sweeps(lane, slot);
   Result<Worker*> w = co_await ensure_worker(slot);
   if (!w) co_return std::unexpected(w.error());
+  // The lane's first call (or the first after its workers were stopped or
+  // died) starts the others too, in the background once its own runs:
+  // started by a later call that finds this one busy, a worker's start
+  // would be that call's wait.
+  if (first) start_spares(lane);
   // A write's temporary file gets its name from here, recorded before the
   // write starts: should brig-server be killed mid-write, the next server
   // removes that file and nothing else (write_journal.h). The client cannot

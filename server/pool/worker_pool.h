@@ -116,7 +116,7 @@ class WorkerPool {
 
   // Workers per lane: one runs a connection's calls while another's wait
   // for nothing but a free worker. Each is a jail of its own (a few MiB);
-  // the second starts only when a call finds the first busy.
+  // all start at the lane's first call, the others in the background.
   static constexpr std::size_t kWorkersPerLane = 2;
 
   // How long past its own deadline an operation may take to answer.
@@ -186,6 +186,11 @@ class WorkerPool {
   // run_sweeps on a slot dispatch() took for it, then releases the slot:
   // detached, so the pool may be gone when it resumes (alive_ says).
   asio::awaitable<void> sweep_detached(std::weak_ptr<int> alive, Lane& lane, Slot& slot);
+  // Starts a worker in every free slot that has none, each in the
+  // background, holding its slot meanwhile: a call arriving while the
+  // first worker is busy finds another ready (or nearly).
+  void start_spares(Lane& lane);
+  asio::awaitable<void> start_detached(std::weak_ptr<int> alive, Lane& lane, Slot& slot);
   // Adopts the journal entries of dead servers and queues their removal.
   void adopt_orphans();
   // Why the worker's jail ended while it ran `op`: its setup failed (its

@@ -213,6 +213,22 @@ TEST_F(WorkerPoolTest, ALongCallHoldsOneWorkerWhileOtherConnectionsCallsRun) {
   EXPECT_EQ(pool_->worker_pid(WorkerLane::files), first) << "a stopped worker is not a dead one";
 }
 
+// The lane's first call starts its other worker too, in the background: a
+// call arriving while the first is busy would otherwise wait for a start.
+TEST_F(WorkerPoolTest, TheFirstCallStartsTheLanesOtherWorkerInTheBackground) {
+  ASSERT_TRUE(call(WorkerLane::files, "read_file", {{"path", "hello.txt"}}));
+  EXPECT_TRUE(pump_until([&] { return pool_->workers_running(WorkerLane::files) == 2; }));
+  EXPECT_EQ(pool_->workers_running(WorkerLane::search), 0u) << "only the lane that was used";
+  pool_->stop();
+  EXPECT_EQ(pool_->workers_running(WorkerLane::files), 0u);
+
+  // stop() while the other worker is still starting: it does not outlive it.
+  ASSERT_TRUE(call(WorkerLane::search, "find_files", {{"pattern", "*.txt"}}));
+  pool_->stop();
+  pump_until([] { return false; }, std::chrono::milliseconds(500));
+  EXPECT_EQ(pool_->workers_running(WorkerLane::search), 0u);
+}
+
 // Two edits of one file from two clients must not both read it before
 // either writes: writes run one at a time, whatever worker is free. A read
 // goes on beside a write.
