@@ -781,6 +781,33 @@ TEST_F(SpawnerTest, AJailBuiltAheadIsNotUsedOnceItsWorkspaceWasReplaced) {
   ASSERT_EQ(::rename(moved.c_str(), ws.c_str()), 0);
 }
 
+// A file written where the policy hides one, after the jail was built
+// ahead: its plan skipped the mask (nothing was there), so it would show the
+// file. Its planner's question (an lstat) asked again before use answers
+// otherwise, and a fresh jail, which masks it, serves instead.
+TEST_F(SpawnerTest, AJailBuiltAheadIsNotUsedOnceAPathItsPlanAskedAboutChanged) {
+  const std::string secret = workspace_.path() + "/secret";
+  jail::Mount mask;
+  mask.kind = jail::Mount::Kind::mask;
+  mask.target = secret;
+  spec_.mounts.push_back(mask);
+  const pid_t ahead = jail_built_ahead();
+  ASSERT_GT(ahead, 0);
+  { std::ofstream(secret) << "token"; }
+  Pipe out;
+  jail::ExecRequest r = sh("cat \"$0\"", {secret});
+  r.stdout_fd = out.write.get();
+  auto running = spawn(r);
+  ASSERT_TRUE(running) << running.error().to_string();
+  out.write.reset();
+  EXPECT_NE(running->pid(), ahead);
+  auto o = wait(*running);
+  ASSERT_TRUE(o) << o.error().to_string();
+  EXPECT_EQ(read_until(out.read.get()), "");
+  EXPECT_TRUE(eventually([&] { return process_gone(ahead); })) << "the stale jail stayed";
+  ::unlink(secret.c_str());
+}
+
 // Issue 16: calls back to back grow the pool (server/spawner/jail_pool.h):
 // after a burst, more than one jail waits, and the next burst is served by
 // them, each jail used once.
