@@ -37,11 +37,12 @@ void log_line(std::string_view message) {
   [[maybe_unused]] const ssize_t n = ::write(STDERR_FILENO, line.data(), line.size());
 }
 
-// A jail built ahead is built once the spawner has been idle this long.
-// Cloning blocks this loop for about a millisecond, and the jail takes a few
-// more to build on the CPUs the calls need: started at once, the build would
-// meet a call sent right after the last one (which then waits for it, slower
-// than a fresh jail) and delay a running command's end.
+// A jail built ahead is built once the spawner has been idle this long,
+// unless calls come back to back (JailPool::refill_now). Cloning blocks this
+// loop for about a millisecond, and the jail takes a few more to build on
+// the CPUs the calls need: started at once after an occasional call, the
+// build would meet a call sent right after the last one (which then waits
+// for it) and delay a running command's end.
 constexpr auto kRefillAfterIdle = std::chrono::milliseconds(10);
 
 SpawnerLoop::SpawnerLoop(int socket, UniqueFd dev_null, bool pool)
@@ -85,8 +86,8 @@ int SpawnerLoop::run() {
     if (!socket_ok) break;
     if (fds[0].revents != 0 && !on_socket()) break;
     if (pool_.refill_now()) {
-      // Calls come back to back and one jail is still ready for the next:
-      // that call does not wait for this build, so it need not wait for idle.
+      // Calls come back to back: the spawner is never idle between them, and
+      // the next call takes a jail still ready or the one this builds.
       refill_pool();
       idle_since = Clock::now();
     } else if (n > 0 || reported) {

@@ -853,6 +853,37 @@ TEST_F(SpawnerTest, ABurstIsServedByJailsBuiltAheadEachUsedOnce) {
   EXPECT_TRUE(eventually([&] { return waiting() <= kMaxAhead; }));
 }
 
+// Within one burst too: once calls come back to back, the spawner builds
+// the next jail at once, without waiting to be idle (which a burst never
+// is), so the burst's later calls find jails built ahead (or wait for the
+// one being built) instead of each building its own.
+TEST_F(SpawnerTest, ALongBurstKeepsFindingJailsBuiltAhead) {
+  const std::string children_file = "/proc/" + std::to_string(spawner_pid_) + "/task/" +
+                                    std::to_string(spawner_pid_) + "/children";
+  const auto children = [&] {
+    std::set<pid_t> out;
+    std::ifstream in(children_file);
+    for (pid_t p; in >> p;) out.insert(p);
+    return out;
+  };
+  const jail::ExecRequest once = sh("test ! -e /tmp/brig-used || exit 9; : > /tmp/brig-used");
+  std::set<pid_t> used;
+  int pooled = 0;
+  constexpr int kCalls = 16;
+  for (int i = 0; i < kCalls; ++i) {
+    const std::set<pid_t> before = children();
+    auto running = spawn(once);
+    ASSERT_TRUE(running) << running.error().to_string();
+    if (i >= 2 && before.contains(running->pid())) ++pooled;
+    EXPECT_TRUE(used.insert(running->pid()).second) << "pid " << running->pid() << " twice";
+    auto o = wait(*running);
+    ASSERT_TRUE(o) << o.error().to_string();
+    EXPECT_EQ(o->exit_status(), 0) << o->to_string();
+  }
+  RecordProperty("pooled_of_14", pooled);
+  EXPECT_GE(pooled, 7) << "the burst's calls built their own jails";
+}
+
 // While the spawner builds a jail ahead, SPAWNs that come are served from
 // the pool when it has a jail for them, and wait for the build otherwise
 // (in order); every end is reported, and no jail serves twice. Several
