@@ -64,8 +64,12 @@ Result<Outcome> wait(RunningJail& jailed,
 // namespaces, need not delay the caller. The init is then left unreaped
 // (the Outcome has no rusage): the caller reaps it with waitid on pidfd()
 // once that is readable, or exits. For a loop that polls status_fd().
+// `remove_cgroups` false: the jail's cgroups, empty by then, are removed
+// when `jailed` is dropped instead (its destructor), so that a caller can
+// report the Outcome before paying for their rmdir.
 Result<Outcome> wait_until_status(
-    RunningJail& jailed, std::optional<RunningJail::Clock::time_point> deadline = std::nullopt);
+    RunningJail& jailed, std::optional<RunningJail::Clock::time_point> deadline = std::nullopt,
+    bool remove_cgroups = true);
 
 // spawn + wait for `brig run`, forwarding SIGHUP, SIGINT, SIGQUIT, SIGTERM,
 // SIGUSR1, SIGUSR2 and SIGWINCH to the jail while it runs (they are blocked

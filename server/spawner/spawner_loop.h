@@ -2,9 +2,11 @@
 // socket to brig-server, the status pipes of the jails it started and the
 // pidfds of the inits still exiting; the timeout is the nearest wall-time
 // deadline. A jail's end is reported as soon as its init reports the
-// command's status (the rest of the jail dead, its cgroups removed); the
-// init's own exit, with the namespaces' teardown, is reaped afterwards. It only clones, reaps and
-// reports: what to run and how to confine it come whole from brig-server (messages.h).
+// command's status (the rest of the jail dead); its empty cgroups are
+// removed right after the report, and the init's own exit, with the
+// namespaces' teardown, is reaped afterwards. It only clones, reaps and
+// reports: what to run and how to confine it come whole from brig-server
+// (messages.h).
 #pragma once
 
 #include <poll.h>

@@ -931,6 +931,9 @@ TEST_F(SpawnerTest, WithoutThePoolNoJailWaits) {
   // Well past the spawner's idle delay: no jail is built ahead.
   std::this_thread::sleep_for(200ms);
   EXPECT_TRUE(eventually([&] { return children_of(spawner_pid_).empty(); }));
+  // The jails' cgroups, removed after each end was reported, went with them
+  // while the spawner lives.
+  EXPECT_TRUE(eventually([&] { return jail::test::our_cgroups(spawner_pid_).empty(); }));
 }
 
 }  // namespace
