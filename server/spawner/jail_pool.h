@@ -81,7 +81,7 @@ class JailPool {
   // back to back (target() > 1), so the spawner is never idle between them.
   // A call that comes during the build takes a jail still ready, or waits
   // for the build and takes the jail it made: what is left of one build,
-  // never more than a fresh jail of its own would cost (issue 16: a burst
+  // less than a fresh jail of its own would take (issue 16: a burst
   // that emptied the pool used to wait for an idle moment it never had, and
   // every later call of it built its own jail).
   bool refill_now() const { return wants_refill() && target_ > 1; }
