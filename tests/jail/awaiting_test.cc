@@ -184,6 +184,18 @@ TEST_F(AwaitingTest, AReplacedBindSourceMeansItNoLongerMatchesTheHost) {
   const JailSpec s = base_spec(ws);
   auto jailed = spawn_awaiting(s);
   ASSERT_TRUE(jailed) << jailed.error().to_string();
+  // The child makes its mounts after spawn_awaiting returns: the directory
+  // is replaced below only once the jail has bound it (else the jail would
+  // bind the new one, and show what this test expects it not to).
+  const std::string mountinfo = "/proc/" + std::to_string(jailed->pid()) + "/mountinfo";
+  const auto bound = [&] {
+    std::ifstream in(mountinfo);
+    for (std::string line; std::getline(in, line);)
+      if (line.find(" " + ws + " ") != std::string::npos) return true;
+    return false;
+  };
+  for (int i = 0; i < 500 && !bound(); ++i) std::this_thread::sleep_for(10ms);
+  ASSERT_TRUE(bound()) << "the jail never bound " << ws;
   EXPECT_TRUE(built_from_current_host(*jailed, s));
   // Files inside a bound directory are live anyway: no change of identity.
   std::ofstream(ws + "/new-file") << "x";
