@@ -25,7 +25,8 @@
 // - Refilled only after a SPAWN asked for that spec, so a spec that cannot be
 //   built costs one failed build per SPAWN, never a loop. SpawnerLoop decides
 //   when: once idle a while, or at once while calls come back to back
-//   (refill_now()), so a burst keeps finding one.
+//   (refill_now()), so a burst keeps finding one (waiting for a running
+//   command's end while a jail is still ready: SpawnerLoop::build_now()).
 // - Dropped (killed, reaped, its cgroups removed) when the spawner ends.
 #pragma once
 

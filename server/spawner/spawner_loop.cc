@@ -65,7 +65,7 @@ int SpawnerLoop::run() {
       const int left_ms = static_cast<int>(std::max<std::int64_t>(left.count(), 0));
       if (timeout < 0 || timeout > left_ms) timeout = left_ms;
     };
-    if (pool_.refill_now()) {
+    if (build_now()) {
       timeout = 0;
     } else if (pool_.wants_refill()) {
       wake_at(idle_since + kRefillAfterIdle);
@@ -85,7 +85,7 @@ int SpawnerLoop::run() {
     reap_exited(fds, fds.size() - reaping, reaping);
     if (!socket_ok) break;
     if (fds[0].revents != 0 && !on_socket()) break;
-    if (pool_.refill_now()) {
+    if (build_now()) {
       // Calls come back to back: the spawner is never idle between them, and
       // the next call takes a jail still ready or the one this builds.
       refill_pool();
@@ -106,6 +106,17 @@ int SpawnerLoop::run() {
   for (const jail::RunningJail& j : exiting_) reap(j.pidfd(), WEXITED);
   exiting_.clear();
   return 0;
+}
+
+bool SpawnerLoop::build_now() const {
+  // While a command runs and a jail is still ready for the next call, the
+  // build waits for the command's end: on two CPUs it would share them with
+  // the command, and while its launcher clones the spawner reads no status
+  // pipe, so the command's end would be reported only after that. Once the
+  // end is reported, the build overlaps the result's way back and the next
+  // call's way in instead. With none ready the next call would wait for the
+  // build anyway, so it starts at once.
+  return pool_.refill_now() && (live_.empty() || pool_.ready() == 0);
 }
 
 bool SpawnerLoop::report_ended(const std::vector<pollfd>& fds, bool* reported) {

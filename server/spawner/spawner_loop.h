@@ -59,6 +59,9 @@ class SpawnerLoop {
   // or exited, or whose deadline passed, and forgets it. false when the
   // socket is gone; *reported: whether any was.
   bool report_ended(const std::vector<pollfd>& fds, bool* reported);
+  // Whether to build a jail ahead now, without waiting to be idle: the
+  // pool's refill_now(), unless a command runs while a jail is still ready.
+  bool build_now() const;
   // Builds one jail ahead (JailPool::refill), reporting the jails that end
   // while its launcher waits for its network helper.
   void refill_pool();
