@@ -41,9 +41,10 @@ Result<void> plan_confinement(const JailSpec& spec, ChildPlan& p) {
 
 }  // namespace
 
-Result<std::unique_ptr<ChildPlan>> plan_child(const JailSpec& spec, const ExecRequest& req) {
+Result<std::unique_ptr<ChildPlan>> plan_child(const JailSpec& spec, const ExecRequest& req,
+                                              const mounts::HostView& host) {
   auto p = std::make_unique<ChildPlan>();
-  auto mount_plan = mounts::plan(spec, mounts::real_host());
+  auto mount_plan = mounts::plan(spec, host);
   if (!mount_plan) return std::unexpected(at_step(SetupStep::mount, std::move(mount_plan.error())));
   p->mounts = std::move(*mount_plan);
   if (!req.argv.empty()) p->exec = exec::prepare(req);  // else: awaiting, it comes later

@@ -71,8 +71,19 @@ struct ChildPlan {
 
 // The plan for `spec` and `req` (an empty argv: a jail built ahead, whose
 // command comes later): mounts, ids, exec paths, caps, Landlock, seccomp.
-// Fails with the step whose plan failed.
-Result<std::unique_ptr<ChildPlan>> plan_child(const JailSpec& spec, const ExecRequest& req);
+// The mounts are planned against `host`. Fails with the step whose plan
+// failed.
+Result<std::unique_ptr<ChildPlan>> plan_child(const JailSpec& spec, const ExecRequest& req,
+                                              const mounts::HostView& host = mounts::real_host());
+
+// What a jail built ahead was planned from, for built_from_current_host:
+// its spec, and each question its mounts' planner asked the host, with the
+// answer (the plan is a function of the two).
+struct BuiltFrom {
+  explicit BuiltFrom(const JailSpec& s) : spec(s), host(mounts::real_host()) {}
+  JailSpec spec;
+  mounts::RecordedHost host;
+};
 
 // Where each fd goes in the child (ChildPlan's fixed numbers): the
 // request's stdio (checked open), brig's pipes and sockets, the idmapped

@@ -132,7 +132,11 @@ Result<void> Launch::validate() const {
 Result<void> Launch::plan() {
   if (options_.time_steps) j_.steps_ = BRIG_TRY(StepClock::create());
   stamps_ = j_.steps_.stamps();
-  j_.plan_ = BRIG_TRY(plan_child(spec_, req_));
+  // A jail built ahead keeps its planner's questions and answers, so that
+  // built_from_current_host can ask them again instead of planning again.
+  if (awaiting_) j_.built_from_ = std::make_unique<BuiltFrom>(spec_);
+  j_.plan_ = BRIG_TRY(
+      plan_child(spec_, req_, j_.built_from_ ? j_.built_from_->host : mounts::real_host()));
   plan_ = j_.plan_.get();
   plan_->stamps = stamps_;
   plan_->await_command = awaiting_;
@@ -373,6 +377,19 @@ Result<void> start_command(RunningJail& j, const ExecRequest& req,
 
 bool built_from_current_host(const RunningJail& j, const JailSpec& spec) {
   if (!j.plan_) return false;
+  if (j.built_from_) {
+    // The planner reads only the spec and the host, the host only through
+    // the RecordedHost: for the same spec (its wall time aside, which is the
+    // command's and which no plan reads) and the same answer to every
+    // question it asked, planning again would give the same plan. So the
+    // questions asked again are the whole re-plan, as strict and a fraction
+    // of its cost (docs/jail.md).
+    JailSpec asked = spec;
+    asked.limits.wall_time = j.built_from_->spec.limits.wall_time;
+    if (asked == j.built_from_->spec)
+      return j.built_from_->host.unchanged(mounts::real_host()) &&
+             bind_source_ids(j.plan_->mounts) == j.bind_sources_;
+  }
   auto now = mounts::plan(spec, mounts::real_host());
   return now && *now == j.plan_->mounts && bind_source_ids(*now) == j.bind_sources_;
 }

@@ -44,7 +44,10 @@ Result<void> start_command(RunningJail& jailed, const ExecRequest& request,
 // each bind's host source is still the same file (device and inode). A
 // workspace deleted and made again, or a directory swapped for another,
 // would otherwise be seen as it was. A pool drops a jail for which this is
-// false (~50 us: the mount plan's lstat/readlink and one stat per bind).
+// false. For the spec it was built from (the wall time aside) the planner's
+// questions to the host are asked again, stopping at the first answer that
+// differs (~45 lstat/readlink for the default policy), and one stat per
+// bind; for another spec, the mounts are planned again.
 bool built_from_current_host(const RunningJail& jailed, const JailSpec& spec);
 
 // Waits until the jail's init exits, or until the earlier of `deadline` and
@@ -61,8 +64,12 @@ Result<Outcome> wait(RunningJail& jailed,
 // namespaces, need not delay the caller. The init is then left unreaped
 // (the Outcome has no rusage): the caller reaps it with waitid on pidfd()
 // once that is readable, or exits. For a loop that polls status_fd().
+// `remove_cgroups` false: the jail's cgroups, empty by then, are removed
+// when `jailed` is dropped instead (its destructor), so that a caller can
+// report the Outcome before paying for their rmdir.
 Result<Outcome> wait_until_status(
-    RunningJail& jailed, std::optional<RunningJail::Clock::time_point> deadline = std::nullopt);
+    RunningJail& jailed, std::optional<RunningJail::Clock::time_point> deadline = std::nullopt,
+    bool remove_cgroups = true);
 
 // spawn + wait for `brig run`, forwarding SIGHUP, SIGINT, SIGQUIT, SIGTERM,
 // SIGUSR1, SIGUSR2 and SIGWINCH to the jail while it runs (they are blocked

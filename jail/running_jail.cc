@@ -27,6 +27,7 @@ RunningJail& RunningJail::operator=(RunningJail&& o) noexcept {
     watch_fd_ = std::move(o.watch_fd_);
     command_fd_ = std::move(o.command_fd_);
     bind_sources_ = std::move(o.bind_sources_);
+    built_from_ = std::move(o.built_from_);
     cgroup_ = std::move(o.cgroup_);
     listeners_ = std::move(o.listeners_);
     layers_ = std::move(o.layers_);

@@ -23,6 +23,7 @@
 namespace brig::jail {
 
 struct ChildPlan;
+struct BuiltFrom;
 
 struct SpawnOptions {
   // Stamp each setup step (Outcome::steps): a page shared with the child,
@@ -92,9 +93,10 @@ class RunningJail {
   UniqueFd status_fd_;   // read end: setup failures and the command's status
   UniqueFd watch_fd_;    // write end: its closing tells the init the launcher is gone
   UniqueFd command_fd_;  // awaiting: the sync socket the command goes over
-  // Awaiting: each bind's host source when it was built, for
-  // built_from_current_host.
+  // Awaiting: each bind's host source when it was built, and what its plan
+  // was made from, for built_from_current_host.
   std::vector<BindSourceId> bind_sources_;
+  std::unique_ptr<BuiltFrom> built_from_;
   cgroups::Group cgroup_;
   std::vector<UniqueFd> listeners_;
   LayerReport layers_;

@@ -63,10 +63,11 @@ bool command_ended(const std::optional<StatusRecord>& status, Outcome& o) {
 class Waiter {
  public:
   Waiter(RunningJail& j, std::optional<RunningJail::Clock::time_point> deadline, int signal_fd,
-         bool until_status)
+         bool until_status, bool remove_cgroups = true)
       : j_(j),
         deadline_(deadline),
         signal_fd_(signal_fd),
+        remove_cgroups_(remove_cgroups),
         fds_{{j.pidfd_.get(), POLLIN, 0},
              {signal_fd, POLLIN, 0},
              {until_status ? j.status_fd_.get() : -1, POLLIN, 0}} {
@@ -95,7 +96,8 @@ class Waiter {
   RunningJail& j_;
   std::optional<RunningJail::Clock::time_point> deadline_;
   int signal_fd_;
-  pollfd fds_[3];  // poll ignores the entries whose fd is negative
+  bool remove_cgroups_;  // false: left to ~RunningJail (wait_until_status's caller)
+  pollfd fds_[3];        // poll ignores the entries whose fd is negative
   bool timed_out_ = false;
   bool grace_ = false;  // no pid namespace: the init was told to shut down
   bool init_exiting_ = false;
@@ -221,7 +223,7 @@ Result<Outcome> Waiter::wait() {
   BRIG_TRY_VOID(reap_init());
   const auto ended = RunningJail::Clock::now();
   if (init_exiting_ && seen_.status->cgroups_left == 0) j_.cgroup_.paths.clear();
-  cgroups::remove(j_.cgroup_);
+  if (remove_cgroups_) cgroups::remove(j_.cgroup_);
   // Every record was written before the init exited; only what the pipe
   // already holds counts.
   read_status(j_.status_fd_.get(), seen_);
@@ -233,8 +235,9 @@ Result<Outcome> wait(RunningJail& j, std::optional<RunningJail::Clock::time_poin
 }
 
 Result<Outcome> wait_until_status(RunningJail& j,
-                                  std::optional<RunningJail::Clock::time_point> deadline) {
-  return Waiter(j, deadline, -1, /*until_status=*/true).wait();
+                                  std::optional<RunningJail::Clock::time_point> deadline,
+                                  bool remove_cgroups) {
+  return Waiter(j, deadline, -1, /*until_status=*/true, remove_cgroups).wait();
 }
 
 Outcome run(const JailSpec& spec, const ExecRequest& request, const StartedHook& started) {

@@ -24,8 +24,9 @@
 //   more than memory allows (ahead_for_memory()).
 // - Refilled only after a SPAWN asked for that spec, so a spec that cannot be
 //   built costs one failed build per SPAWN, never a loop. SpawnerLoop decides
-//   when: once idle a while, or at once while a jail is still ready for the
-//   next call (refill_now()), so a burst keeps finding one.
+//   when: once idle a while, or at once while calls come back to back
+//   (refill_now()), so a burst keeps finding one (waiting for a running
+//   command's end while a jail is still ready: SpawnerLoop::build_now()).
 // - Dropped (killed, reaped, its cgroups removed) when the spawner ends.
 #pragma once
 
@@ -78,9 +79,13 @@ class JailPool {
   // it than target().
   bool wants_refill() const { return wanted_.has_value() && ready_.size() < target_; }
   // Whether to build without waiting for the spawner to be idle: calls come
-  // back to back (target() > 1) and a jail is still ready for the next one,
-  // which then does not wait for this build.
-  bool refill_now() const { return wants_refill() && target_ > 1 && !ready_.empty(); }
+  // back to back (target() > 1), so the spawner is never idle between them.
+  // A call that comes during the build takes a jail still ready, or waits
+  // for the build and takes the jail it made: what is left of one build,
+  // less than a fresh jail of its own would take (issue 16: a burst
+  // that emptied the pool used to wait for an idle moment it never had, and
+  // every later call of it built its own jail).
+  bool refill_now() const { return wants_refill() && target_ > 1; }
   // Builds one jail for the spec last asked for (`options`: how the
   // launcher waits, SpawnOptions::wait_readable). A failure leaves the pool
   // as it is until the next SPAWN asks again.

@@ -37,11 +37,12 @@ void log_line(std::string_view message) {
   [[maybe_unused]] const ssize_t n = ::write(STDERR_FILENO, line.data(), line.size());
 }
 
-// A jail built ahead is built once the spawner has been idle this long.
-// Cloning blocks this loop for about a millisecond, and the jail takes a few
-// more to build on the CPUs the calls need: started at once, the build would
-// meet a call sent right after the last one (which then waits for it, slower
-// than a fresh jail) and delay a running command's end.
+// A jail built ahead is built once the spawner has been idle this long,
+// unless calls come back to back (JailPool::refill_now). Cloning blocks this
+// loop for about a millisecond, and the jail takes a few more to build on
+// the CPUs the calls need: started at once after an occasional call, the
+// build would meet a call sent right after the last one (which then waits
+// for it) and delay a running command's end.
 constexpr auto kRefillAfterIdle = std::chrono::milliseconds(10);
 
 SpawnerLoop::SpawnerLoop(int socket, UniqueFd dev_null, bool pool)
@@ -64,7 +65,7 @@ int SpawnerLoop::run() {
       const int left_ms = static_cast<int>(std::max<std::int64_t>(left.count(), 0));
       if (timeout < 0 || timeout > left_ms) timeout = left_ms;
     };
-    if (pool_.refill_now()) {
+    if (build_now()) {
       timeout = 0;
     } else if (pool_.wants_refill()) {
       wake_at(idle_since + kRefillAfterIdle);
@@ -84,9 +85,9 @@ int SpawnerLoop::run() {
     reap_exited(fds, fds.size() - reaping, reaping);
     if (!socket_ok) break;
     if (fds[0].revents != 0 && !on_socket()) break;
-    if (pool_.refill_now()) {
-      // Calls come back to back and one jail is still ready for the next:
-      // that call does not wait for this build, so it need not wait for idle.
+    if (build_now()) {
+      // Calls come back to back: the spawner is never idle between them, and
+      // the next call takes a jail still ready or the one this builds.
       refill_pool();
       idle_since = Clock::now();
     } else if (n > 0 || reported) {
@@ -105,6 +106,17 @@ int SpawnerLoop::run() {
   for (const jail::RunningJail& j : exiting_) reap(j.pidfd(), WEXITED);
   exiting_.clear();
   return 0;
+}
+
+bool SpawnerLoop::build_now() const {
+  // While a command runs and a jail is still ready for the next call, the
+  // build waits for the command's end: on two CPUs it would share them with
+  // the command, and while its launcher clones the spawner reads no status
+  // pipe, so the command's end would be reported only after that. Once the
+  // end is reported, the build overlaps the result's way back and the next
+  // call's way in instead. With none ready the next call would wait for the
+  // build anyway, so it starts at once.
+  return pool_.refill_now() && (live_.empty() || pool_.ready() == 0);
 }
 
 bool SpawnerLoop::report_ended(const std::vector<pollfd>& fds, bool* reported) {
@@ -247,7 +259,10 @@ Result<jail::RunningJail> SpawnerLoop::start_jail(const jail::JailSpec& spec,
 }
 
 bool SpawnerLoop::report_exit(Live& live) {
-  auto outcome = jail::wait_until_status(live.jailed);
+  // The jail's cgroups (empty: the init reaped everything in them before it
+  // reported) are removed after the report, when live.jailed is dropped: a
+  // few tens of microseconds of rmdir a call need not wait for.
+  auto outcome = jail::wait_until_status(live.jailed, std::nullopt, /*remove_cgroups=*/false);
   if (!outcome)
     return send(exited_message(live.id, jail::setup_failed_outcome(jail::SetupStep::wait,
                                                                    outcome.error().sys_errno,

@@ -2,9 +2,11 @@
 // socket to brig-server, the status pipes of the jails it started and the
 // pidfds of the inits still exiting; the timeout is the nearest wall-time
 // deadline. A jail's end is reported as soon as its init reports the
-// command's status (the rest of the jail dead, its cgroups removed); the
-// init's own exit, with the namespaces' teardown, is reaped afterwards. It only clones, reaps and
-// reports: what to run and how to confine it come whole from brig-server (messages.h).
+// command's status (the rest of the jail dead); its empty cgroups are
+// removed right after the report, and the init's own exit, with the
+// namespaces' teardown, is reaped afterwards. It only clones, reaps and
+// reports: what to run and how to confine it come whole from brig-server
+// (messages.h).
 #pragma once
 
 #include <poll.h>
@@ -57,6 +59,9 @@ class SpawnerLoop {
   // or exited, or whose deadline passed, and forgets it. false when the
   // socket is gone; *reported: whether any was.
   bool report_ended(const std::vector<pollfd>& fds, bool* reported);
+  // Whether to build a jail ahead now, without waiting to be idle: the
+  // pool's refill_now(), unless a command runs while a jail is still ready.
+  bool build_now() const;
   // Builds one jail ahead (JailPool::refill), reporting the jails that end
   // while its launcher waits for its network helper.
   void refill_pool();

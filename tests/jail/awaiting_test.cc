@@ -184,6 +184,18 @@ TEST_F(AwaitingTest, AReplacedBindSourceMeansItNoLongerMatchesTheHost) {
   const JailSpec s = base_spec(ws);
   auto jailed = spawn_awaiting(s);
   ASSERT_TRUE(jailed) << jailed.error().to_string();
+  // The child makes its mounts after spawn_awaiting returns: the directory
+  // is replaced below only once the jail has bound it (else the jail would
+  // bind the new one, and show what this test expects it not to).
+  const std::string mountinfo = "/proc/" + std::to_string(jailed->pid()) + "/mountinfo";
+  const auto bound = [&] {
+    std::ifstream in(mountinfo);
+    for (std::string line; std::getline(in, line);)
+      if (line.find(" " + ws + " ") != std::string::npos) return true;
+    return false;
+  };
+  for (int i = 0; i < 500 && !bound(); ++i) std::this_thread::sleep_for(10ms);
+  ASSERT_TRUE(bound()) << "the jail never bound " << ws;
   EXPECT_TRUE(built_from_current_host(*jailed, s));
   // Files inside a bound directory are live anyway: no change of identity.
   std::ofstream(ws + "/new-file") << "x";
@@ -203,6 +215,63 @@ TEST_F(AwaitingTest, AReplacedBindSourceMeansItNoLongerMatchesTheHost) {
   EXPECT_THAT(slurp(out.get()), HasSubstr("new-file"));
   ASSERT_EQ(::rmdir(ws.c_str()), 0);
   ASSERT_EQ(::rename((parent.path() + "/old").c_str(), ws.c_str()), 0);
+}
+
+// Every question the jail's planner asked the host is asked again before
+// use: a change in any answer (a .git made where there was none, a symlink
+// retargeted, a hidden file written) means it no longer matches, though
+// every bind source is still the same file; undone, it matches again. A
+// spec other than the one it was built for is planned again.
+TEST_F(AwaitingTest, AChangeInAnyAnswerItsPlanWasMadeFromMeansItNoLongerMatches) {
+  TempDir parent;
+  const std::string ws = parent.path() + "/ws";
+  const std::string a = parent.path() + "/a";
+  const std::string b = parent.path() + "/b";
+  const std::string link = parent.path() + "/data";
+  for (const std::string& d : {ws, a, b}) ASSERT_EQ(::mkdir(d.c_str(), 0755), 0);
+  ASSERT_EQ(::symlink("a", link.c_str()), 0);
+  JailSpec s = base_spec(ws);
+  Mount data;
+  data.kind = Mount::Kind::bind;
+  data.source = link;
+  data.target = "/data";
+  s.mounts.push_back(data);
+  Mount git;
+  git.kind = Mount::Kind::git;
+  git.target = ws + "/.git";
+  s.mounts.push_back(git);
+  Mount secret;
+  secret.kind = Mount::Kind::mask;
+  secret.target = ws + "/secret";
+  s.mounts.push_back(secret);
+  auto jailed = spawn_awaiting(s);
+  ASSERT_TRUE(jailed) << jailed.error().to_string();
+  EXPECT_TRUE(built_from_current_host(*jailed, s));
+
+  ASSERT_EQ(::mkdir((ws + "/.git").c_str(), 0755), 0);
+  EXPECT_FALSE(built_from_current_host(*jailed, s)) << ".git made";
+  ASSERT_EQ(::rmdir((ws + "/.git").c_str()), 0);
+  EXPECT_TRUE(built_from_current_host(*jailed, s));
+
+  ASSERT_EQ(::unlink(link.c_str()), 0);
+  ASSERT_EQ(::symlink("b", link.c_str()), 0);
+  EXPECT_FALSE(built_from_current_host(*jailed, s)) << "symlink retargeted";
+  ASSERT_EQ(::unlink(link.c_str()), 0);
+  ASSERT_EQ(::symlink("a", link.c_str()), 0);
+  EXPECT_TRUE(built_from_current_host(*jailed, s));
+
+  std::ofstream(ws + "/secret") << "token";
+  EXPECT_FALSE(built_from_current_host(*jailed, s)) << "hidden file written";
+  ASSERT_EQ(::unlink((ws + "/secret").c_str()), 0);
+  EXPECT_TRUE(built_from_current_host(*jailed, s));
+
+  // The wall time is the command's: it changes no plan.
+  JailSpec timed = s;
+  timed.limits.wall_time = std::chrono::milliseconds(1234);
+  EXPECT_TRUE(built_from_current_host(*jailed, timed));
+  JailSpec other = s;
+  other.mounts[other.mounts.size() - 3].target = "/elsewhere";
+  EXPECT_FALSE(built_from_current_host(*jailed, other)) << "planned for another spec";
 }
 
 }  // namespace

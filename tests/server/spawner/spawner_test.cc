@@ -781,6 +781,33 @@ TEST_F(SpawnerTest, AJailBuiltAheadIsNotUsedOnceItsWorkspaceWasReplaced) {
   ASSERT_EQ(::rename(moved.c_str(), ws.c_str()), 0);
 }
 
+// A file written where the policy hides one, after the jail was built
+// ahead: its plan skipped the mask (nothing was there), so it would show the
+// file. Its planner's question (an lstat) asked again before use answers
+// otherwise, and a fresh jail, which masks it, serves instead.
+TEST_F(SpawnerTest, AJailBuiltAheadIsNotUsedOnceAPathItsPlanAskedAboutChanged) {
+  const std::string secret = workspace_.path() + "/secret";
+  jail::Mount mask;
+  mask.kind = jail::Mount::Kind::mask;
+  mask.target = secret;
+  spec_.mounts.push_back(mask);
+  const pid_t ahead = jail_built_ahead();
+  ASSERT_GT(ahead, 0);
+  { std::ofstream(secret) << "token"; }
+  Pipe out;
+  jail::ExecRequest r = sh("cat \"$0\"", {secret});
+  r.stdout_fd = out.write.get();
+  auto running = spawn(r);
+  ASSERT_TRUE(running) << running.error().to_string();
+  out.write.reset();
+  EXPECT_NE(running->pid(), ahead);
+  auto o = wait(*running);
+  ASSERT_TRUE(o) << o.error().to_string();
+  EXPECT_EQ(read_until(out.read.get()), "");
+  EXPECT_TRUE(eventually([&] { return process_gone(ahead); })) << "the stale jail stayed";
+  ::unlink(secret.c_str());
+}
+
 // Issue 16: calls back to back grow the pool (server/spawner/jail_pool.h):
 // after a burst, more than one jail waits, and the next burst is served by
 // them, each jail used once.
@@ -824,6 +851,37 @@ TEST_F(SpawnerTest, ABurstIsServedByJailsBuiltAheadEachUsedOnce) {
   RecordProperty("pooled_of_8", pooled);
   EXPECT_GE(pooled, 2) << "only the first call of the burst found a jail built ahead";
   EXPECT_TRUE(eventually([&] { return waiting() <= kMaxAhead; }));
+}
+
+// Within one burst too: once calls come back to back, the spawner builds
+// the next jail at once, without waiting to be idle (which a burst never
+// is), so the burst's later calls find jails built ahead (or wait for the
+// one being built) instead of each building its own.
+TEST_F(SpawnerTest, ALongBurstKeepsFindingJailsBuiltAhead) {
+  const std::string children_file = "/proc/" + std::to_string(spawner_pid_) + "/task/" +
+                                    std::to_string(spawner_pid_) + "/children";
+  const auto children = [&] {
+    std::set<pid_t> out;
+    std::ifstream in(children_file);
+    for (pid_t p; in >> p;) out.insert(p);
+    return out;
+  };
+  const jail::ExecRequest once = sh("test ! -e /tmp/brig-used || exit 9; : > /tmp/brig-used");
+  std::set<pid_t> used;
+  int pooled = 0;
+  constexpr int kCalls = 16;
+  for (int i = 0; i < kCalls; ++i) {
+    const std::set<pid_t> before = children();
+    auto running = spawn(once);
+    ASSERT_TRUE(running) << running.error().to_string();
+    if (i >= 2 && before.contains(running->pid())) ++pooled;
+    EXPECT_TRUE(used.insert(running->pid()).second) << "pid " << running->pid() << " twice";
+    auto o = wait(*running);
+    ASSERT_TRUE(o) << o.error().to_string();
+    EXPECT_EQ(o->exit_status(), 0) << o->to_string();
+  }
+  RecordProperty("pooled_of_14", pooled);
+  EXPECT_GE(pooled, 7) << "the burst's calls built their own jails";
 }
 
 // While the spawner builds a jail ahead, SPAWNs that come are served from
@@ -873,6 +931,9 @@ TEST_F(SpawnerTest, WithoutThePoolNoJailWaits) {
   // Well past the spawner's idle delay: no jail is built ahead.
   std::this_thread::sleep_for(200ms);
   EXPECT_TRUE(eventually([&] { return children_of(spawner_pid_).empty(); }));
+  // The jails' cgroups, removed after each end was reported, went with them
+  // while the spawner lives.
+  EXPECT_TRUE(eventually([&] { return jail::test::our_cgroups(spawner_pid_).empty(); }));
 }
 
 }  // namespace
