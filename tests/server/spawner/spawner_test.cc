@@ -231,6 +231,24 @@ class SpawnerTest : public jail::test::JailTest {
     return ahead;
   }
 
+  // Runs `r` and returns what it wrote to stdout, expecting a jail other
+  // than the one built ahead (`ahead`) to run it and that one to go.
+  std::string output_instead_of(pid_t ahead, jail::ExecRequest r) {
+    Pipe out;
+    r.stdout_fd = out.write.get();
+    auto running = spawn(r);
+    if (!running) {
+      ADD_FAILURE() << running.error().to_string();
+      return {};
+    }
+    out.write.reset();
+    EXPECT_NE(running->pid(), ahead) << "the jail built ahead ran it";
+    auto o = wait(*running);
+    EXPECT_TRUE(o) << o.error().to_string();
+    EXPECT_TRUE(eventually([&] { return process_gone(ahead); })) << "the stale jail stayed";
+    return read_until(out.read.get());
+  }
+
   asio::io_context io_;
   std::shared_ptr<Spawner> spawner_;
   pid_t spawner_pid_ = -1;
@@ -765,17 +783,7 @@ TEST_F(SpawnerTest, AJailBuiltAheadIsNotUsedOnceItsWorkspaceWasReplaced) {
   ASSERT_EQ(::rename(ws.c_str(), moved.c_str()), 0);
   ASSERT_EQ(::mkdir(ws.c_str(), 0755), 0);
   { std::ofstream(ws + "/made-after") << "x"; }
-  Pipe out;
-  jail::ExecRequest r = sh("ls \"$0\"", {ws});
-  r.stdout_fd = out.write.get();
-  auto running = spawn(r);
-  ASSERT_TRUE(running) << running.error().to_string();
-  out.write.reset();
-  EXPECT_NE(running->pid(), ahead);
-  auto o = wait(*running);
-  ASSERT_TRUE(o) << o.error().to_string();
-  EXPECT_EQ(read_until(out.read.get()), "made-after\n");
-  EXPECT_TRUE(eventually([&] { return process_gone(ahead); })) << "the stale jail stayed";
+  EXPECT_EQ(output_instead_of(ahead, sh("ls \"$0\"", {ws})), "made-after\n");
   ::unlink((ws + "/made-after").c_str());
   ASSERT_EQ(::rmdir(ws.c_str()), 0);
   ASSERT_EQ(::rename(moved.c_str(), ws.c_str()), 0);
@@ -794,17 +802,7 @@ TEST_F(SpawnerTest, AJailBuiltAheadIsNotUsedOnceAPathItsPlanAskedAboutChanged) {
   const pid_t ahead = jail_built_ahead();
   ASSERT_GT(ahead, 0);
   { std::ofstream(secret) << "token"; }
-  Pipe out;
-  jail::ExecRequest r = sh("cat \"$0\"", {secret});
-  r.stdout_fd = out.write.get();
-  auto running = spawn(r);
-  ASSERT_TRUE(running) << running.error().to_string();
-  out.write.reset();
-  EXPECT_NE(running->pid(), ahead);
-  auto o = wait(*running);
-  ASSERT_TRUE(o) << o.error().to_string();
-  EXPECT_EQ(read_until(out.read.get()), "");
-  EXPECT_TRUE(eventually([&] { return process_gone(ahead); })) << "the stale jail stayed";
+  EXPECT_EQ(output_instead_of(ahead, sh("cat \"$0\"", {secret})), "");
   ::unlink(secret.c_str());
 }
 
