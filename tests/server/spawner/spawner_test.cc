@@ -231,6 +231,38 @@ class SpawnerTest : public jail::test::JailTest {
     return ahead;
   }
 
+  // The spawner's children, from one small file (a scan of /proc would
+  // leave the spawner idle between calls, which is not back to back).
+  std::set<pid_t> spawner_children() const {
+    std::set<pid_t> out;
+    std::ifstream in("/proc/" + std::to_string(spawner_pid_) + "/task/" +
+                     std::to_string(spawner_pid_) + "/children");
+    for (pid_t p; in >> p;) out.insert(p);
+    return out;
+  }
+
+  // Spawns kOnce and waits for it to succeed; true if a jail already
+  // waiting (built ahead) ran it. `used` collects the jails: each serves once.
+  bool run_once(std::set<pid_t>& used) {
+    const std::set<pid_t> before = spawner_children();
+    auto running = spawn(kOnce);
+    if (!running) {
+      ADD_FAILURE() << running.error().to_string();
+      return false;
+    }
+    EXPECT_TRUE(used.insert(running->pid()).second) << "pid " << running->pid() << " twice";
+    auto o = wait(*running);
+    if (!o) {
+      ADD_FAILURE() << o.error().to_string();
+      return false;
+    }
+    EXPECT_EQ(o->exit_status(), 0) << o->to_string();
+    return before.contains(running->pid());
+  }
+
+  // A jail's /tmp is its own: a jail that served twice would show the mark.
+  const jail::ExecRequest kOnce = sh("test ! -e /tmp/brig-used || exit 9; : > /tmp/brig-used");
+
   // Runs `r` and returns what it wrote to stdout, expecting a jail other
   // than the one built ahead (`ahead`) to run it and that one to go.
   std::string output_instead_of(pid_t ahead, jail::ExecRequest r) {
@@ -810,35 +842,15 @@ TEST_F(SpawnerTest, AJailBuiltAheadIsNotUsedOnceAPathItsPlanAskedAboutChanged) {
 // after a burst, more than one jail waits, and the next burst is served by
 // them, each jail used once.
 TEST_F(SpawnerTest, ABurstIsServedByJailsBuiltAheadEachUsedOnce) {
-  // The spawner's children now, from one small file (a scan of /proc would
-  // leave the spawner idle between calls, which is not back to back).
-  const std::string children_file = "/proc/" + std::to_string(spawner_pid_) + "/task/" +
-                                    std::to_string(spawner_pid_) + "/children";
-  const auto children = [&] {
-    std::set<pid_t> out;
-    std::ifstream in(children_file);
-    for (pid_t p; in >> p;) out.insert(p);
-    return out;
-  };
   const auto waiting = [&] {
     std::size_t n = 0;
-    for (pid_t p : children()) n += is_jail_init(p) ? 1 : 0;
+    for (pid_t p : spawner_children()) n += is_jail_init(p) ? 1 : 0;
     return n;
   };
-  // A jail's /tmp is its own: a jail that served twice would show the mark.
-  const jail::ExecRequest once = sh("test ! -e /tmp/brig-used || exit 9; : > /tmp/brig-used");
   std::set<pid_t> used;
   const auto burst = [&](int calls, int* pooled) {
-    for (int i = 0; i < calls; ++i) {
-      const std::set<pid_t> before = children();
-      auto running = spawn(once);
-      ASSERT_TRUE(running) << running.error().to_string();
-      if (pooled && before.contains(running->pid())) ++*pooled;
-      EXPECT_TRUE(used.insert(running->pid()).second) << "pid " << running->pid() << " twice";
-      auto o = wait(*running);
-      ASSERT_TRUE(o) << o.error().to_string();
-      EXPECT_EQ(o->exit_status(), 0) << o->to_string();
-    }
+    for (int i = 0; i < calls; ++i)
+      if (run_once(used) && pooled) ++*pooled;
   };
   burst(8, nullptr);
   ASSERT_TRUE(eventually([&] { return waiting() >= 2; }))
@@ -856,28 +868,11 @@ TEST_F(SpawnerTest, ABurstIsServedByJailsBuiltAheadEachUsedOnce) {
 // is), so the burst's later calls find jails built ahead (or wait for the
 // one being built) instead of each building its own.
 TEST_F(SpawnerTest, ALongBurstKeepsFindingJailsBuiltAhead) {
-  const std::string children_file = "/proc/" + std::to_string(spawner_pid_) + "/task/" +
-                                    std::to_string(spawner_pid_) + "/children";
-  const auto children = [&] {
-    std::set<pid_t> out;
-    std::ifstream in(children_file);
-    for (pid_t p; in >> p;) out.insert(p);
-    return out;
-  };
-  const jail::ExecRequest once = sh("test ! -e /tmp/brig-used || exit 9; : > /tmp/brig-used");
   std::set<pid_t> used;
   int pooled = 0;
   constexpr int kCalls = 16;
-  for (int i = 0; i < kCalls; ++i) {
-    const std::set<pid_t> before = children();
-    auto running = spawn(once);
-    ASSERT_TRUE(running) << running.error().to_string();
-    if (i >= 2 && before.contains(running->pid())) ++pooled;
-    EXPECT_TRUE(used.insert(running->pid()).second) << "pid " << running->pid() << " twice";
-    auto o = wait(*running);
-    ASSERT_TRUE(o) << o.error().to_string();
-    EXPECT_EQ(o->exit_status(), 0) << o->to_string();
-  }
+  for (int i = 0; i < kCalls; ++i)
+    if (run_once(used) && i >= 2) ++pooled;
   RecordProperty("pooled_of_14", pooled);
   EXPECT_GE(pooled, 7) << "the burst's calls built their own jails";
 }
@@ -888,12 +883,11 @@ TEST_F(SpawnerTest, ALongBurstKeepsFindingJailsBuiltAhead) {
 // calls in flight at once, after a burst grew the pool, so builds and
 // SPAWNs overlap.
 TEST_F(SpawnerTest, SpawnsDuringABuildAreServedOnceEachAndInOrder) {
-  const jail::ExecRequest once = sh("test ! -e /tmp/brig-used || exit 9; : > /tmp/brig-used");
   std::set<pid_t> used;
   for (int round = 0; round < 4; ++round) {
     constexpr int kCalls = 3;
     std::vector<Completion<Result<RunningJail>>> spawned(kCalls);
-    for (int i = 0; i < kCalls; ++i) start_op(io_, spawner_->spawn(spec_, once), spawned[i]);
+    for (int i = 0; i < kCalls; ++i) start_op(io_, spawner_->spawn(spec_, kOnce), spawned[i]);
     std::vector<RunningJail> running;
     for (auto& s : spawned) {
       ASSERT_TRUE(run_until(io_, s));
