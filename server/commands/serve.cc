@@ -405,23 +405,14 @@ int run_serve(const ServeOptions& o, const ToolInstaller& extra_tools) {
   auto worker_path = process::find_sibling({"brig-worker", "../libexec/brig/brig-worker"});
   if (!worker_path) return fail(worker_path.error());
   // Where the writes' temporary files are recorded, so that the next server
-  // removes what a killed one left (server/pool/write_journal.h). Not where
-  // a jail could write: it could plant entries, or take them away.
-  std::string journal_root = o.state_dir.empty() ? pool::WriteJournal::default_root()
-                                                 : absolute_path(o.state_dir) + "/writes";
+  // removes what a killed one left (server/pool/write_journal.h); each pool
+  // refuses a root its own jails could write.
+  const std::string journal_root = o.state_dir.empty() ? pool::WriteJournal::default_root()
+                                                       : absolute_path(o.state_dir) + "/writes";
   if (journal_root.empty()) {
     spdlog::warn(
         "no write journal: no --state-dir, and neither XDG_STATE_HOME nor HOME is an absolute "
         "path; a write in flight when brig-server is killed will leave its temporary file");
-  } else {
-    if (auto safe = policy::refuse_writable_audit_log(journal_root + "/entry", sandbox->spec);
-        !safe) {
-      spdlog::warn(
-          "no write journal at {}: a jail can write there ({}); a write in flight when "
-          "brig-server is killed will leave its temporary file",
-          journal_root, safe.error().why);
-      journal_root.clear();
-    }
   }
   pool::WorkerPool workers(io.get_executor(), *sandbox, *worker_path, journal_root);
   // Other users' sandboxes are this one's plan for their account: the same

@@ -29,6 +29,7 @@
 #include "server/files/atomic_write.h"
 #include "server/files/write_file.h"
 #include "server/policy/tool_names.h"
+#include "server/policy/writable.h"
 #include "server/search/cpu_limit.h"
 #include "server/worker/ops.h"
 
@@ -108,6 +109,18 @@ WorkerPool::WorkerPool(asio::any_io_executor executor, const sandbox::Sandbox& s
       spec_(worker_jail_spec(sandbox.spec, worker_path_)),
       journal_root_(std::move(journal_root)) {
   if (journal_root_.empty()) return;
+  // Not where this pool's jails could write: they could plant entries, or
+  // take them away. Checked per pool: another user's jails may write where
+  // brig's own cannot.
+  if (auto safe = policy::refuse_writable_audit_log(journal_root_ + "/entry", sandbox.spec);
+      !safe) {
+    spdlog::warn(
+        "no write journal at {}: a jail of uid {} can write there ({}); a write in flight when "
+        "brig-server is killed will leave its temporary file",
+        journal_root_, sandbox.context.uid, safe.error().why);
+    journal_root_.clear();
+    return;
+  }
   auto journal = WriteJournal::open(journal_root_, sandbox.workspace(), sandbox.context.uid);
   if (!journal) {
     spdlog::warn("{}; a write in flight when brig-server is killed will leave its temporary file",

@@ -77,8 +77,9 @@ class WorkerPool {
  public:
   // sandbox and its spawner must outlive the pool. worker_path: brig-worker.
   // journal_root: where the pool records its writes' temporary files
-  // (WriteJournal, for sandbox's workspace and uid); empty: nowhere, and a
-  // server killed mid-write leaves its temporary file. With a journal, the
+  // (WriteJournal, for sandbox's workspace and uid); empty, or where the
+  // sandbox's jails can write (warned): nowhere, and a server killed
+  // mid-write leaves its temporary file. With a journal, the
   // pool first adopts what dead servers left there and removes those files
   // through its worker, as soon as the executor runs.
   WorkerPool(asio::any_io_executor executor, const sandbox::Sandbox& sandbox,

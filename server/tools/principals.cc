@@ -12,7 +12,6 @@
 #include <spdlog/spdlog.h>
 
 #include "server/policy/expand.h"
-#include "server/policy/writable.h"
 
 namespace brig::tools {
 
@@ -91,24 +90,9 @@ Result<Principal> Principals::of(const std::optional<process::PeerCredentials>& 
   auto other = std::make_unique<Other>();
   other->sandbox = std::move(*planned);
   other->sandbox.spawner = own_.sandbox.spawner;
-  if (own_.workers != nullptr && !worker_path_.empty()) {
-    // The journal was checked against brig's own sandbox only; this user's
-    // jails may write elsewhere (serve.cc says why that matters).
-    std::string journal_root = own_.workers->journal_root();
-    if (!journal_root.empty()) {
-      if (auto safe =
-              policy::refuse_writable_audit_log(journal_root + "/entry", other->sandbox.spec);
-          !safe) {
-        spdlog::warn(
-            "no write journal for {} ({}): its jails can write to {} ({}); a write in flight "
-            "when brig-server is killed will leave its temporary file",
-            account->name, where, journal_root, safe.error().why);
-        journal_root.clear();
-      }
-    }
+  if (own_.workers != nullptr && !worker_path_.empty())
     other->workers = std::make_unique<pool::WorkerPool>(executor_, other->sandbox, worker_path_,
-                                                        std::move(journal_root));
-  }
+                                                        own_.workers->journal_root());
   spdlog::info("serving {} ({}) as itself: its jails and file workers take its ids, home {}",
                account->name, where, account->home.empty() ? "none" : account->home);
   Principal principal{other->sandbox, other->workers.get()};

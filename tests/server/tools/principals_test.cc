@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <fstream>
 
 #include <gtest/gtest.h>
 
@@ -92,14 +93,18 @@ TEST_F(PrincipalsTest, AnotherUsersPoolKeepsNoJournalWhereItsJailsCanWrite) {
   const passwd* pw = ::getpwnam("nobody");
   if (pw == nullptr) GTEST_SKIP() << "no user nobody";
   TempDir state;
+  TempDir shared;  // writable in the other user's jails only
+  const std::string policy = state.file("other.toml");
+  std::ofstream(policy) << "extends = \"default\"\n[filesystem]\nread_write = [\"" << shared.path()
+                        << "\"]\n";
   for (const auto& [root, kept] :
-       {std::pair{ws_.file("journal"), false}, std::pair{state.file("journal"), true}}) {
+       {std::pair{shared.file("journal"), false}, std::pair{state.file("journal"), true}}) {
     pool::WorkerPool own_workers(io_.get_executor(), own_, "/nonexistent/brig-worker", root);
     ASSERT_EQ(own_workers.journal_root(), root);
     Principals principals(
         io_.get_executor(), own_, &own_workers,
-        [this](const sandbox::Account& account) {
-          return sandbox::plan_sandbox_for(account, "default", ws_.path(), ws_.path());
+        [&](const sandbox::Account& account) {
+          return sandbox::plan_sandbox_for(account, policy, ws_.path(), ws_.path());
         },
         "/nonexistent/brig-worker");
     auto other = principals.of(process::PeerCredentials{1, pw->pw_uid, pw->pw_gid});
