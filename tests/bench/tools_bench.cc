@@ -17,6 +17,7 @@
 // tests/bench/run_tools_bench.sh, which prepares the kernel tree.
 #include <dirent.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -199,6 +200,62 @@ std::optional<long> next_offset(std::string_view line) {
 
 // ---------------------------------------------------------------- exec
 
+// CPU time the whole machine has spent since boot, all CPUs, in ms (the
+// first line of /proc/stat: user, nice, system, irq and softirq; idle,
+// iowait and steal left out). Everything a call costs is in it, also what
+// no process of the call is charged for: the kernel threads that tear a
+// network namespace down after its jail is gone, and an init that exits
+// after brig has reported its command's status.
+double machine_busy_ms() {
+  std::ifstream in("/proc/stat");
+  std::string cpu;
+  unsigned long long user = 0, nice = 0, system = 0, idle = 0, iowait = 0, irq = 0, softirq = 0;
+  if (!(in >> cpu >> user >> nice >> system >> idle >> iowait >> irq >> softirq) || cpu != "cpu")
+    die("cannot read /proc/stat");
+  return 1000.0 * static_cast<double>(user + nice + system + irq + softirq) /
+         static_cast<double>(::sysconf(_SC_CLK_TCK));
+}
+
+double load_average() {
+  double one = 0;
+  std::ifstream("/proc/loadavg") >> one;
+  return one;
+}
+
+// A run of back-to-back calls: the time of each, and the machine's CPU
+// time per call (machine_busy_ms, so other load on a shared machine is in
+// it too: compare the peers of one run, and look at the load printed).
+struct Burst {
+  Stats wall;
+  double cpu_ms = 0;
+};
+
+template <class Call>
+Burst burst(int runs, Call&& call) {
+  std::vector<double> wall;
+  const double cpu0 = machine_busy_ms();
+  for (int i = 0; i < runs; ++i) wall.push_back(call());
+  return {stats(wall), (machine_busy_ms() - cpu0) / runs};
+}
+
+// Pins this process, and so everything it starts from now on, to one CPU:
+// the first it may use. Returns the mask to restore.
+cpu_set_t pin_to_one_cpu(int* cpu) {
+  cpu_set_t all;
+  CPU_ZERO(&all);
+  if (::sched_getaffinity(0, sizeof all, &all) != 0) die("sched_getaffinity failed");
+  for (int c = 0; c < CPU_SETSIZE; ++c) {
+    if (!CPU_ISSET(c, &all)) continue;
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(c, &one);
+    if (::sched_setaffinity(0, sizeof one, &one) != 0) die("sched_setaffinity failed");
+    *cpu = c;
+    return all;
+  }
+  die("no CPU to pin to");
+}
+
 // Two ways to call: spaced, with a pause before every timed run so that
 // nothing of the previous one still runs (the pooled jail has been rebuilt,
 // so it waits ready; bwrap does not share the CPUs with that rebuild); and
@@ -209,6 +266,15 @@ std::optional<long> next_offset(std::string_view line) {
 // refills (then one is built for it). brig
 // without its pool (--no-jail-pool: every jail built for its call) is timed
 // both ways too, as the reference for what the pool buys.
+//
+// Back to back, nothing is idle between calls: each call's CPU (its own
+// jail's work, the next jail's build, the last jail's teardown) has to fit
+// on the machine's CPUs, so no call can take less than its CPU time divided
+// by the CPUs. That floor is printed from the CPU each peer costs the
+// machine per call, measured in the same run, with how close brig comes to
+// its own. The back-to-back runs are repeated with everything (this client,
+// a brig serve and its jails, bwrap) on one CPU, for how the ratio scales
+// from one CPU to all.
 void bench_exec(const Options& o, Client& brig) {
   std::printf("\n== exec: /bin/true, client -> brig serve -> spawner -> jail -> result\n");
   std::printf("   versus bwrap running /bin/true with the same isolation\n");
@@ -262,12 +328,24 @@ void bench_exec(const Options& o, Client& brig) {
     p.push_back(run_ping());
   }
   const Stats sd = stats(duration_ms);
-  std::vector<double> pooled_b2b, built_b2b;
-  for (int i = 0; i < o.exec_runs; ++i) pooled_b2b.push_back(run_brig(brig));
-  for (int i = 0; i < o.exec_runs; ++i) built_b2b.push_back(run_brig(fresh));
+  const double load = load_average();
+  const Burst pooled_b2b = burst(o.exec_runs, [&] { return run_brig(brig); });
+  const Burst built_b2b = burst(o.exec_runs, [&] { return run_brig(fresh); });
+  const Burst bwrap_b2b = burst(o.exec_runs, run_bwrap);
+
+  int cpu = -1;
+  const cpu_set_t all = pin_to_one_cpu(&cpu);
+  Burst pooled_one, bwrap_one;
+  {
+    Client pinned("brig serve on one CPU", o.brig, {"serve", "--workspace", o.workspace});
+    for (int i = 0; i < 10; ++i) run_brig(pinned), run_bwrap();
+    pooled_one = burst(o.exec_runs, [&] { return run_brig(pinned); });
+    bwrap_one = burst(o.exec_runs, run_bwrap);
+  }
+  if (::sched_setaffinity(0, sizeof all, &all) != 0) die("sched_setaffinity failed");
 
   const Stats sa = stats(pooled), sf = stats(built), sb = stats(b), sp = stats(p);
-  const Stats sa2 = stats(pooled_b2b), sf2 = stats(built_b2b);
+  const Stats sa2 = pooled_b2b.wall, sf2 = built_b2b.wall;
   std::printf("  spaced (20 ms pause before each run), alternating:\n");
   print_row("brig: MCP exec, jail built ahead (pool), request to result", sa);
   print_row("brig --no-jail-pool: MCP exec, jail built for the call", sf);
@@ -276,9 +354,11 @@ void bench_exec(const Options& o, Client& brig) {
   std::printf("  brig's own duration_ms of the pooled job (whole ms): median %.0f\n", sd.median);
   std::printf(
       "  back to back (each call as soon as the last result came; the pool grows with the "
-      "burst):\n");
+      "burst), load %.2f before:\n",
+      load);
   print_row("brig: MCP exec, back to back (pool sized by demand)", sa2);
   print_row("brig --no-jail-pool: MCP exec", sf2);
+  print_row("bwrap /bin/true, back to back", bwrap_b2b.wall);
   print_ratio("exec through MCP / bwrap alone, spaced (medians)", sa.median / sb.median, "<= 0.5",
               sa.median / sb.median <= 0.5, sa.p10 / sb.p10);
   print_ratio("exec through MCP / bwrap alone, back to back", sa2.median / sb.median, "<= 0.4",
@@ -287,6 +367,30 @@ void bench_exec(const Options& o, Client& brig) {
               sf.median / sb.median <= 0.5, sf.p10 / sb.p10);
   print_ratio("the same without the pool, back to back", sf2.median / sb.median, "<= 0.5",
               sf2.median / sb.median <= 0.5, sf2.p10 / sb.p10);
+  std::printf("  => %-62s %7.3f   (like for like; no target)\n",
+              "exec back to back / bwrap back to back", sa2.median / bwrap_b2b.wall.median);
+
+  const long cpus = CPU_COUNT(&all);
+  const double floor = pooled_b2b.cpu_ms / static_cast<double>(cpus);
+  std::printf(
+      "  CPU per call back to back, the whole machine's (/proc/stat): brig %.2f ms (without the "
+      "pool %.2f), bwrap %.2f ms\n",
+      pooled_b2b.cpu_ms, built_b2b.cpu_ms, bwrap_b2b.cpu_ms);
+  std::printf(
+      "  the floor back to back on %ld CPUs (no call takes less than its CPU / %ld): brig %.3f "
+      "ms, %.3f of bwrap alone;\n    brig back to back takes %.2fx its floor (1.00: every CPU "
+      "busy all the time)\n",
+      cpus, cpus, floor, floor / sb.median, sa2.median / floor);
+  std::printf(
+      "  one CPU (this client, a brig serve and bwrap all on CPU %d), back to back: brig %.3f "
+      "ms, bwrap %.3f ms, ratio %.3f; CPU per call brig %.2f, bwrap %.2f\n",
+      cpu, pooled_one.wall.median, bwrap_one.wall.median,
+      pooled_one.wall.median / bwrap_one.wall.median, pooled_one.cpu_ms, bwrap_one.cpu_ms);
+  std::printf(
+      "  from 1 to %ld CPUs, back to back: brig %.3f -> %.3f ms (x%.2f), bwrap %.3f -> %.3f ms "
+      "(x%.2f)\n",
+      cpus, pooled_one.wall.median, sa2.median, sa2.median / pooled_one.wall.median,
+      bwrap_one.wall.median, bwrap_b2b.wall.median, bwrap_b2b.wall.median / bwrap_one.wall.median);
 }
 
 // ---------------------------------------------------------------- search
