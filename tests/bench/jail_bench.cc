@@ -160,7 +160,7 @@ using jail::Milestone;
 using jail::SetupStep;
 using jail::Side;
 using jail::Stage;
-constexpr Row kLauncherSide[] = {
+const std::vector<Row> kLauncherSide = {
     {Milestone::planned, "validate, plan the child, channels, fds"},
     {{Side::launcher, SetupStep::clone3}, "clone3 with the namespaces"},
     {{Side::launcher, SetupStep::netns, Stage::begun}, "open the userns, clone the netns helper"},
@@ -171,15 +171,10 @@ constexpr Row kLauncherSide[] = {
     {{Side::launcher, SetupStep::cgroup}, "hand the cgroups to the child"},
     {Milestone::spawn_returned, "move to the other CPU, sweep; spawn returns"},
 };
-constexpr Row kChildSide[] = {
-    {{Side::child, SetupStep::sync}, "wake up once released"},
-    {{Side::child, SetupStep::fds}, "arrange fds"},
-    {{Side::child, SetupStep::identity}, "ids, dumpable, signals, setsid"},
-    {{Side::child, SetupStep::mount}, "build the root, pivot_root"},
-    {{Side::child, SetupStep::netns}, "join the netns"},
-    {{Side::child, SetupStep::hostname}, "hostname"},
-    {{Side::child, SetupStep::cgroup}, "receive the cgroups"},
-    {{Side::command, SetupStep::identity}, "vfork, signals, ids"},
+
+// The command's steps after its ids, the same in a fresh jail and in one
+// built ahead.
+const std::vector<Row> kCommandSteps = {
     {{Side::command, SetupStep::cgroup}, "join the cgroups"},
     {{Side::command, SetupStep::rlimit}, "rlimits"},
     {{Side::command, SetupStep::chdir}, "chdir"},
@@ -188,31 +183,47 @@ constexpr Row kChildSide[] = {
     {{Side::command, SetupStep::landlock}, "Landlock"},
     {{Side::command, SetupStep::seccomp, Stage::begun}, "release the init's code pages"},
     {{Side::command, SetupStep::exec}, "seccomp, execve"},
-    {Milestone::status_received, "/bin/true runs and exits; init reports"},
 };
 
+std::vector<Row> concat(std::initializer_list<std::vector<Row>> parts) {
+  std::vector<Row> out;
+  for (const auto& p : parts) out.insert(out.end(), p.begin(), p.end());
+  return out;
+}
+
+const std::vector<Row> kChildSide = concat({
+    {
+        {{Side::child, SetupStep::sync}, "wake up once released"},
+        {{Side::child, SetupStep::fds}, "arrange fds"},
+        {{Side::child, SetupStep::identity}, "ids, dumpable, signals, setsid"},
+        {{Side::child, SetupStep::mount}, "build the root, pivot_root"},
+        {{Side::child, SetupStep::netns}, "join the netns"},
+        {{Side::child, SetupStep::hostname}, "hostname"},
+        {{Side::child, SetupStep::cgroup}, "receive the cgroups"},
+        {{Side::command, SetupStep::identity}, "vfork, signals, ids"},
+    },
+    kCommandSteps,
+    {{Milestone::status_received, "/bin/true runs and exits; init reports"}},
+});
+
 // A jail built ahead, from start_command (time 0) to the init's report.
-constexpr Row kPooledSide[] = {
-    {{Side::child, SetupStep::command}, "the init wakes, receives the command"},
-    {{Side::command, SetupStep::identity}, "signalfd, vfork, signals, ids"},
-    {{Side::command, SetupStep::cgroup}, "join the cgroups"},
-    {{Side::command, SetupStep::rlimit}, "rlimits"},
-    {{Side::command, SetupStep::chdir}, "chdir"},
-    {{Side::command, SetupStep::caps}, "drop caps"},
-    {{Side::command, SetupStep::no_new_privs}, "no_new_privs"},
-    {{Side::command, SetupStep::landlock}, "Landlock"},
-    {{Side::command, SetupStep::seccomp, Stage::begun}, "release the init's code pages"},
-    {{Side::command, SetupStep::exec}, "seccomp, execve"},
-    {{Side::command, SetupStep::wait}, "/bin/true runs and exits; the init reaps it"},
-    {{Side::child, SetupStep::wait}, "the init kills and reaps the rest"},
-    {{Side::child, SetupStep::init}, "git write-back, cgroups removed"},
-    {Milestone::status_received, "status written; the launcher wakes, reads it"},
-};
+const std::vector<Row> kPooledSide = concat({
+    {
+        {{Side::child, SetupStep::command}, "the init wakes, receives the command"},
+        {{Side::command, SetupStep::identity}, "signalfd, vfork, signals, ids"},
+    },
+    kCommandSteps,
+    {
+        {{Side::command, SetupStep::wait}, "/bin/true runs and exits; the init reaps it"},
+        {{Side::child, SetupStep::wait}, "the init kills and reaps the rest"},
+        {{Side::child, SetupStep::init}, "git write-back, cgroups removed"},
+        {Milestone::status_received, "status written; the launcher wakes, reads it"},
+    },
+});
 
 using PerMark = std::vector<std::vector<double>>;  // samples in ms, by StepMark::slot()
 
-template <std::size_t N>
-void record_side(const jail::StepTimes& t, const Row (&rows)[N],
+void record_side(const jail::StepTimes& t, const std::vector<Row>& rows,
                  std::optional<std::chrono::nanoseconds> previous, PerMark& at_ms,
                  PerMark& step_ms) {
   auto ms = [](std::chrono::nanoseconds d) { return static_cast<double>(d.count()) / 1e6; };
@@ -231,18 +242,21 @@ void record_steps(const jail::StepTimes& t, PerMark& at_ms, PerMark& step_ms) {
   record_side(t, kChildSide, t.at({Side::launcher, SetupStep::sync}), at_ms, step_ms);
 }
 
+// One line per step with samples (a step another tier skips has none).
+void print_rows(const std::vector<Row>& rows, const PerMark& at_ms, const PerMark& step_ms) {
+  for (const Row& r : rows) {
+    const auto i = r.mark.slot();
+    if (step_ms[i].empty()) continue;
+    std::printf("    %-26s %-44s at %6.3f ms   step %6.3f ms\n", r.mark.name().c_str(), r.what,
+                stats(at_ms[i]).median, stats(step_ms[i]).median);
+  }
+}
+
 void print_steps(const PerMark& at_ms, const PerMark& step_ms) {
-  auto print = [&](const char* title, const auto& rows) {
-    std::printf("  %s\n", title);
-    for (const Row& r : rows) {
-      const auto i = r.mark.slot();
-      if (step_ms[i].empty()) continue;  // not in this tier
-      std::printf("    %-26s %-44s at %6.3f ms   step %6.3f ms\n", r.mark.name().c_str(), r.what,
-                  stats(at_ms[i]).median, stats(step_ms[i]).median);
-    }
-  };
-  print("launcher (jail::spawn):", kLauncherSide);
-  print("jail's child, then the command until execve:", kChildSide);
+  std::printf("  launcher (jail::spawn):\n");
+  print_rows(kLauncherSide, at_ms, step_ms);
+  std::printf("  jail's child, then the command until execve:\n");
+  print_rows(kChildSide, at_ms, step_ms);
 }
 
 // A byte to another process and back over two pipes: twice the wake-up
@@ -322,12 +336,7 @@ void bench_pooled(const Options& o) {
   std::printf("  brig above the floor (spawn + one round trip): %.3f ms (%.2fx the floor)\n",
               sp.median - sf.median - wake_ms, sp.median / (sf.median + wake_ms));
   std::printf("  by step (\"at\" from start_command):\n");
-  for (const Row& r : kPooledSide) {
-    const auto i = r.mark.slot();
-    if (step_ms[i].empty()) continue;
-    std::printf("    %-26s %-44s at %6.3f ms   step %6.3f ms\n", r.mark.name().c_str(), r.what,
-                stats(at_ms[i]).median, stats(step_ms[i]).median);
-  }
+  print_rows(kPooledSide, at_ms, step_ms);
 }
 
 Options parse(int argc, char** argv) {
