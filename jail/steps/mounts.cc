@@ -481,12 +481,42 @@ class Planner {
     return kOld + resolved;
   }
 
+  // A mount inside a writable bind covers the directory its path names
+  // when the jail is built; the path's parents are the jail's to rename. A
+  // jail that renamed one away and left a stand-in would have the next jail
+  // (or a file worker started meanwhile) mount the stand-in and show the
+  // original, unmounted, under the new name. So each directory between the
+  // writable bind's root and the mount point is bound on itself first: a
+  // mount point, which the jail can neither rename nor remove (EBUSY), as
+  // the mount point itself. The planner has checked that no symlink leads
+  // there (target_is_plain).
+  void pin_parents(const std::string& target, const std::string& tag) {
+    const Shown* outer = container_of(target);
+    if (outer == nullptr || !outer->writable) return;
+    const std::string root = outer->target == "/" ? "" : outer->target;
+    for (size_t pos = root.size() + 1; pos < target.size();) {
+      const size_t end = target.find('/', pos);
+      if (end == std::string::npos) break;
+      const std::string dir = target.substr(0, end);
+      pos = end + 1;
+      if (pinned_.contains(dir)) continue;
+      const std::string host =
+          (outer->source == "/" ? "" : outer->source) + dir.substr(root.size());
+      if (host_.type(host) != HostView::Type::dir) return;  // made by the mount, if at all
+      pinned_.insert(dir);
+      const std::string source = outer->keep_owner ? kNew + dir : kOld + host;
+      bind(source, kNew + dir, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, true, true,
+           "pin " + dir + " (a parent of " + target + ") on itself" + tag);
+    }
+  }
+
   void plan_bind(const Mount& m, const std::string& at, const std::string& tag) {
     const std::string what =
         "bind " + m.source + " on " + m.target + (m.writable ? " read-write" : " read-only") + tag;
     const uint64_t attr = m.writable ? MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV
                                      : MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;
     if (!target_is_plain(m, tag)) return;
+    pin_parents(m.target, tag);
     const auto resolved = host_.resolve(m.source);
     if (!resolved) {
       if (m.optional) return;
@@ -719,6 +749,7 @@ class Planner {
   Plan plan_;
   int trees_ = 0;               // attach ops planned so far
   std::set<std::string> made_;  // directories (jail paths) already made or planned
+  std::set<std::string> pinned_;  // directories (jail paths) bound on themselves: pin_parents
 };
 
 // --- child side: raw syscalls only ---

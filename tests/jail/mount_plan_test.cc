@@ -322,6 +322,32 @@ TEST(MountPlanTest, MountPointReachedThroughASymlinkInABoundTreeIsRefused) {
   EXPECT_THAT(render(*skipped), ::testing::Not(::testing::Contains(::testing::HasSubstr("lnk"))));
 }
 
+// A mount inside a writable bind deeper than its root: each directory on
+// the way is bound on itself first (a mount point the jail cannot rename or
+// remove), so that no jail can rename a parent away and have the next one
+// mount a stand-in while the original shows writable under another name.
+// Once per directory; none under a read-only bind or right at the root.
+TEST(MountPlanTest, ParentsOfAMountInAWritableBindArePinned) {
+  FakeHost h = debian_host();
+  h.types["/home/u/ws/a"] = HostView::Type::dir;
+  h.types["/home/u/ws/a/b"] = HostView::Type::dir;
+  h.types["/home/u/ws/a/b/c"] = HostView::Type::dir;
+  h.types["/home/u/ws/a/d"] = HostView::Type::dir;
+  JailSpec s;
+  s.mounts = {bind("/home/u/ws", "/home/u/ws", true), bind("/home/u/ws/.git", "/home/u/ws/.git"),
+              bind("/home/u/ws/a/b/c", "/home/u/ws/a/b/c"),
+              bind("/home/u/ws/a/d", "/home/u/ws/a/d")};
+  const auto p = plan(s, h);
+  ASSERT_TRUE(p) << p.error().to_string();
+  std::vector<std::string> pins;
+  for (const Op& op : p->ops)
+    if (op.what.starts_with("pin ")) pins.push_back(op.path + " from " + op.host);
+  EXPECT_THAT(pins, ElementsAre("/newroot/home/u/ws/a from /home/u/ws/a",
+                                "/newroot/home/u/ws/a/b from /home/u/ws/a/b"));
+  EXPECT_THAT(render(*p), ::testing::Contains("bind /oldroot/home/u/ws/a/b /newroot/home/u/ws/a/b "
+                                              "nosuid,nodev rec opt"));
+}
+
 // A mask hides the host file, wherever a bind shows it: a hidden path that is
 // a symlink is masked where its real file shows, and a file reached through
 // a symlinked bind is masked there too.
