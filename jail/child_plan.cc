@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -88,14 +89,27 @@ Result<void> plan_fds(ChildPlan& p, const ExecRequest& req, int status_w, int wa
 std::vector<BindSourceId> bind_source_ids(const mounts::Plan& plan) {
   std::vector<BindSourceId> ids;
   for (const mounts::Op& op : plan.ops) {
-    if (op.kind != mounts::Op::Kind::bind && op.kind != mounts::Op::Kind::attach) continue;
-    struct stat st {};
+    // A bind shows its source; a mask, brig's file and the git layer sit on
+    // a host file or directory that may be replaced by rename or moved away
+    // later, which lifts the mount (or takes it along) in every mount
+    // namespace, a jail built ahead's too, while every plan stays the same.
+    using K = mounts::Op::Kind;
+    if (op.kind != K::bind && op.kind != K::attach && op.kind != K::mask && op.kind != K::file &&
+        op.kind != K::git_state)
+      continue;
+    struct statx st {};
     BindSourceId id;
-    if (!op.host.empty() && ::stat(op.host.c_str(), &st) == 0) {
-      id = {st.st_dev, st.st_ino, 0, 0};
-      if (op.kind == mounts::Op::Kind::attach) {
-        id.uid = st.st_uid;
-        id.gid = st.st_gid;
+    if (!op.host.empty() &&
+        ::statx(AT_FDCWD, op.host.c_str(), 0, STATX_INO | STATX_UID | STATX_GID | STATX_BTIME,
+                &st) == 0) {
+      id.dev = ::makedev(st.stx_dev_major, st.stx_dev_minor);
+      id.ino = st.stx_ino;
+      // An inode number is reused once its file is gone (ext4 hands out the
+      // lowest free one): its birth time tells a new file from the old.
+      if (st.stx_mask & STATX_BTIME) id.born = {st.stx_btime.tv_sec, st.stx_btime.tv_nsec};
+      if (op.kind == K::attach) {
+        id.uid = st.stx_uid;
+        id.gid = st.stx_gid;
       }
     }
     ids.push_back(id);

@@ -92,9 +92,10 @@ struct BuiltFrom {
 Result<void> plan_fds(ChildPlan& p, const ExecRequest& req, int status_w, int watch_r, int sync,
                       int netns, const std::vector<idmap::Tree>& trees);
 
-// Which file each bind's host source is (zeros when it cannot be stat'ed: a
-// missing optional source, or the jail's own like /proc/sys), and for a
-// tree that keeps its owner, that owner (its idmapping).
+// Which file each bind's host source is, and which host file or directory
+// each mask, brig's file and git layer sits on (zeros when it cannot be
+// stat'ed: a missing optional source, or the jail's own like /proc/sys), and
+// for a tree that keeps its owner, that owner (its idmapping).
 std::vector<BindSourceId> bind_source_ids(const mounts::Plan& plan);
 
 }  // namespace brig::jail

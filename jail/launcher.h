@@ -41,9 +41,12 @@ Result<void> start_command(RunningJail& jailed, const ExecRequest& request,
 
 // Whether a jail built ahead still shows the host as it is now: `spec`
 // plans the same mounts as when it was built (symlinks resolve alike), and
-// each bind's host source is still the same file (device and inode). A
-// workspace deleted and made again, or a directory swapped for another,
-// would otherwise be seen as it was. A pool drops a jail for which this is
+// each bind's host source, and the host file or directory each mask, brig's
+// file and the git layer sits on, is still the same file (device, inode and
+// birth time). A workspace deleted and made again, or a directory swapped
+// for another, would otherwise be seen as it was; a hidden file replaced by
+// rename or moved away, or .git moved away and made again, would be shown
+// unmasked (the kernel lifts a mount on a replaced file in every namespace). A pool drops a jail for which this is
 // false. For the spec it was built from (the wall time aside) the planner's
 // questions to the host are asked again, stopping at the first answer that
 // differs (~45 lstat/readlink for the default policy), and one stat per

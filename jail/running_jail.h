@@ -6,6 +6,7 @@
 #include <sys/types.h>
 
 #include <chrono>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -37,14 +38,16 @@ struct SpawnOptions {
   std::function<void(int pidfd)> wait_readable;
 };
 
-// Which file a bind's host source is: its device and inode (zeros for a
-// missing optional one), and for a tree that keeps its owner, that owner
-// (its idmapping).
+// Which file a bind's host source is, or the host file or directory a mask,
+// brig's file or the git layer sits on: its device, inode and birth time
+// (zeros for a missing optional one), and for a tree that keeps its owner,
+// that owner (its idmapping).
 struct BindSourceId {
   dev_t dev = 0;
   ino_t ino = 0;
   uid_t uid = 0;
   gid_t gid = 0;
+  std::pair<std::int64_t, std::uint32_t> born{};  // birth time, where the file system has one
   friend bool operator==(const BindSourceId&, const BindSourceId&) = default;
 };
 

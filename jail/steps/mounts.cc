@@ -281,6 +281,7 @@ class Planner {
         op.source = kGitScratch;
         op.data = tmpfs_data(0755, m.size_bytes);
         op.optional = true;
+        op.host = m.target;  // the directory it sits on, as for a mask
         shown_.push_back({m.target, m.target, true});
         return;
       }
@@ -364,9 +365,10 @@ class Planner {
           std::any_of(snapshotted_.begin(), snapshotted_.end(),
                       [&](const std::string& p) { return is_within(jail_path, p); });
       if (left_out || !closest_is_bind(jail_path)) continue;
-      add(Op::Kind::mask, kNew + jail_path,
-          "mask " + m.target + (jail_path == m.target ? "" : " at " + jail_path) + tag)
-          .optional = true;
+      Op& op = add(Op::Kind::mask, kNew + jail_path,
+                   "mask " + m.target + (jail_path == m.target ? "" : " at " + jail_path) + tag);
+      op.optional = true;
+      op.host = *real;  // the file it sits on: a jail built ahead checks it is still there
     }
   }
 
@@ -379,12 +381,15 @@ class Planner {
   void plan_file(const Mount& m, size_t i) {
     const std::string tag = " (mounts[" + std::to_string(i) + "])";
     std::set<std::string> at;
+    std::string covered;  // the host file
     if (!symlink_in_writable_tree(m.target))
       if (const auto real = host_.resolve(m.target);
-          real && host_.type(*real) == HostView::Type::file)
+          real && host_.type(*real) == HostView::Type::file) {
+        covered = *real;
         for (const Shown& b : shown_)
           if (is_within(*real, b.source))
             at.insert(b.target + real->substr(b.source == "/" ? 0 : b.source.size()));
+      }
     std::erase_if(at, [&](const std::string& p) { return !closest_is_bind(p); });
     if (at.empty()) {
       if (m.optional) return;  // nothing shows the file: nothing to cover
@@ -398,6 +403,7 @@ class Planner {
                    "brig's " + m.target + (jail_path == m.target ? "" : " at " + jail_path) + tag);
       op.source = "/file" + std::to_string(i);
       op.data = m.content;
+      op.host = covered;  // the file it sits on, as for a mask
     }
   }
 

@@ -9,6 +9,7 @@
 
 #include <chrono>
 #include <fstream>
+#include <iostream>
 #include <thread>
 
 #include "jail/launcher.h"
@@ -272,6 +273,212 @@ TEST_F(AwaitingTest, AChangeInAnyAnswerItsPlanWasMadeFromMeansItNoLongerMatches)
   JailSpec other = s;
   other.mounts[other.mounts.size() - 3].target = "/elsewhere";
   EXPECT_FALSE(built_from_current_host(*jailed, other)) << "planned for another spec";
+}
+
+// A mask under a writable bind is a mount on the hidden file as it was when
+// the jail was built. A file renamed over it (an editor's or a token
+// refresher's save, or an earlier jail renaming a hidden file's parent away
+// and writing a new one) lifts that mount in every mount namespace: the
+// plan's answers are all the same (a file is still there), but the jail
+// built ahead would show the new file, which a fresh jail masks.
+TEST_F(AwaitingTest, AHiddenFileReplacedByRenameMeansItNoLongerMatches) {
+  TempDir parent;
+  const std::string ws = parent.path() + "/ws";
+  ASSERT_EQ(::mkdir(ws.c_str(), 0755), 0);
+  const std::string secret = ws + "/secret";
+  std::ofstream(secret) << "old-token\n";
+  JailSpec s = base_spec(ws);
+  Mount hide;
+  hide.kind = Mount::Kind::mask;
+  hide.target = secret;
+  s.mounts.push_back(hide);
+
+  auto jailed = spawn_awaiting(s);
+  ASSERT_TRUE(jailed) << jailed.error().to_string();
+  const std::string mountinfo = "/proc/" + std::to_string(jailed->pid()) + "/mountinfo";
+  const auto masked = [&] {
+    std::ifstream in(mountinfo);
+    for (std::string line; std::getline(in, line);)
+      if (line.find(" " + secret + " ") != std::string::npos) return true;
+    return false;
+  };
+  for (int i = 0; i < 500 && !masked(); ++i) std::this_thread::sleep_for(10ms);
+  ASSERT_TRUE(masked()) << "the jail never masked " << secret;
+  EXPECT_TRUE(built_from_current_host(*jailed, s));
+
+  std::ofstream(ws + "/secret.new") << "NEW-TOKEN\n";
+  ASSERT_EQ(::rename((ws + "/secret.new").c_str(), secret.c_str()), 0);
+
+  // A fresh jail masks the new file.
+  const Ran fresh = run_jail(s, probe_request({"read", secret}));
+  EXPECT_THAT(fresh.out, ::testing::Not(HasSubstr("NEW-TOKEN"))) << fresh.out;
+
+  // The one built ahead must not be used, or must not show it either.
+  EXPECT_FALSE(built_from_current_host(*jailed, s)) << "hidden file replaced by rename";
+  UniqueFd out(::memfd_create("jail-stdout", MFD_CLOEXEC));
+  ExecRequest r = probe_request({"read", secret});
+  r.stdout_fd = out.get();
+  ASSERT_TRUE(start_command(*jailed, r, std::nullopt));
+  auto outcome = wait(*jailed);
+  ASSERT_TRUE(outcome) << outcome.error().to_string();
+  // Why a pool must not hand it out: it shows the new file.
+  EXPECT_THAT(slurp(out.get()), HasSubstr("NEW-TOKEN"));
+}
+
+// The git layer is a mount on the workspace's .git as it was when the jail
+// was built. Once that directory is moved away and another made at its
+// place (the host's `mv .git .git.bak && git init`, or any jail that had
+// no .git when it was planned), the plan's answers are the same (.git is a
+// directory), but the jail built ahead has its layer on the old directory
+// and the new .git bare: its config and hooks writable on the host, where
+// a fresh jail pins them read-only and takes every write in its own layer.
+TEST_F(AwaitingTest, AGitDirectoryMovedAwayAndMadeAgainMeansItNoLongerMatches) {
+  TempDir parent;
+  const std::string ws = parent.path() + "/ws";
+  const std::string git = ws + "/.git";
+  ASSERT_EQ(::mkdir(ws.c_str(), 0755), 0);
+  ASSERT_EQ(::mkdir(git.c_str(), 0755), 0);
+  std::ofstream(git + "/config") << "[core]\n";
+  std::ofstream(git + "/HEAD") << "ref: refs/heads/main\n";
+  JailSpec s = base_spec(ws);
+  Mount layer;
+  layer.kind = Mount::Kind::git;
+  layer.target = git;
+  s.mounts.push_back(layer);
+
+  auto jailed = spawn_awaiting(s);
+  ASSERT_TRUE(jailed) << jailed.error().to_string();
+  const std::string mountinfo = "/proc/" + std::to_string(jailed->pid()) + "/mountinfo";
+  const auto layered = [&] {
+    std::ifstream in(mountinfo);
+    for (std::string line; std::getline(in, line);)
+      if (line.find(" " + git + "/config ") != std::string::npos) return true;
+    return false;
+  };
+  for (int i = 0; i < 500 && !layered(); ++i) std::this_thread::sleep_for(10ms);
+  ASSERT_TRUE(layered()) << "the jail never pinned " << git << "/config";
+  EXPECT_TRUE(built_from_current_host(*jailed, s));
+
+  ASSERT_EQ(::rename(git.c_str(), (ws + "/old.git").c_str()), 0);
+  ASSERT_EQ(::mkdir(git.c_str(), 0755), 0);
+  std::ofstream(git + "/config") << "[core]\n";
+  std::ofstream(git + "/HEAD") << "ref: refs/heads/main\n";
+
+  // A fresh jail pins the new config read-only.
+  const Ran fresh = run_jail(s, probe_request({"write", git + "/config"}));
+  EXPECT_NE(fresh.outcome.exit_status(), 0) << fresh.out;
+
+  EXPECT_FALSE(built_from_current_host(*jailed, s)) << ".git moved away and made again";
+  // Why a pool must not hand it out: its command writes the host's config.
+  UniqueFd out(::memfd_create("jail-stdout", MFD_CLOEXEC));
+  ExecRequest r = probe_request({"write", git + "/config"});
+  r.stdout_fd = out.get();
+  ASSERT_TRUE(start_command(*jailed, r, std::nullopt));
+  auto outcome = wait(*jailed);
+  ASSERT_TRUE(outcome) << outcome.error().to_string();
+  std::ifstream in(git + "/config");
+  const std::string host_config((std::istreambuf_iterator<char>(in)), {});
+  EXPECT_EQ(host_config, "probe\n") << slurp(out.get());
+}
+
+// The same, done by an earlier jail: its own mask on a hidden file below a
+// directory of the workspace cannot stop it from renaming that directory
+// away and making another with a file at the hidden path. The jail built
+// ahead meanwhile has its mask on the file that moved away, and every
+// answer its plan was made from is the same: it would show, unmasked,
+// whatever the host writes at the hidden path next.
+TEST_F(AwaitingTest, AHiddenFileAnEarlierJailMovedAwayMeansItNoLongerMatches) {
+  TempDir parent;
+  const std::string ws = parent.path() + "/ws";
+  ASSERT_EQ(::mkdir(ws.c_str(), 0755), 0);
+  ASSERT_EQ(::mkdir((ws + "/conf").c_str(), 0755), 0);
+  const std::string secret = ws + "/conf/secret";
+  std::ofstream(secret) << "old-token\n";
+  JailSpec s = base_spec(ws);
+  Mount hide;
+  hide.kind = Mount::Kind::mask;
+  hide.target = secret;
+  s.mounts.push_back(hide);
+
+  auto jailed = spawn_awaiting(s);
+  ASSERT_TRUE(jailed) << jailed.error().to_string();
+  const std::string mountinfo = "/proc/" + std::to_string(jailed->pid()) + "/mountinfo";
+  const auto masked = [&] {
+    std::ifstream in(mountinfo);
+    for (std::string line; std::getline(in, line);)
+      if (line.find(" " + secret + " ") != std::string::npos) return true;
+    return false;
+  };
+  for (int i = 0; i < 500 && !masked(); ++i) std::this_thread::sleep_for(10ms);
+  ASSERT_TRUE(masked()) << "the jail never masked " << secret;
+
+  // The earlier jail, fresh, with the same spec (its own mask included).
+  ExecRequest sh;
+  sh.argv = {"/bin/sh", "-c", "cd " + ws + " && mv conf conf.old && mkdir conf && : > conf/secret"};
+  sh.env = {"PATH=/usr/bin:/bin", "LANG=C"};
+  const Ran earlier = run_jail(s, sh);
+  ASSERT_EQ(earlier.outcome.exit_status(), 0) << earlier.outcome.to_string() << earlier.err;
+  // What the host writes at the hidden path afterwards (in place).
+  std::ofstream(secret) << "NEW-TOKEN\n";
+
+  const Ran fresh = run_jail(s, probe_request({"read", secret}));
+  EXPECT_THAT(fresh.out, ::testing::Not(HasSubstr("NEW-TOKEN"))) << fresh.out;
+
+  EXPECT_FALSE(built_from_current_host(*jailed, s)) << "hidden file's directory moved away";
+  UniqueFd out(::memfd_create("jail-stdout", MFD_CLOEXEC));
+  ExecRequest r = probe_request({"read", secret});
+  r.stdout_fd = out.get();
+  ASSERT_TRUE(start_command(*jailed, r, std::nullopt));
+  auto outcome = wait(*jailed);
+  ASSERT_TRUE(outcome) << outcome.error().to_string();
+  EXPECT_THAT(slurp(out.get()), HasSubstr("NEW-TOKEN"));
+}
+
+// A file system that hands a freed inode number to the next file (ext4)
+// makes a file at the same path with the same device and inode as the one
+// a jail built ahead bound or masked: its birth time tells them apart.
+TEST_F(AwaitingTest, AReusedInodeNumberIsNotTheSameFile) {
+  TempDir parent;
+  const std::string ws = parent.path() + "/ws";
+  ASSERT_EQ(::mkdir(ws.c_str(), 0755), 0);
+  const std::string secret = ws + "/secret";
+  std::ofstream(secret) << "old-token\n";
+  struct stat was {};
+  ASSERT_EQ(::stat(secret.c_str(), &was), 0);
+  JailSpec s = base_spec(ws);
+  Mount hide;
+  hide.kind = Mount::Kind::mask;
+  hide.target = secret;
+  s.mounts.push_back(hide);
+  auto jailed = spawn_awaiting(s);
+  ASSERT_TRUE(jailed) << jailed.error().to_string();
+  const std::string mountinfo = "/proc/" + std::to_string(jailed->pid()) + "/mountinfo";
+  const auto masked = [&] {
+    std::ifstream in(mountinfo);
+    for (std::string line; std::getline(in, line);)
+      if (line.find(" " + secret + " ") != std::string::npos) return true;
+    return false;
+  };
+  for (int i = 0; i < 500 && !masked(); ++i) std::this_thread::sleep_for(10ms);
+  ASSERT_TRUE(masked()) << "the jail never masked " << secret;
+
+  // Replaced by rename (the mask lifted), then again by a file that got the
+  // old inode number back.
+  std::ofstream(ws + "/x") << "x\n";
+  ASSERT_EQ(::rename((ws + "/x").c_str(), secret.c_str()), 0);
+  bool reused = false;
+  for (int i = 0; i < 64 && !reused; ++i) {
+    const std::string name = ws + "/try" + std::to_string(i);
+    std::ofstream(name) << "NEW-TOKEN\n";
+    struct stat now {};
+    ASSERT_EQ(::stat(name.c_str(), &now), 0);
+    if (now.st_ino == was.st_ino && now.st_dev == was.st_dev) {
+      ASSERT_EQ(::rename(name.c_str(), secret.c_str()), 0);
+      reused = true;
+    }
+  }
+  if (!reused) GTEST_SKIP() << "this file system did not hand the inode number out again";
+  EXPECT_FALSE(built_from_current_host(*jailed, s)) << "same device and inode, another file";
 }
 
 }  // namespace
