@@ -753,8 +753,8 @@ class Planner {
   std::set<std::string> snapshotted_;  // jail paths of hidden files a snapshot leaves out
   std::optional<Error> error_;         // the first device or bind the plan refuses
   Plan plan_;
-  int trees_ = 0;               // attach ops planned so far
-  std::set<std::string> made_;  // directories (jail paths) already made or planned
+  int trees_ = 0;                 // attach ops planned so far
+  std::set<std::string> made_;    // directories (jail paths) already made or planned
   std::set<std::string> pinned_;  // directories (jail paths) bound on themselves: pin_parents
 };
 

@@ -202,19 +202,19 @@ TEST_F(EscapeTest, NestedReadOnlyPathSurvivesItsParentsRename) {
   const std::string ro = workspace() + "/a/b";
   ASSERT_TRUE(std::filesystem::create_directories(ro));
   write_host_file(ro + "/conf", "original\n");
-  const std::string policy =
-      policy_file("nested-ro", "extends = \"default\"\n[filesystem]\nread_only_add = [\"" + ro +
-                                   "\"]\n");
+  const std::string policy = policy_file(
+      "nested-ro", "extends = \"default\"\n[filesystem]\nread_only_add = [\"" + ro + "\"]\n");
   // Control: written directly, the path is read-only.
-  const BrigRan direct = brig_run({"--policy", policy, "--", "/bin/sh", "-c", "echo evil > a/b/conf"});
+  const BrigRan direct =
+      brig_run({"--policy", policy, "--", "/bin/sh", "-c", "echo evil > a/b/conf"});
   EXPECT_NE(direct.status, 0) << direct.out << direct.err;
   EXPECT_EQ(read_host_file(ro + "/conf"), "original\n");
 
   // The attack: two jails of the same policy.
   brig_run({"--policy", policy, "--", "/bin/sh", "-c",
             "mv a a2 && mkdir -p a/b && echo stand-in > a/b/conf"});
-  brig_run({"--policy", policy, "--", "/bin/sh", "-c",
-            "echo evil > a2/b/conf; mv a a3 && mv a2 a"});
+  brig_run(
+      {"--policy", policy, "--", "/bin/sh", "-c", "echo evil > a2/b/conf; mv a a3 && mv a2 a"});
   // Wherever the original went, it still says what it said.
   for (const char* at : {"/a/b/conf", "/a2/b/conf", "/a3/b/conf"})
     EXPECT_NE(read_host_file(workspace() + at), "evil\n") << at;
