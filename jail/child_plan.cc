@@ -99,9 +99,8 @@ std::vector<BindSourceId> bind_source_ids(const mounts::Plan& plan) {
       continue;
     struct statx st {};
     BindSourceId id;
-    if (!op.host.empty() &&
-        ::statx(AT_FDCWD, op.host.c_str(), 0, STATX_INO | STATX_UID | STATX_GID | STATX_BTIME,
-                &st) == 0) {
+    if (!op.host.empty() && ::statx(AT_FDCWD, op.host.c_str(), 0,
+                                    STATX_INO | STATX_UID | STATX_GID | STATX_BTIME, &st) == 0) {
       id.dev = ::makedev(st.stx_dev_major, st.stx_dev_minor);
       id.ino = st.stx_ino;
       // An inode number is reused once its file is gone (ext4 hands out the
