@@ -277,6 +277,7 @@ class Planner {
     if (!target_is_plain(m, tag)) return;
     switch (host_.type(m.target)) {
       case HostView::Type::dir: {
+        pin_parents(m.target, tag);  // none where .git is right in the workspace
         Op& op = add(Op::Kind::git_state, at, "git state layer on " + m.target + tag);
         op.source = kGitScratch;
         op.data = tmpfs_data(0755, m.size_bytes);
@@ -365,6 +366,9 @@ class Planner {
           std::any_of(snapshotted_.begin(), snapshotted_.end(),
                       [&](const std::string& p) { return is_within(jail_path, p); });
       if (left_out || !closest_is_bind(jail_path)) continue;
+      // Under a writable bind, so that no jail can rename a directory above
+      // it away and have the next jail show the file there unmasked.
+      pin_parents(jail_path, tag);
       Op& op = add(Op::Kind::mask, kNew + jail_path,
                    "mask " + m.target + (jail_path == m.target ? "" : " at " + jail_path) + tag);
       op.optional = true;
@@ -399,6 +403,7 @@ class Planner {
       return;
     }
     for (const std::string& jail_path : at) {
+      pin_parents(jail_path, tag);
       Op& op = add(Op::Kind::file, kNew + jail_path,
                    "brig's " + m.target + (jail_path == m.target ? "" : " at " + jail_path) + tag);
       op.source = "/file" + std::to_string(i);
@@ -487,15 +492,17 @@ class Planner {
     return kOld + resolved;
   }
 
-  // A mount inside a writable bind covers the directory its path names
-  // when the jail is built; the path's parents are the jail's to rename. A
-  // jail that renamed one away and left a stand-in would have the next jail
-  // (or a file worker started meanwhile) mount the stand-in and show the
-  // original, unmounted, under the new name. So each directory between the
-  // writable bind's root and the mount point is bound on itself first: a
-  // mount point, which the jail can neither rename nor remove (EBUSY), as
-  // the mount point itself. The planner has checked that no symlink leads
-  // there (target_is_plain).
+  // A mount inside a writable bind (a bind, a mask, brig's file, the git
+  // layer) covers the directory or file its path names when the jail is
+  // built; the path's parents are the jail's to rename. A jail that renamed
+  // one away and left a stand-in would have the next jail (or a file worker
+  // started meanwhile) mount the stand-in and show the original, unmounted,
+  // under the new name: writable where it was read-only, readable where it
+  // was hidden. So each directory between the writable bind's root and the
+  // mount point is bound on itself first: a mount point, which the jail can
+  // neither rename nor remove (EBUSY), as the mount point itself. The
+  // planner has checked that no symlink leads there (target_is_plain,
+  // symlink_in_writable_tree).
   void pin_parents(const std::string& target, const std::string& tag) {
     const Shown* outer = container_of(target);
     if (outer == nullptr || !outer->writable) return;
@@ -509,11 +516,24 @@ class Planner {
       const std::string host =
           (outer->source == "/" ? "" : outer->source) + dir.substr(root.size());
       if (host_.type(host) != HostView::Type::dir) return;  // made by the mount, if at all
+      // A pin is a bind of the host's directory: it would cover a mount
+      // planned inside it before. Each mount pins its parents before it is
+      // planned, so none is; should a new kind of mount skip that, its
+      // parents stay unpinned rather than it being covered.
+      if (mounts_within(kNew + dir)) return;
       pinned_.insert(dir);
       const std::string source = outer->keep_owner ? kNew + dir : kOld + host;
       bind(source, kNew + dir, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, true, true,
            "pin " + dir + " (a parent of " + target + ") on itself" + tag);
     }
+  }
+
+  bool mounts_within(const std::string& path) const {
+    using K = Op::Kind;
+    return std::any_of(plan_.ops.begin(), plan_.ops.end(), [&](const Op& op) {
+      return op.kind != K::mkdir && op.kind != K::touch && op.kind != K::symlink &&
+             is_within(op.path, path);
+    });
   }
 
   void plan_bind(const Mount& m, const std::string& at, const std::string& tag) {

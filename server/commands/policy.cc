@@ -71,8 +71,8 @@ std::string summary(const policy::LoadedPolicy& loaded) {
     for (const PathRule& r : p.filesystem.read_write)
       if (h != r.path && is_within(h, r.path)) {
         out += fmt::format(
-            "  weak       hidden {} lies under the writable {}: a jail can rename its parent "
-            "away, and a file the host writes there later is not hidden (docs/jail.md)\n",
+            "  weak       hidden {} lies under the writable {}: a file the host writes or "
+            "replaces there later is not hidden (docs/jail.md)\n",
             h, r.path);
         break;
       }

@@ -1,9 +1,9 @@
 // What a planned jail can write, and what follows from it: a policy file its
 // own jail could write would let one command choose the jail of the next (a
 // wider filesystem, the host's network), so it is refused before anything
-// runs; and a hidden path under a writable bind cannot hold (the jail can
-// rename its parent away, and the host may write the file there again), so
-// it is named wherever brig says what it enforces.
+// runs; and a hidden path under a writable bind cannot hold (the host may
+// write or replace the file there later; its parents are pinned against the
+// jail), so it is named wherever brig says what it enforces.
 #pragma once
 
 #include <string>

@@ -381,13 +381,13 @@ TEST_F(AwaitingTest, AGitDirectoryMovedAwayAndMadeAgainMeansItNoLongerMatches) {
   EXPECT_EQ(host_config, "probe\n") << slurp(out.get());
 }
 
-// The same, done by an earlier jail: its own mask on a hidden file below a
-// directory of the workspace cannot stop it from renaming that directory
-// away and making another with a file at the hidden path. The jail built
+// The same with the hidden file's directory moved away and made again. An
+// earlier jail cannot do it (the directory is pinned in every jail: a mount
+// point it can neither rename nor remove); the host can. The jail built
 // ahead meanwhile has its mask on the file that moved away, and every
 // answer its plan was made from is the same: it would show, unmasked,
 // whatever the host writes at the hidden path next.
-TEST_F(AwaitingTest, AHiddenFileAnEarlierJailMovedAwayMeansItNoLongerMatches) {
+TEST_F(AwaitingTest, AHiddenFilesDirectoryMovedAwayMeansItNoLongerMatches) {
   TempDir parent;
   const std::string ws = parent.path() + "/ws";
   ASSERT_EQ(::mkdir(ws.c_str(), 0755), 0);
@@ -412,13 +412,17 @@ TEST_F(AwaitingTest, AHiddenFileAnEarlierJailMovedAwayMeansItNoLongerMatches) {
   for (int i = 0; i < 500 && !masked(); ++i) std::this_thread::sleep_for(10ms);
   ASSERT_TRUE(masked()) << "the jail never masked " << secret;
 
-  // The earlier jail, fresh, with the same spec (its own mask included).
+  // An earlier jail, fresh, with the same spec, cannot move the directory
+  // away: it is pinned (a mount point in that jail, EBUSY).
   ExecRequest sh;
-  sh.argv = {"/bin/sh", "-c", "cd " + ws + " && mv conf conf.old && mkdir conf && : > conf/secret"};
+  sh.argv = {"/bin/sh", "-c", "cd " + ws + " && mv conf conf.old"};
   sh.env = {"PATH=/usr/bin:/bin", "LANG=C"};
   const Ran earlier = run_jail(s, sh);
-  ASSERT_EQ(earlier.outcome.exit_status(), 0) << earlier.outcome.to_string() << earlier.err;
-  // What the host writes at the hidden path afterwards (in place).
+  EXPECT_NE(earlier.outcome.exit_status(), 0) << earlier.outcome.to_string() << earlier.err;
+  // The host can: it moves the directory away, makes another, and writes the
+  // hidden path there afterwards.
+  ASSERT_EQ(::rename((ws + "/conf").c_str(), (ws + "/conf.old").c_str()), 0);
+  ASSERT_EQ(::mkdir((ws + "/conf").c_str(), 0755), 0);
   std::ofstream(secret) << "NEW-TOKEN\n";
 
   const Ran fresh = run_jail(s, probe_request({"read", secret}));

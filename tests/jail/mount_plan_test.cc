@@ -348,6 +348,30 @@ TEST(MountPlanTest, ParentsOfAMountInAWritableBindArePinned) {
                                               "nosuid,nodev rec opt"));
 }
 
+// A hidden file deeper than a writable bind's root: its parents are pinned
+// as a read_only path's are, before the mask; under a read-only bind, where
+// the jail renames nothing, none is.
+TEST(MountPlanTest, ParentsOfAMaskInAWritableBindArePinned) {
+  FakeHost h = debian_host();
+  h.types["/home/u/ws/conf"] = HostView::Type::dir;
+  h.types["/home/u/ws/conf/prod"] = HostView::Type::dir;
+  h.types["/home/u/ws/conf/prod/secret"] = HostView::Type::file;
+  JailSpec s;
+  s.mounts = {bind("/home/u/ws", "/home/u/ws", true), hidden_at("/home/u/ws/conf/prod/secret")};
+  const auto p = plan(s, h);
+  ASSERT_TRUE(p) << p.error().to_string();
+  std::vector<std::string> order;
+  for (const Op& op : p->ops)
+    if (op.what.starts_with("pin ") || op.kind == Op::Kind::mask) order.push_back(op.path);
+  EXPECT_THAT(order, ElementsAre("/newroot/home/u/ws/conf", "/newroot/home/u/ws/conf/prod",
+                                 "/newroot/home/u/ws/conf/prod/secret"));
+  s.mounts[0].writable = false;
+  const auto ro = plan(s, h);
+  ASSERT_TRUE(ro) << ro.error().to_string();
+  EXPECT_THAT(render(*ro), ::testing::Not(::testing::Contains(::testing::HasSubstr(" pin "))));
+  for (const Op& op : ro->ops) EXPECT_FALSE(op.what.starts_with("pin ")) << op.what;
+}
+
 // A mask hides the host file, wherever a bind shows it: a hidden path that is
 // a symlink is masked where its real file shows, and a file reached through
 // a symlinked bind is masked there too.

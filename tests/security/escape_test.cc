@@ -220,6 +220,26 @@ TEST_F(EscapeTest, NestedReadOnlyPathSurvivesItsParentsRename) {
     EXPECT_NE(read_host_file(workspace() + at), "evil\n") << at;
 }
 
+// The same for a hidden file below the writable workspace: a jail that could
+// rename its directory away would have the next jail (planned for the path,
+// not the file) show it under the new name.
+TEST_F(EscapeTest, HiddenFileInTheWorkspaceCannotBeMovedOutFromUnderItsMask) {
+  const std::string dir = workspace() + "/conf/prod";
+  ASSERT_TRUE(std::filesystem::create_directories(dir));
+  write_host_file(dir + "/secret", "TOKEN\n");
+  const std::string policy =
+      policy_file("nested-hidden",
+                  "extends = \"default\"\n[filesystem]\nhidden_add = [\"" + dir + "/secret\"]\n");
+  const BrigRan moved = brig_run({"--policy", policy, "--", "/bin/sh", "-c",
+                                  "mv conf conf2 || mv conf/prod conf/prod2 || exit 3"});
+  EXPECT_EQ(moved.status, 3) << moved.out << moved.err;
+  const BrigRan next =
+      brig_run({"--policy", policy, "--", "/bin/sh", "-c",
+                "cat conf/prod/secret conf2/prod/secret conf/prod2/secret 2>/dev/null; true"});
+  EXPECT_THAT(next.out, Not(HasSubstr("TOKEN"))) << next.err;
+  EXPECT_EQ(read_host_file(dir + "/secret"), "TOKEN\n");
+}
+
 TEST_F(EscapeTest, SetuidFilesCannotBeCreated) {
   const std::string attack_dir = workspace() + "/attack", control_dir = workspace() + "/control";
   ASSERT_EQ(::mkdir(attack_dir.c_str(), 0755), 0);
