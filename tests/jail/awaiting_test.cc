@@ -48,6 +48,52 @@ class AwaitingTest : public JailTest {
     EXPECT_FALSE(jailed->awaiting());
     return wait_and_collect(*jailed, out.get(), err.get());
   }
+
+  // A jail built ahead from `s`, once /proc/PID/mountinfo shows a mount at
+  // `path`: the child makes its mounts after spawn_awaiting returns, and a
+  // host change made before that would be built in.
+  std::optional<RunningJail> built_ahead_with_mount_at(const JailSpec& s, const std::string& path) {
+    auto jailed = spawn_awaiting(s);
+    if (!jailed) {
+      ADD_FAILURE() << "spawn_awaiting: " << jailed.error().to_string();
+      return std::nullopt;
+    }
+    const std::string mountinfo = "/proc/" + std::to_string(jailed->pid()) + "/mountinfo";
+    const auto mounted = [&] {
+      std::ifstream in(mountinfo);
+      for (std::string line; std::getline(in, line);)
+        if (line.find(" " + path + " ") != std::string::npos) return true;
+      return false;
+    };
+    for (int i = 0; i < 500 && !mounted(); ++i) std::this_thread::sleep_for(10ms);
+    if (!mounted()) {
+      ADD_FAILURE() << "the jail never mounted " << path;
+      return std::nullopt;
+    }
+    return std::move(*jailed);
+  }
+
+  // What `request` writes to stdout, run in `jailed` (which it uses up).
+  static std::string output_in(RunningJail& jailed, ExecRequest request) {
+    UniqueFd out(::memfd_create("jail-stdout", MFD_CLOEXEC));
+    request.stdout_fd = out.get();
+    if (auto started = start_command(jailed, request, std::nullopt); !started) {
+      ADD_FAILURE() << "start_command: " << started.error().to_string();
+      return "";
+    }
+    if (auto outcome = wait(jailed); !outcome) ADD_FAILURE() << outcome.error().to_string();
+    return slurp(out.get());
+  }
+
+  // base_spec(ws) with `secret` hidden.
+  static JailSpec hiding(const std::string& ws, const std::string& secret) {
+    JailSpec s = base_spec(ws);
+    Mount hide;
+    hide.kind = Mount::Kind::mask;
+    hide.target = secret;
+    s.mounts.push_back(hide);
+    return s;
+  }
 };
 
 TEST_F(AwaitingTest, CommandGetsItsArgvEnvCwdAndStdio) {
@@ -183,20 +229,8 @@ TEST_F(AwaitingTest, AReplacedBindSourceMeansItNoLongerMatchesTheHost) {
   const std::string ws = parent.path() + "/ws";
   ASSERT_EQ(::mkdir(ws.c_str(), 0755), 0);
   const JailSpec s = base_spec(ws);
-  auto jailed = spawn_awaiting(s);
-  ASSERT_TRUE(jailed) << jailed.error().to_string();
-  // The child makes its mounts after spawn_awaiting returns: the directory
-  // is replaced below only once the jail has bound it (else the jail would
-  // bind the new one, and show what this test expects it not to).
-  const std::string mountinfo = "/proc/" + std::to_string(jailed->pid()) + "/mountinfo";
-  const auto bound = [&] {
-    std::ifstream in(mountinfo);
-    for (std::string line; std::getline(in, line);)
-      if (line.find(" " + ws + " ") != std::string::npos) return true;
-    return false;
-  };
-  for (int i = 0; i < 500 && !bound(); ++i) std::this_thread::sleep_for(10ms);
-  ASSERT_TRUE(bound()) << "the jail never bound " << ws;
+  auto jailed = built_ahead_with_mount_at(s, ws);
+  ASSERT_TRUE(jailed);
   EXPECT_TRUE(built_from_current_host(*jailed, s));
   // Files inside a bound directory are live anyway: no change of identity.
   std::ofstream(ws + "/new-file") << "x";
@@ -207,13 +241,7 @@ TEST_F(AwaitingTest, AReplacedBindSourceMeansItNoLongerMatchesTheHost) {
   EXPECT_FALSE(built_from_current_host(*jailed, s));
   // The jail itself still sees the old directory, which is why a pool must
   // not hand it out.
-  UniqueFd out(::memfd_create("jail-stdout", MFD_CLOEXEC));
-  ExecRequest r = probe_request({"ls", ws});
-  r.stdout_fd = out.get();
-  ASSERT_TRUE(start_command(*jailed, r, std::nullopt));
-  auto outcome = wait(*jailed);
-  ASSERT_TRUE(outcome) << outcome.error().to_string();
-  EXPECT_THAT(slurp(out.get()), HasSubstr("new-file"));
+  EXPECT_THAT(output_in(*jailed, probe_request({"ls", ws})), HasSubstr("new-file"));
   ASSERT_EQ(::rmdir(ws.c_str()), 0);
   ASSERT_EQ(::rename((parent.path() + "/old").c_str(), ws.c_str()), 0);
 }
@@ -287,23 +315,10 @@ TEST_F(AwaitingTest, AHiddenFileReplacedByRenameMeansItNoLongerMatches) {
   ASSERT_EQ(::mkdir(ws.c_str(), 0755), 0);
   const std::string secret = ws + "/secret";
   std::ofstream(secret) << "old-token\n";
-  JailSpec s = base_spec(ws);
-  Mount hide;
-  hide.kind = Mount::Kind::mask;
-  hide.target = secret;
-  s.mounts.push_back(hide);
+  const JailSpec s = hiding(ws, secret);
 
-  auto jailed = spawn_awaiting(s);
-  ASSERT_TRUE(jailed) << jailed.error().to_string();
-  const std::string mountinfo = "/proc/" + std::to_string(jailed->pid()) + "/mountinfo";
-  const auto masked = [&] {
-    std::ifstream in(mountinfo);
-    for (std::string line; std::getline(in, line);)
-      if (line.find(" " + secret + " ") != std::string::npos) return true;
-    return false;
-  };
-  for (int i = 0; i < 500 && !masked(); ++i) std::this_thread::sleep_for(10ms);
-  ASSERT_TRUE(masked()) << "the jail never masked " << secret;
+  auto jailed = built_ahead_with_mount_at(s, secret);
+  ASSERT_TRUE(jailed);
   EXPECT_TRUE(built_from_current_host(*jailed, s));
 
   std::ofstream(ws + "/secret.new") << "NEW-TOKEN\n";
@@ -315,14 +330,8 @@ TEST_F(AwaitingTest, AHiddenFileReplacedByRenameMeansItNoLongerMatches) {
 
   // The one built ahead must not be used, or must not show it either.
   EXPECT_FALSE(built_from_current_host(*jailed, s)) << "hidden file replaced by rename";
-  UniqueFd out(::memfd_create("jail-stdout", MFD_CLOEXEC));
-  ExecRequest r = probe_request({"read", secret});
-  r.stdout_fd = out.get();
-  ASSERT_TRUE(start_command(*jailed, r, std::nullopt));
-  auto outcome = wait(*jailed);
-  ASSERT_TRUE(outcome) << outcome.error().to_string();
   // Why a pool must not hand it out: it shows the new file.
-  EXPECT_THAT(slurp(out.get()), HasSubstr("NEW-TOKEN"));
+  EXPECT_THAT(output_in(*jailed, probe_request({"read", secret})), HasSubstr("NEW-TOKEN"));
 }
 
 // The git layer is a mount on the workspace's .git as it was when the jail
@@ -346,17 +355,8 @@ TEST_F(AwaitingTest, AGitDirectoryMovedAwayAndMadeAgainMeansItNoLongerMatches) {
   layer.target = git;
   s.mounts.push_back(layer);
 
-  auto jailed = spawn_awaiting(s);
-  ASSERT_TRUE(jailed) << jailed.error().to_string();
-  const std::string mountinfo = "/proc/" + std::to_string(jailed->pid()) + "/mountinfo";
-  const auto layered = [&] {
-    std::ifstream in(mountinfo);
-    for (std::string line; std::getline(in, line);)
-      if (line.find(" " + git + "/config ") != std::string::npos) return true;
-    return false;
-  };
-  for (int i = 0; i < 500 && !layered(); ++i) std::this_thread::sleep_for(10ms);
-  ASSERT_TRUE(layered()) << "the jail never pinned " << git << "/config";
+  auto jailed = built_ahead_with_mount_at(s, git + "/config");
+  ASSERT_TRUE(jailed);
   EXPECT_TRUE(built_from_current_host(*jailed, s));
 
   ASSERT_EQ(::rename(git.c_str(), (ws + "/old.git").c_str()), 0);
@@ -370,15 +370,10 @@ TEST_F(AwaitingTest, AGitDirectoryMovedAwayAndMadeAgainMeansItNoLongerMatches) {
 
   EXPECT_FALSE(built_from_current_host(*jailed, s)) << ".git moved away and made again";
   // Why a pool must not hand it out: its command writes the host's config.
-  UniqueFd out(::memfd_create("jail-stdout", MFD_CLOEXEC));
-  ExecRequest r = probe_request({"write", git + "/config"});
-  r.stdout_fd = out.get();
-  ASSERT_TRUE(start_command(*jailed, r, std::nullopt));
-  auto outcome = wait(*jailed);
-  ASSERT_TRUE(outcome) << outcome.error().to_string();
+  const std::string out = output_in(*jailed, probe_request({"write", git + "/config"}));
   std::ifstream in(git + "/config");
   const std::string host_config((std::istreambuf_iterator<char>(in)), {});
-  EXPECT_EQ(host_config, "probe\n") << slurp(out.get());
+  EXPECT_EQ(host_config, "probe\n") << out;
 }
 
 // The same with the hidden file's directory moved away and made again. An
@@ -394,23 +389,10 @@ TEST_F(AwaitingTest, AHiddenFilesDirectoryMovedAwayMeansItNoLongerMatches) {
   ASSERT_EQ(::mkdir((ws + "/conf").c_str(), 0755), 0);
   const std::string secret = ws + "/conf/secret";
   std::ofstream(secret) << "old-token\n";
-  JailSpec s = base_spec(ws);
-  Mount hide;
-  hide.kind = Mount::Kind::mask;
-  hide.target = secret;
-  s.mounts.push_back(hide);
+  const JailSpec s = hiding(ws, secret);
 
-  auto jailed = spawn_awaiting(s);
-  ASSERT_TRUE(jailed) << jailed.error().to_string();
-  const std::string mountinfo = "/proc/" + std::to_string(jailed->pid()) + "/mountinfo";
-  const auto masked = [&] {
-    std::ifstream in(mountinfo);
-    for (std::string line; std::getline(in, line);)
-      if (line.find(" " + secret + " ") != std::string::npos) return true;
-    return false;
-  };
-  for (int i = 0; i < 500 && !masked(); ++i) std::this_thread::sleep_for(10ms);
-  ASSERT_TRUE(masked()) << "the jail never masked " << secret;
+  auto jailed = built_ahead_with_mount_at(s, secret);
+  ASSERT_TRUE(jailed);
 
   // An earlier jail, fresh, with the same spec, cannot move the directory
   // away: it is pinned (a mount point in that jail, EBUSY).
@@ -429,13 +411,7 @@ TEST_F(AwaitingTest, AHiddenFilesDirectoryMovedAwayMeansItNoLongerMatches) {
   EXPECT_THAT(fresh.out, ::testing::Not(HasSubstr("NEW-TOKEN"))) << fresh.out;
 
   EXPECT_FALSE(built_from_current_host(*jailed, s)) << "hidden file's directory moved away";
-  UniqueFd out(::memfd_create("jail-stdout", MFD_CLOEXEC));
-  ExecRequest r = probe_request({"read", secret});
-  r.stdout_fd = out.get();
-  ASSERT_TRUE(start_command(*jailed, r, std::nullopt));
-  auto outcome = wait(*jailed);
-  ASSERT_TRUE(outcome) << outcome.error().to_string();
-  EXPECT_THAT(slurp(out.get()), HasSubstr("NEW-TOKEN"));
+  EXPECT_THAT(output_in(*jailed, probe_request({"read", secret})), HasSubstr("NEW-TOKEN"));
 }
 
 // A file system that hands a freed inode number to the next file (ext4)
@@ -449,22 +425,9 @@ TEST_F(AwaitingTest, AReusedInodeNumberIsNotTheSameFile) {
   std::ofstream(secret) << "old-token\n";
   struct stat was {};
   ASSERT_EQ(::stat(secret.c_str(), &was), 0);
-  JailSpec s = base_spec(ws);
-  Mount hide;
-  hide.kind = Mount::Kind::mask;
-  hide.target = secret;
-  s.mounts.push_back(hide);
-  auto jailed = spawn_awaiting(s);
-  ASSERT_TRUE(jailed) << jailed.error().to_string();
-  const std::string mountinfo = "/proc/" + std::to_string(jailed->pid()) + "/mountinfo";
-  const auto masked = [&] {
-    std::ifstream in(mountinfo);
-    for (std::string line; std::getline(in, line);)
-      if (line.find(" " + secret + " ") != std::string::npos) return true;
-    return false;
-  };
-  for (int i = 0; i < 500 && !masked(); ++i) std::this_thread::sleep_for(10ms);
-  ASSERT_TRUE(masked()) << "the jail never masked " << secret;
+  const JailSpec s = hiding(ws, secret);
+  auto jailed = built_ahead_with_mount_at(s, secret);
+  ASSERT_TRUE(jailed);
 
   // Replaced by rename (the mask lifted), then again by a file that got the
   // old inode number back.

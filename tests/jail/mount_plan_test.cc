@@ -368,7 +368,6 @@ TEST(MountPlanTest, ParentsOfAMaskInAWritableBindArePinned) {
   s.mounts[0].writable = false;
   const auto ro = plan(s, h);
   ASSERT_TRUE(ro) << ro.error().to_string();
-  EXPECT_THAT(render(*ro), ::testing::Not(::testing::Contains(::testing::HasSubstr(" pin "))));
   for (const Op& op : ro->ops) EXPECT_FALSE(op.what.starts_with("pin ")) << op.what;
 }
 
