@@ -193,11 +193,11 @@ TEST_F(EscapeTest, WritesOutsideReadWritePathsFail) {
 }
 
 // A read_only path nested below the writable workspace (policies/README.md:
-// "a read_only path inside a read_write one stays read-only") is a bind on
-// one directory, pinned by nothing above it: a jail renames its parent away
-// and plants a stand-in at the old path, the next jail (an exec, or a fresh
-// file worker) binds the stand-in read-only and shows the original
-// writable under the new name, and renames it back once changed.
+// "a read_only path inside a read_write one stays read-only") stays so
+// against two jails: one renaming its parent away and planting a stand-in
+// at the old path, so that the next (an exec, or a fresh file worker) binds
+// the stand-in read-only, writes the original under the new name and
+// renames it back. Its parents are pinned: the first rename fails (EBUSY).
 TEST_F(EscapeTest, NestedReadOnlyPathSurvivesItsParentsRename) {
   const std::string ro = workspace() + "/a/b";
   ASSERT_TRUE(std::filesystem::create_directories(ro));
