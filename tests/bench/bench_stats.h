@@ -1,10 +1,12 @@
 // Timing helpers the benchmark programs share: a clock, elapsed milliseconds,
-// and the median with the p10/p90 spread of a sample.
+// the median with the p10/p90 spread of a sample, and the machine's load.
 #pragma once
 
 #include <algorithm>
 #include <chrono>
 #include <cstddef>
+#include <fstream>
+#include <string>
 #include <vector>
 
 namespace brig::bench {
@@ -25,6 +27,15 @@ inline Stats stats(std::vector<double> v) {
   if (v.empty()) return {};
   std::sort(v.begin(), v.end());
   return {v[v.size() / 2], v[v.size() / 10], v[v.size() * 9 / 10], v.size()};
+}
+
+// The 1, 5 and 15 minute load averages as /proc/loadavg has them
+// ("0.52 0.58 0.59"), to print beside figures from a shared machine.
+inline std::string load_average() {
+  std::ifstream in("/proc/loadavg");
+  std::string one, five, fifteen;
+  in >> one >> five >> fifteen;
+  return one + " " + five + " " + fifteen;
 }
 
 }  // namespace brig::bench

@@ -72,6 +72,7 @@ namespace {
 
 using brig::UniqueFd;
 using brig::bench::Clock;
+using brig::bench::load_average;
 using brig::bench::ms_since;
 using brig::bench::stats;
 using brig::bench::Stats;
@@ -103,13 +104,6 @@ struct Options {
 [[noreturn]] void die(const std::string& why) {
   std::fprintf(stderr, "brig-egress-bench: %s\n", why.c_str());
   std::exit(1);
-}
-
-std::string loadavg() {
-  std::ifstream in("/proc/loadavg");
-  std::string a, b, c;
-  in >> a >> b >> c;
-  return a + " " + b + " " + c;
 }
 
 // VmRSS of a process in KiB (0 when unreadable).
@@ -593,7 +587,7 @@ void section_start(const Options& o) {
         "    built as `none`, so the difference below is the policy's parsing only, and the\n"
         "    target is not judged\n");
 
-  const std::string load0 = loadavg();
+  const std::string load0 = load_average();
   for (int i = 0; i < 10; ++i) time_one(run(none)), time_one(run(proxy));
   std::vector<double> a, b;
   // The order flips every pair (none first, then proxy first): whichever
@@ -710,7 +704,7 @@ void section_start(const Options& o) {
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
       std::printf("  mode = \"filtered\": not measured (its namespace could not be set up)\n");
   }
-  std::printf("  load average before / after: %s / %s\n", load0.c_str(), loadavg().c_str());
+  std::printf("  load average before / after: %s / %s\n", load0.c_str(), load_average().c_str());
   std::filesystem::remove_all(dir);
 }
 
@@ -720,7 +714,7 @@ void section_throughput(const Options& o, const Upstream& up, const InProcessRel
               static_cast<unsigned long long>(o.download_mib), o.rounds);
   const auto ps = paths(o, relay);
   std::vector<std::vector<double>> secs(ps.size()), cpu(ps.size());
-  const std::string load0 = loadavg();
+  const std::string load0 = load_average();
   for (int r = 0; r < o.rounds; ++r) {
     for (std::size_t i = 0; i < ps.size(); ++i) {
       const Path& p = ps[i];
@@ -754,7 +748,7 @@ void section_throughput(const Options& o, const Upstream& up, const InProcessRel
                 mibs[1] / best_peer, mibs[1] >= best_peer ? "met" : "NOT met");
   else
     std::printf("   no peer ran: target not judged");
-  std::printf("\n  load average before / after: %s / %s\n", load0.c_str(), loadavg().c_str());
+  std::printf("\n  load average before / after: %s / %s\n", load0.c_str(), load_average().c_str());
 }
 
 void section_latency(const Options& o, const Upstream& up, const InProcessRelay& relay) {
@@ -773,7 +767,7 @@ void section_latency(const Options& o, const Upstream& up, const InProcessRelay&
   };
   std::vector<double> cpu0(ps.size());
   for (std::size_t k = 0; k < ps.size(); ++k) cpu0[k] = proxy_cpu(ps[k]);
-  const std::string load0 = loadavg();
+  const std::string load0 = load_average();
   for (int i = 0; i < o.requests; ++i)
     for (std::size_t k = 0; k < ps.size(); ++k) ms[k].push_back(small_request(ps[k], up.port()));
   std::vector<double> p50(ps.size());
@@ -800,7 +794,7 @@ void section_latency(const Options& o, const Upstream& up, const InProcessRelay&
         (brig_added - best_added) * 1e3);
   else
     std::printf("  no peer ran: target not judged\n");
-  std::printf("  load average before / after: %s / %s\n", load0.c_str(), loadavg().c_str());
+  std::printf("  load average before / after: %s / %s\n", load0.c_str(), load_average().c_str());
 }
 
 // The relay holder: a child process (this program with --relay-holder)
@@ -1043,7 +1037,7 @@ int main(int argc, char** argv) {
   };
   raise_fd_limit();
   std::printf("brig-egress-bench: %u CPUs, load average %s; brig's relay runs in-process\n",
-              std::thread::hardware_concurrency(), loadavg().c_str());
+              std::thread::hardware_concurrency(), load_average().c_str());
   std::printf("  peers: tinyproxy %s, squid %s (forward proxies on 127.0.0.1)\n",
               o.tinyproxy_port ? ("port " + std::to_string(o.tinyproxy_port)).c_str() : "not run",
               o.squid_port ? ("port " + std::to_string(o.squid_port)).c_str() : "not run");

@@ -188,13 +188,8 @@ int main(int argc, char** argv) {
     const std::string line(1749, 'x');
     for (int i = 0; i < 2000; ++i) big << line << '\n';
   }
-  double load[3] = {};
-  if (std::FILE* f = std::fopen("/proc/loadavg", "r")) {
-    if (std::fscanf(f, "%lf %lf %lf", &load[0], &load[1], &load[2]) != 3) load[0] = -1;
-    std::fclose(f);
-  }
-  std::printf("brig-load-bench: %u cores, load %.2f %.2f %.2f, %d calls per client\n",
-              std::thread::hardware_concurrency(), load[0], load[1], load[2], calls);
+  std::printf("brig-load-bench: %u cores, load %s, %d calls per client\n",
+              std::thread::hardware_concurrency(), brig::bench::load_average().c_str(), calls);
   std::printf("%8s %6s %10s %9s %9s %10s %7s\n", "clients", "stall", "calls/s", "p50 ms", "p99 ms",
               "peak MiB", "failed");
   for (int clients : client_counts) {

@@ -216,12 +216,6 @@ double machine_busy_ms() {
          static_cast<double>(::sysconf(_SC_CLK_TCK));
 }
 
-double load_average() {
-  double one = 0;
-  std::ifstream("/proc/loadavg") >> one;
-  return one;
-}
-
 // A run of back-to-back calls: the time of each, and the machine's CPU
 // time per call (machine_busy_ms, so other load on a shared machine is in
 // it too: compare the peers of one run, and look at the load printed).
@@ -328,7 +322,7 @@ void bench_exec(const Options& o, Client& brig) {
     p.push_back(run_ping());
   }
   const Stats sd = stats(duration_ms);
-  const double load = load_average();
+  const std::string load = brig::bench::load_average();
   const Burst pooled_b2b = burst(o.exec_runs, [&] { return run_brig(brig); });
   const Burst built_b2b = burst(o.exec_runs, [&] { return run_brig(fresh); });
   const Burst bwrap_b2b = burst(o.exec_runs, run_bwrap);
@@ -354,8 +348,8 @@ void bench_exec(const Options& o, Client& brig) {
   std::printf("  brig's own duration_ms of the pooled job (whole ms): median %.0f\n", sd.median);
   std::printf(
       "  back to back (each call as soon as the last result came; the pool grows with the "
-      "burst), load %.2f before:\n",
-      load);
+      "burst), load %s before:\n",
+      load.c_str());
   print_row("brig: MCP exec, back to back (pool sized by demand)", sa2);
   print_row("brig --no-jail-pool: MCP exec", sf2);
   print_row("bwrap /bin/true, back to back", bwrap_b2b.wall);
