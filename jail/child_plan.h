@@ -25,7 +25,7 @@ struct ChildPlan {
   static constexpr int kStatusFd = 3;  // status records; CLOEXEC
   static constexpr int kWatchFd = 4;   // read end of the launcher's watch pipe
   static constexpr int kSyncFd = 5;    // the sync socket, for the cgroups (then closed)
-  static constexpr int kNetnsFd = 6;   // new_netns: the helper's socket (then closed)
+  static constexpr int kNetnsFd = 6;   // new_netns by a helper: its socket (then closed)
   // keep_owner binds' trees (idmap.h), one per attach op, from here on
   // (attached by the mount step, then closed).
   static constexpr int kFirstTreeFd = mounts::kFirstTreeFd;
@@ -37,9 +37,12 @@ struct ChildPlan {
   process::FdPlan fds;
 
   bool pid_namespace = true;   // the init is PID 1: its exit ends every jail process
-  bool await_command = false;  // built ahead: the command comes over kSyncFd (contain.cc 6b)
+  bool await_command = false;  // built ahead: the command comes over kSyncFd (await_command)
   bool new_netns = false;      // its own network namespace, lo up (net::make_in_helper)
-  bool set_hostname = false;   // a new uts namespace
+  // ...made by the child itself (net::make_in_child), not by a helper: a
+  // jail built ahead with no listeners and no rules (launcher.cc, plan()).
+  bool netns_in_child = false;
+  bool set_hostname = false;  // a new uts namespace
   std::string hostname;
   mounts::Plan mounts;  // empty = the host's root
 

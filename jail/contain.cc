@@ -38,11 +38,17 @@ BRIG_ON_VFORK_STACK void own_process_group(const ChildPlan& p) {
   if (!p.pid_namespace && ::setpgid(0, 0) != 0) fail(SetupStep::identity, errno);
 }
 
+// A uid change resets the dumpable flag of the memory this process shares
+// with the init to fs.suid_dumpable (which may be 1): cleared again at once,
+// since a jail built ahead waits in that memory until its command comes.
+// (execve gives the command's own memory its flag afresh.)
 BRIG_ON_VFORK_STACK void take_command_ids(const ChildPlan& p) {
   if (p.drop_groups)
     if (int e = process::drop_groups_in_child()) fail(SetupStep::identity, e);
-  if (p.switch_ids)
+  if (p.switch_ids) {
     if (int e = process::switch_ids_in_child(p.uid, p.gid)) fail(SetupStep::identity, e);
+    if (::prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0) fail(SetupStep::identity, errno);
+  }
   p.stamps.mark(Side::command, SetupStep::identity);
 }
 
@@ -91,6 +97,22 @@ BRIG_ON_VFORK_STACK void release_setup_code(const ChildPlan& p) {
 
 BRIG_ON_VFORK_STACK void apply_seccomp(const ChildPlan& p) {
   if (int e = seccomp::apply_in_child(p.seccomp)) fail(SetupStep::seccomp, e);
+  p.stamps.mark(Side::command, SetupStep::seccomp);
+}
+
+// A jail built ahead (spawn_awaiting) waits here for its command, confined
+// already, into the init's static storage (the init is suspended until the
+// execve). A launcher that closes the socket instead dropped the jail
+// unused: the init then ends it. Under the filter: read, recvmsg, dup2 and
+// close are all this takes.
+BRIG_ON_VFORK_STACK void await_command(const ChildPlan& p, command::Received* to_run) {
+  if (!p.await_command) return;
+  if (int e = command::receive_in_child(ChildPlan::kSyncFd, to_run)) {
+    if (e == EPIPE) ::_exit(125);
+    fail(SetupStep::command, e);
+  }
+  ::close(ChildPlan::kSyncFd);
+  p.stamps.mark(Side::command, SetupStep::command);
 }
 
 BRIG_ON_VFORK_STACK [[noreturn]] void exec_command(const command::Received& c) {
@@ -98,10 +120,12 @@ BRIG_ON_VFORK_STACK [[noreturn]] void exec_command(const command::Received& c) {
   fail(SetupStep::exec, e, -1, e == ENOENT || e == ENOTDIR ? 127 : 126);
 }
 
-// The command, started by the init.
+// The command, started by the init. Every step that confines it comes
+// before what it runs is known, so that a jail built ahead has them all
+// done while it waits (await_command): its call pays only for the rest.
 BRIG_ON_VFORK_STACK [[noreturn]] void run_command(const ChildPlan& p,
                                                   const cgroups::Received& cgroups,
-                                                  const command::Received& c) {
+                                                  command::Received* c) {
   // Ignored signals and the blocked mask survive execve: the init's must not.
   reset_signals();
   own_process_group(p);
@@ -109,29 +133,34 @@ BRIG_ON_VFORK_STACK [[noreturn]] void run_command(const ChildPlan& p,
   take_command_ids(p);
   join_cgroups(p, cgroups);
   apply_rlimits(p, cgroups);
-  enter_cwd(p, c);
   // Caps are dropped while the process may still change them.
   drop_caps(p);
   // Before Landlock and seccomp, which need it without CAP_SYS_ADMIN.
   set_no_new_privs(p);
   apply_landlock(p);
   release_setup_code(p);
-  // Should be the last thing before execve: every later syscall is filtered,
-  // so the filter need not allow any setup syscall.
+  // The last setup step: every later syscall is filtered, so the filter
+  // need not allow any setup syscall. What follows only reads a message,
+  // changes directory and calls execve, as any program may.
   apply_seccomp(p);
-  exec_command(c);
+  await_command(p, c);
+  // Without capabilities: the directory is entered as the command's ids
+  // allow, like every other path it uses.
+  enter_cwd(p, *c);
+  exec_command(*c);
 }
 
-// What the command reads of the init's memory.
+// What the command reads of the init's memory (and, built ahead, writes:
+// the command it receives).
 struct CommandArgs {
   const ChildPlan* plan;
   const cgroups::Received* cgroups;
-  const command::Received* command;
+  command::Received* command;
 };
 
 BRIG_ON_VFORK_STACK int command_main(void* arg) {
   const auto* a = static_cast<const CommandArgs*>(arg);
-  run_command(*a->plan, *a->cgroups, *a->command);
+  run_command(*a->plan, *a->cgroups, a->command);
 }
 
 // The command's stack while it shares the init's memory (until execve). In
@@ -210,8 +239,12 @@ void build_root(const ChildPlan& p, git_state::Kept* git) {
 void join_network(const ChildPlan& p) {
   if (!p.new_netns) return;
   SetupStep step = SetupStep::netns;
-  if (int e = net::join_in_child(ChildPlan::kNetnsFd, &step)) fail(step, e);
-  ::close(ChildPlan::kNetnsFd);
+  if (p.netns_in_child) {
+    if (int e = net::make_in_child(&step)) fail(step, e);
+  } else {
+    if (int e = net::join_in_child(ChildPlan::kNetnsFd, &step)) fail(step, e);
+    ::close(ChildPlan::kNetnsFd);
+  }
   p.stamps.mark(Side::child, SetupStep::netns);
 }
 
@@ -227,22 +260,6 @@ void receive_cgroups(const ChildPlan& p, cgroups::Received* cgroups) {
   p.stamps.mark(Side::child, SetupStep::cgroup);
 }
 
-// A launcher that closes the socket instead dropped the jail unused.
-void await_command(const ChildPlan& p, const cgroups::Received& cgroups,
-                   command::Received* to_run) {
-  if (p.await_command) {
-    if (int e = command::receive_in_child(ChildPlan::kSyncFd, to_run)) {
-      if (e == EPIPE) {
-        cgroups::remove_in_child(cgroups);  // nobody joined them
-        ::_exit(125);
-      }
-      fail(SetupStep::command, e);
-    }
-    p.stamps.mark(Side::child, SetupStep::command);
-  }
-  ::close(ChildPlan::kSyncFd);
-}
-
 // Before the command, so that no SIGCHLD is missed.
 int open_signalfd() {
   const int sigfd = pid1::open_signalfd_in_child();
@@ -252,11 +269,17 @@ int open_signalfd() {
 
 // vfork-style, not the jail's own clone: nothing has to happen in the init
 // meanwhile, and sharing its memory spares copying its page tables and
-// tearing the copy down at execve.
+// tearing the copy down at execve. Built ahead, the init stays suspended
+// while the command waits for what to run; the launcher ends such a jail by
+// killing the init (a fatal signal ends the wait) or by closing the socket
+// (the command exits, and the init ends the jail as after any command).
 pid_t start_command(const ChildPlan& p, CommandArgs& args) {
   const pid_t command =
       clone::vfork_on_stack(command_main, &args, command_stack, sizeof command_stack);
   if (command < 0) fail(SetupStep::fork, errno);
+  // The command has its own copy, closed by its execve or once it has read
+  // its command.
+  ::close(ChildPlan::kSyncFd);
   // The command's own stamp would land in a page its execve has dropped:
   // the init, resumed by that execve, stamps it.
   p.stamps.mark(Side::command, SetupStep::exec);
@@ -309,27 +332,22 @@ void contain(const ChildPlan& p) {
   // 4. The new root, pivoted into.
   git_state::Kept git;
   build_root(p, &git);
-  // 5. The helper's network namespace (lo up), joined here so the command
-  //    is in it too; then the uts namespace's name.
+  // 5. The network namespace (lo up): the helper's, joined here, or made
+  //    here for a jail built ahead; so the command is in it too. Then the
+  //    uts namespace's name.
   join_network(p);
   set_hostname(p);
   // 6. The cgroups the launcher made meanwhile.
   cgroups::Received cgroups;
   receive_cgroups(p, &cgroups);
-  // 6b. A jail built ahead (spawn_awaiting) is complete here and waits for
-  //     its command; all that confines it still comes after, as in a fresh
-  //     jail.
+  // 7. The command (run_command has its order; a jail built ahead waits
+  //    for what to run there, confined already); this process stays as
+  //    the jail's init.
   command::Received to_run{p.cwd.c_str(), p.exec.candidate_ptrs.data(), p.exec.argv.data(),
                            p.exec.envp.data()};
-  await_command(p, cgroups, &to_run);
-  // 7. The command (run_command has its order); this process stays as the
-  //    jail's init.
   const int sigfd = open_signalfd();
   CommandArgs args{&p, &cgroups, &to_run};
   const pid_t command = start_command(p, args);
-  // A uid change in the command (switch_ids) reset the shared memory's
-  // dumpable flag to fs.suid_dumpable, which may be 2.
-  forbid_ptrace();
   close_stdio();
   supervise(p, command, sigfd, cgroups, git);
 }

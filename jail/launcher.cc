@@ -140,6 +140,8 @@ Result<void> Launch::plan() {
   plan_ = j_.plan_.get();
   plan_->stamps = stamps_;
   plan_->await_command = awaiting_;
+  // Built ahead, nobody waits for the namespace: the child makes it (net.h).
+  plan_->netns_in_child = awaiting_ && plan_->new_netns && spec_.listeners.empty() && !filtered();
   if (awaiting_) j_.bind_sources_ = bind_source_ids(plan_->mounts);
   plan_->rlimits = process::plan_rlimits(spec_.limits);
   return {};
@@ -151,7 +153,8 @@ Result<void> Launch::check_layers() {
 }
 
 Result<void> Launch::open_channels() {
-  ch_ = BRIG_TRY(jail::open_channels(plan_->new_netns, !spec_.listeners.empty() || filtered()));
+  ch_ = BRIG_TRY(jail::open_channels(plan_->new_netns && !plan_->netns_in_child,
+                                     !spec_.listeners.empty() || filtered()));
   j_.status_fd_ = std::move(ch_.status_r);
   j_.watch_fd_ = std::move(ch_.watch_w);
   // The workspace's idmapped tree (keep_owner binds), made here in the
@@ -195,7 +198,7 @@ Result<void> Launch::clone() {
 }
 
 Result<void> Launch::start_network_helper() {
-  if (!plan_->new_netns) return {};
+  if (!plan_->new_netns || plan_->netns_in_child) return {};
   helper_.emplace(BRIG_TRY(net::start_helper(
       j_.pid_, flags_ & CLONE_NEWUSER, ch_.netns_helper.get(), spec_.listeners,
       ch_.listen_helper ? ch_.listen_helper.get() : -1, filtered(), jail_rules_)));

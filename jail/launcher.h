@@ -24,11 +24,11 @@ Result<RunningJail> spawn(const JailSpec& spec, const ExecRequest& request,
                           SpawnOptions options = {});
 
 // A jail built ahead of its command (a pool's): spawn() without a command,
-// up to the last step before it (contain.cc 6b), where it waits, its stdio
-// /dev/null, no wall-time deadline yet. start_command gives it one command,
-// once; everything that confines the command (ids, cgroups, rlimits, caps,
-// no_new_privs, Landlock, seccomp) is applied after it came, as in a fresh
-// jail. Dropping it unused kills it like any RunningJail.
+// its stdio /dev/null, no wall-time deadline yet. Its command's process is
+// started and confined (ids, cgroups, rlimits, caps, no_new_privs,
+// Landlock, seccomp: the steps of a fresh jail, in the same order) and waits
+// for what to run (contain.cc, await_command). start_command gives it one
+// command, once. Dropping it unused kills it like any RunningJail.
 Result<RunningJail> spawn_awaiting(const JailSpec& spec, SpawnOptions options = {});
 
 // Sends an awaiting jail its command (stdio fds -1: /dev/null); the

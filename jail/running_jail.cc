@@ -46,6 +46,10 @@ RunningJail::~RunningJail() {
 }
 
 void RunningJail::kill_and_reap() {
+  // A jail built ahead and never given its command: its command, waiting
+  // for one, exits at end of file (contain.cc, await_command), and the init
+  // suspended under it is free to end the jail.
+  command_fd_.reset();
   if (!reaped_ && pidfd_) {
     reaped_ = true;
     if (!pid_namespace_) {

@@ -26,8 +26,9 @@ inline constexpr std::size_t kSides = 3;
 
 // Most stamps end their step. A step the launcher leaves half-way while the
 // child works (netns: the helper started, then reaped; cgroup: made, then
-// sent) is stamped once begun as well; so is the command's seccomp, since
-// nothing can be stamped under its filter.
+// sent) is stamped once begun as well; so is the command's seccomp (begun:
+// the init's code pages released; done: the filter installed; a stamp is a
+// clock read and a store, which the filter allows).
 enum class Stage : std::uint8_t { done, begun };
 
 // The launcher's points that end no setup step.

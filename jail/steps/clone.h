@@ -27,7 +27,9 @@ pid_t clone3_with_pidfd(uint64_t flags, int* pidfd);
 // execve or exits (CLONE_VM | CLONE_VFORK, exit signal SIGCHLD, as
 // posix_spawn does), on `stack` (stack_size bytes). The caller is suspended
 // meanwhile, so nothing of its memory is copied, and fn must only read it
-// (async-signal-safe calls, no allocation). Every credential, limit, signal
+// (async-signal-safe calls, no allocation; a jail built ahead's command
+// also writes the command it receives, into storage the caller reads only
+// once fn has called execve). Every credential, limit, signal
 // disposition, cwd and seccomp/Landlock domain stays the child's own: none
 // of CLONE_THREAD, CLONE_SIGHAND or CLONE_FS is set. Returns the child's pid
 // or -1 with errno.

@@ -125,6 +125,17 @@ void make_in_helper(const HelperPlan& plan) {
   ::_exit(0);
 }
 
+int make_in_child(SetupStep* step) {
+  *step = SetupStep::netns;
+  if (::unshare(CLONE_NEWNET) != 0) return errno;
+  *step = SetupStep::loopback;
+  const int fd = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return errno;
+  const int e = loopback_up(fd);
+  ::close(fd);
+  return e;
+}
+
 int join_in_child(int sock, SetupStep* step) {
   Reply reply{EPIPE, SetupStep::netns};
   int fds[kMaxMessageFds];

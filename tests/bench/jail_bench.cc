@@ -172,17 +172,11 @@ const std::vector<Row> kLauncherSide = {
     {Milestone::spawn_returned, "move to the other CPU, sweep; spawn returns"},
 };
 
-// The command's steps after its ids, the same in a fresh jail and in one
-// built ahead.
+// The command's steps once it is confined, the same in a fresh jail and in
+// one built ahead (where its confinement came before the command did).
 const std::vector<Row> kCommandSteps = {
-    {{Side::command, SetupStep::cgroup}, "join the cgroups"},
-    {{Side::command, SetupStep::rlimit}, "rlimits"},
     {{Side::command, SetupStep::chdir}, "chdir"},
-    {{Side::command, SetupStep::caps}, "drop caps"},
-    {{Side::command, SetupStep::no_new_privs}, "no_new_privs"},
-    {{Side::command, SetupStep::landlock}, "Landlock"},
-    {{Side::command, SetupStep::seccomp, Stage::begun}, "release the init's code pages"},
-    {{Side::command, SetupStep::exec}, "seccomp, execve"},
+    {{Side::command, SetupStep::exec}, "execve"},
 };
 
 std::vector<Row> concat(std::initializer_list<std::vector<Row>> parts) {
@@ -201,6 +195,13 @@ const std::vector<Row> kChildSide = concat({
         {{Side::child, SetupStep::hostname}, "hostname"},
         {{Side::child, SetupStep::cgroup}, "receive the cgroups"},
         {{Side::command, SetupStep::identity}, "vfork, signals, ids"},
+        {{Side::command, SetupStep::cgroup}, "join the cgroups"},
+        {{Side::command, SetupStep::rlimit}, "rlimits"},
+        {{Side::command, SetupStep::caps}, "drop caps"},
+        {{Side::command, SetupStep::no_new_privs}, "no_new_privs"},
+        {{Side::command, SetupStep::landlock}, "Landlock"},
+        {{Side::command, SetupStep::seccomp, Stage::begun}, "release the init's code pages"},
+        {{Side::command, SetupStep::seccomp}, "seccomp"},
     },
     kCommandSteps,
     {{Milestone::status_received, "/bin/true runs and exits; init reports"}},
@@ -209,8 +210,7 @@ const std::vector<Row> kChildSide = concat({
 // A jail built ahead, from start_command (time 0) to the init's report.
 const std::vector<Row> kPooledSide = concat({
     {
-        {{Side::child, SetupStep::command}, "the init wakes, receives the command"},
-        {{Side::command, SetupStep::identity}, "signalfd, vfork, signals, ids"},
+        {{Side::command, SetupStep::command}, "the command wakes, receives what to run"},
     },
     kCommandSteps,
     {

@@ -2,8 +2,10 @@
 // command gets exactly what a fresh jail's gets, confinement included, once.
 // Runs as root and as an unprivileged user (scripts/test.sh).
 #include <fcntl.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -29,7 +31,11 @@ class AwaitingTest : public JailTest {
   // Builds a jail ahead, lets it wait `idle`, then runs `request` in it.
   Ran run_awaiting(ExecRequest request, std::chrono::milliseconds idle = 0ms,
                    std::optional<std::chrono::milliseconds> wall_time = std::nullopt) {
-    auto jailed = spawn_awaiting(spec());
+    return run_awaiting_in(spec(), std::move(request), idle, wall_time);
+  }
+  Ran run_awaiting_in(const JailSpec& s, ExecRequest request, std::chrono::milliseconds idle = 0ms,
+                      std::optional<std::chrono::milliseconds> wall_time = std::nullopt) {
+    auto jailed = spawn_awaiting(s);
     Ran ran;
     if (!jailed) {
       ADD_FAILURE() << "spawn_awaiting: " << jailed.error().to_string();
@@ -158,10 +164,11 @@ TEST_F(AwaitingTest, OneCommandOnly) {
 }
 
 // SpawnOptions::wait_readable: the launcher hands its wait for the network
-// helper to the caller (the spawner reports other jails' ends meanwhile),
-// once, with a pidfd that polls readable when the helper is done; the jail
-// is the same jail.
+// helper (a jail with listeners has one) to the caller (the spawner reports
+// other jails' ends meanwhile), once, with a pidfd that polls readable when
+// the helper is done; the jail is the same jail, listeners and all.
 TEST_F(AwaitingTest, LauncherWaitsForItsHelperThroughTheCaller) {
+  if (!spec().namespaces.net) GTEST_SKIP() << "no network namespace in this tier";
   int calls = 0;
   SpawnOptions options;
   options.wait_readable = [&calls](int pidfd) {
@@ -169,13 +176,50 @@ TEST_F(AwaitingTest, LauncherWaitsForItsHelperThroughTheCaller) {
     pollfd p{pidfd, POLLIN, 0};
     ASSERT_EQ(::poll(&p, 1, 10'000), 1);
   };
-  auto jailed = spawn_awaiting(spec(), options);
+  JailSpec s = spec();
+  s.listeners = {{Listener::Protocol::tcp, 3128}};
+  auto jailed = spawn_awaiting(s, options);
   ASSERT_TRUE(jailed) << jailed.error().to_string();
-  EXPECT_EQ(calls, spec().namespaces.net ? 1 : 0);
+  EXPECT_EQ(calls, 1);
+  EXPECT_EQ(jailed->take_listeners().size(), 1u);
   ASSERT_TRUE(start_command(*jailed, probe_request({"exit", "5"}), std::nullopt));
   auto outcome = wait(*jailed);
   ASSERT_TRUE(outcome) << outcome.error().to_string();
   EXPECT_EQ(outcome->exit_status(), 5);
+}
+
+// Without listeners or rules the child makes its network namespace itself
+// (no helper, so nothing for the caller to wait for): the same namespace as
+// a fresh jail's, lo up and nothing else, not the host's.
+TEST_F(AwaitingTest, ItsOwnNetworkNamespaceIsMadeByItsChild) {
+  if (!spec().namespaces.net) GTEST_SKIP() << "no network namespace in this tier";
+  int calls = 0;
+  SpawnOptions options;
+  options.wait_readable = [&calls](int) { ++calls; };
+  {
+    auto jailed = spawn_awaiting(spec(), options);
+    ASSERT_TRUE(jailed) << jailed.error().to_string();
+    EXPECT_EQ(calls, 0);
+  }
+  const Ran ran = run_awaiting(probe_request({"ifaces"}));
+  ASSERT_EQ(ran.outcome.exit_status(), 0) << ran.out << ran.outcome.to_string();
+  EXPECT_THAT(lines(ran.out), ElementsAre("lo up"));
+
+  // A listener on the host's loopback is not there (Landlock's TCP rule
+  // off, so that only the namespace stands in the way).
+  UniqueFd host(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  sockaddr_in at{};
+  at.sin_family = AF_INET;
+  at.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof at;
+  ASSERT_EQ(::bind(host.get(), reinterpret_cast<sockaddr*>(&at), sizeof at), 0);
+  ASSERT_EQ(::listen(host.get(), 1), 0);
+  ASSERT_EQ(::getsockname(host.get(), reinterpret_cast<sockaddr*>(&at), &len), 0);
+  JailSpec open_tcp = spec();
+  open_tcp.landlock.restrict_tcp = false;
+  const Ran connect =
+      run_awaiting_in(open_tcp, probe_request({"connect-tcp", std::to_string(ntohs(at.sin_port))}));
+  EXPECT_EQ(connect.out, "connect=ECONNREFUSED\n") << connect.outcome.to_string();
 }
 
 TEST_F(AwaitingTest, InvalidOrOversizedRequestLeavesItAwaiting) {

@@ -58,17 +58,29 @@ TEST_F(StepTimesTest, EveryStepIsStampedInEachSidesOrder) {
 
   // Whatever the tier: only the helper, the child's joining its network
   // namespace and the maps depend on namespaces.
-  for (StepMark m : {StepMark(Milestone::planned), launcher(SetupStep::clone3),
-                     launcher(SetupStep::sync),    launcher(SetupStep::cgroup, Stage::begun),
-                     launcher(SetupStep::cgroup),  StepMark(Milestone::spawn_returned),
-                     child(SetupStep::sync),       child(SetupStep::fds),
-                     child(SetupStep::identity),   child(SetupStep::mount),
-                     child(SetupStep::hostname),   child(SetupStep::cgroup),
-                     command(SetupStep::identity), command(SetupStep::cgroup),
-                     command(SetupStep::rlimit),   command(SetupStep::chdir),
-                     command(SetupStep::caps),     command(SetupStep::no_new_privs),
-                     command(SetupStep::landlock), command(SetupStep::seccomp, Stage::begun),
-                     command(SetupStep::exec),     StepMark(Milestone::status_received)}) {
+  for (StepMark m : {StepMark(Milestone::planned),
+                     launcher(SetupStep::clone3),
+                     launcher(SetupStep::sync),
+                     launcher(SetupStep::cgroup, Stage::begun),
+                     launcher(SetupStep::cgroup),
+                     StepMark(Milestone::spawn_returned),
+                     child(SetupStep::sync),
+                     child(SetupStep::fds),
+                     child(SetupStep::identity),
+                     child(SetupStep::mount),
+                     child(SetupStep::hostname),
+                     child(SetupStep::cgroup),
+                     command(SetupStep::identity),
+                     command(SetupStep::cgroup),
+                     command(SetupStep::rlimit),
+                     command(SetupStep::chdir),
+                     command(SetupStep::caps),
+                     command(SetupStep::no_new_privs),
+                     command(SetupStep::landlock),
+                     command(SetupStep::seccomp, Stage::begun),
+                     command(SetupStep::seccomp),
+                     command(SetupStep::exec),
+                     StepMark(Milestone::status_received)}) {
     EXPECT_TRUE(t.at(m).has_value()) << m.name() << " was not stamped";
   }
   expect_in_order(
@@ -80,9 +92,9 @@ TEST_F(StepTimesTest, EveryStepIsStampedInEachSidesOrder) {
       t, {child(SetupStep::sync), child(SetupStep::fds), child(SetupStep::identity),
           child(SetupStep::mount), child(SetupStep::netns), child(SetupStep::hostname),
           child(SetupStep::cgroup), command(SetupStep::identity), command(SetupStep::cgroup),
-          command(SetupStep::rlimit), command(SetupStep::chdir), command(SetupStep::caps),
-          command(SetupStep::no_new_privs), command(SetupStep::landlock),
-          command(SetupStep::seccomp, Stage::begun), command(SetupStep::exec),
+          command(SetupStep::rlimit), command(SetupStep::caps), command(SetupStep::no_new_privs),
+          command(SetupStep::landlock), command(SetupStep::seccomp, Stage::begun),
+          command(SetupStep::seccomp), command(SetupStep::chdir), command(SetupStep::exec),
           Milestone::status_received});
   // Across the sides, only what a message orders: the child goes on once
   // released, and the init reports after the command's execve.
