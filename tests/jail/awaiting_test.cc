@@ -5,6 +5,7 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <sys/mman.h>
+#include <sys/ptrace.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -490,6 +491,50 @@ TEST_F(AwaitingTest, AReusedInodeNumberIsNotTheSameFile) {
   }
   if (!reused) GTEST_SKIP() << "this file system did not hand the inode number out again";
   EXPECT_FALSE(built_from_current_host(*jailed, s)) << "same device and inode, another file";
+}
+
+
+// The smallest open_files a spec may have (3: stdio) runs a command in a
+// fresh jail; a jail built ahead has applied RLIMIT_NOFILE before its
+// command's stdio arrives, so the fds it receives (SCM_RIGHTS, above the
+// ones it holds while waiting) must still fit.
+TEST_F(AwaitingTest, TheFewestOpenFilesAFreshJailRunsWithRunAheadToo) {
+  for (uint64_t n = 3; n <= 16; ++n) {
+    JailSpec s = spec();
+    s.limits.open_files = n;
+    const Ran fresh = run_jail(s, probe_request({"exit", "0"}));
+    if (fresh.outcome.exit_status() != 0) continue;  // (not this test's question)
+    const Ran ahead = run_awaiting_in(s, probe_request({"exit", "0"}));
+    EXPECT_EQ(ahead.outcome.exit_status(), 0) << "built ahead, open_files " << n << ": "
+                                              << ahead.outcome.to_string();
+  }
+}
+
+// While it waits, the command's process shares the init's memory: nothing
+// outside the jail but the launcher's own privilege may ptrace it or open
+// its memory (an unprivileged brig's host user included).
+TEST_F(AwaitingTest, ItsWaitingCommandCannotBeTracedOrWrittenFromTheHost) {
+  auto jailed = spawn_awaiting(spec());
+  ASSERT_TRUE(jailed) << jailed.error().to_string();
+  const std::string children =
+      "/proc/" + std::to_string(jailed->pid()) + "/task/" + std::to_string(jailed->pid()) + "/children";
+  pid_t command = -1;
+  for (int i = 0; i < 500 && command < 0; ++i) {
+    std::ifstream in(children);
+    if (!(in >> command)) command = -1;
+    if (command < 0) std::this_thread::sleep_for(10ms);
+  }
+  ASSERT_GT(command, 0);
+  std::this_thread::sleep_for(50ms);
+  std::ifstream status("/proc/" + std::to_string(command) + "/status");
+  std::string all((std::istreambuf_iterator<char>(status)), std::istreambuf_iterator<char>());
+  std::cerr << all;
+  if (::geteuid() == 0) GTEST_SKIP() << "root may trace anything";
+  for (pid_t pid : {command, jailed->pid()}) {
+    const std::string mem = "/proc/" + std::to_string(pid) + "/mem";
+    EXPECT_LT(::open(mem.c_str(), O_RDWR | O_CLOEXEC), 0) << mem;
+    EXPECT_NE(::ptrace(PTRACE_SEIZE, pid, 0, 0), 0) << pid;
+  }
 }
 
 }  // namespace
