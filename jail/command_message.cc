@@ -1,6 +1,7 @@
 #include "jail/command_message.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <unistd.h>
 
 #include "jail/base/fd_message.h"
@@ -70,6 +71,10 @@ int receive_in_child(int socket, Received* out) {
     return EPROTO;
   }
   for (int i = 0; i < 3; ++i) {
+    if (fds[i] == i) {  // received at its place (stdio closed first), close-on-exec
+      if (::fcntl(i, F_SETFD, 0) != 0) return errno;
+      continue;
+    }
     if (::dup2(fds[i], i) < 0) return errno;
     ::close(fds[i]);
   }

@@ -107,6 +107,11 @@ BRIG_ON_VFORK_STACK void apply_seccomp(const ChildPlan& p) {
 // close are all this takes.
 BRIG_ON_VFORK_STACK void await_command(const ChildPlan& p, command::Received* to_run) {
   if (!p.await_command) return;
+  // Its stdio (/dev/null until now) goes first, so that the three fds that
+  // come take 0, 1 and 2: RLIMIT_NOFILE is applied already, and above the
+  // fds this process waits with they could be past it (a limit a fresh
+  // jail's command runs with).
+  for (int fd = 0; fd < 3; ++fd) ::close(fd);
   if (int e = command::receive_in_child(ChildPlan::kSyncFd, to_run)) {
     if (e == EPIPE) ::_exit(125);
     fail(SetupStep::command, e);
