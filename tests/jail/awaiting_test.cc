@@ -537,5 +537,40 @@ TEST_F(AwaitingTest, ItsWaitingCommandCannotBeTracedOrWrittenFromTheHost) {
   }
 }
 
+
+// The fallback tier (no user namespace; run under user.max_user_namespaces
+// = 0 to see it): the command built ahead is confined like a fresh one and
+// a jail dropped unused leaves nothing behind, without a pid namespace.
+TEST_F(AwaitingTest, FallbackTierBuiltAheadLikeFresh) {
+  JailSpec s = spec();
+  s.required.clear();
+  const Ran fresh = run_jail(s, probe_request({"status"}));
+  if (fresh.outcome.layers.to_string().find("user namespaces refused") == std::string::npos)
+    GTEST_SKIP() << "user namespaces available";
+  const Ran ahead = run_awaiting_in(s, probe_request({"status"}));
+  ASSERT_EQ(ahead.outcome.exit_status(), 0) << ahead.outcome.to_string() << ahead.err;
+  auto but_pid = [](const std::string& out) {
+    std::vector<std::string> l = lines(out);
+    std::erase_if(l, [](const std::string& x) { return x.starts_with("pid="); });
+    return l;
+  };
+  EXPECT_EQ(but_pid(ahead.out), but_pid(fresh.out));
+  const Ran fds = run_awaiting_in(s, probe_request({"fds"}));
+  EXPECT_THAT(lines(fds.out), ElementsAre("fd=0", "fd=1", "fd=2"));
+  for (uint64_t n = 3; n <= 16; ++n) {
+    JailSpec l = s;
+    l.limits.open_files = n;
+    if (run_jail(l, probe_request({"exit", "0"})).outcome.exit_status() != 0) continue;
+    EXPECT_EQ(run_awaiting_in(l, probe_request({"exit", "0"})).outcome.exit_status(), 0) << n;
+  }
+  const auto t0 = std::chrono::steady_clock::now();
+  {
+    auto jailed = spawn_awaiting(s);
+    ASSERT_TRUE(jailed) << jailed.error().to_string();
+    std::this_thread::sleep_for(20ms);
+  }
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, 1s) << "the drop waited";
+}
+
 }  // namespace
 }  // namespace brig::jail::test
