@@ -103,14 +103,14 @@ BRIG_ON_VFORK_STACK void apply_seccomp(const ChildPlan& p) {
 // A jail built ahead (spawn_awaiting) waits here for its command, confined
 // already, into the init's static storage (the init is suspended until the
 // execve). A launcher that closes the socket instead dropped the jail
-// unused: the init then ends it. Under the filter: read, recvmsg, dup2 and
-// close are all this takes.
+// unused: the init then ends it. Under the filter: read, recvmsg, fcntl,
+// dup2 and close are all this takes.
 BRIG_ON_VFORK_STACK void await_command(const ChildPlan& p, command::Received* to_run) {
   if (!p.await_command) return;
   // Its stdio (/dev/null until now) goes first, so that the three fds that
   // come take 0, 1 and 2: RLIMIT_NOFILE is applied already, and above the
   // fds this process waits with they could be past it (a limit a fresh
-  // jail's command runs with).
+  // jail's command runs with). Any that do not fit fail the step (EMFILE).
   for (int fd = 0; fd < 3; ++fd) ::close(fd);
   if (int e = command::receive_in_child(ChildPlan::kSyncFd, to_run)) {
     if (e == EPIPE) ::_exit(125);
@@ -137,12 +137,15 @@ BRIG_ON_VFORK_STACK [[noreturn]] void run_command(const ChildPlan& p,
   // Its ids first: what follows is checked against them.
   take_command_ids(p);
   join_cgroups(p, cgroups);
-  apply_rlimits(p, cgroups);
   // Caps are dropped while the process may still change them.
   drop_caps(p);
   // Before Landlock and seccomp, which need it without CAP_SYS_ADMIN.
   set_no_new_privs(p);
   apply_landlock(p);
+  // The limits are the command's: after Landlock's own fds (its ruleset,
+  // each path), so open_files counts only what the command opens. (Each
+  // limit is at most the current hard one, which needs no capability.)
+  apply_rlimits(p, cgroups);
   release_setup_code(p);
   // The last setup step: every later syscall is filtered, so the filter
   // need not allow any setup syscall. What follows only reads a message,

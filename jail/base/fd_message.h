@@ -43,8 +43,10 @@ inline int send_with_fds(int sock, const void* data, std::size_t size, const int
 
 // Receives exactly `size` bytes into `data` and the descriptors sent with
 // them (CLOEXEC) into `fds`, which has room for kMaxMessageFds; *nfds says
-// how many came. Returns 0, errno, or EPIPE for a short message (the sender
-// is gone) or descriptors cut off.
+// how many came. Returns 0, errno, EPIPE for a short message (the sender is
+// gone), or EMFILE for descriptors the kernel cut off (no free number under
+// RLIMIT_NOFILE, or more than kMaxMessageFds sent), so that this is never
+// taken for the sender's end.
 inline int receive_with_fds(int sock, void* data, std::size_t size, int* fds, std::size_t* nfds) {
   *nfds = 0;
   char control[CMSG_SPACE(kMaxMessageFds * sizeof(int))] = {};
@@ -58,12 +60,14 @@ inline int receive_with_fds(int sock, void* data, std::size_t size, int* fds, st
   while ((got = ::recvmsg(sock, &msg, MSG_CMSG_CLOEXEC | MSG_WAITALL)) < 0 && errno == EINTR) {
   }
   if (got < 0) return errno;
-  if (static_cast<std::size_t>(got) != size || (msg.msg_flags & MSG_CTRUNC)) return EPIPE;
+  // Those that did come are the caller's to close, whatever else went wrong.
   if (const cmsghdr* c = CMSG_FIRSTHDR(&msg);
       c && c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
     *nfds = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
     ::memcpy(fds, CMSG_DATA(c), *nfds * sizeof(int));
   }
+  if (static_cast<std::size_t>(got) != size) return EPIPE;
+  if (msg.msg_flags & MSG_CTRUNC) return EMFILE;
   return 0;
 }
 

@@ -92,8 +92,8 @@ TEST_F(StepTimesTest, EveryStepIsStampedInEachSidesOrder) {
       t, {child(SetupStep::sync), child(SetupStep::fds), child(SetupStep::identity),
           child(SetupStep::mount), child(SetupStep::netns), child(SetupStep::hostname),
           child(SetupStep::cgroup), command(SetupStep::identity), command(SetupStep::cgroup),
-          command(SetupStep::rlimit), command(SetupStep::caps), command(SetupStep::no_new_privs),
-          command(SetupStep::landlock), command(SetupStep::seccomp, Stage::begun),
+          command(SetupStep::caps), command(SetupStep::no_new_privs), command(SetupStep::landlock),
+          command(SetupStep::rlimit), command(SetupStep::seccomp, Stage::begun),
           command(SetupStep::seccomp), command(SetupStep::chdir), command(SetupStep::exec),
           Milestone::status_received});
   // Across the sides, only what a message orders: the child goes on once
