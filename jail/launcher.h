@@ -25,8 +25,8 @@ Result<RunningJail> spawn(const JailSpec& spec, const ExecRequest& request,
 
 // A jail built ahead of its command (a pool's): spawn() without a command,
 // its stdio /dev/null, no wall-time deadline yet. Its command's process is
-// started and confined (ids, cgroups, rlimits, caps, no_new_privs,
-// Landlock, seccomp: the steps of a fresh jail, in the same order) and waits
+// started and confined (ids, cgroups, caps, no_new_privs, Landlock,
+// rlimits, seccomp: the steps of a fresh jail, in the same order) and waits
 // for what to run (contain.cc, await_command). start_command gives it one
 // command, once. Dropping it unused kills it like any RunningJail.
 Result<RunningJail> spawn_awaiting(const JailSpec& spec, SpawnOptions options = {});
