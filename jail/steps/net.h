@@ -5,7 +5,8 @@
 // process the launcher forks right after (make_in_helper) makes it and
 // brings lo up on another CPU, while the jail's child builds the mounts and
 // then joins it (join_in_child). The helper runs only this, outside the
-// jail's pid namespace, and exits.
+// jail's pid namespace, and exits. (A jail built ahead without listeners or
+// rules makes it in its child instead: make_in_child.)
 //
 // The helper also makes the spec's listeners (spec.h, Listener) on the new
 // namespace's 127.0.0.1 and sends them to the launcher: sockets bound in the
@@ -84,7 +85,7 @@ Result<HelperFds> receive_from_helper(int listen_sock, std::span<const Listener>
 
 // Child side, for a jail built ahead without listeners or rules: nothing
 // waits for it, so the helper's process (a clone, its exit, the fd passing:
-// CPU every jail pays, ~0.3 ms) is not worth the overlap. The child makes
+// CPU every such jail paid) is not worth the overlap. The child makes
 // the namespace itself (in its own user namespace, as the helper would)
 // and brings lo up. Returns 0 or errno; *step: netns or loopback.
 // Async-signal-safe.
