@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <limits>
 
 namespace brig::jail::process {
 
@@ -52,7 +53,10 @@ std::vector<Rlimit> plan_rlimits(const Limits& limits) {
   add(RLIMIT_NOFILE, limits.open_files);
   // RLIMIT_NPROC counts the init as well, which the cgroup tier does not
   // hold: one more keeps `pids` the command's own budget in both tiers.
-  if (limits.pids) add(RLIMIT_NPROC, *limits.pids + 1);
+  // (Saturating: the largest pids is no limit, not 0.)
+  if (limits.pids)
+    add(RLIMIT_NPROC, *limits.pids == std::numeric_limits<uint64_t>::max() ? *limits.pids
+                                                                         : *limits.pids + 1);
   add(RLIMIT_DATA, limits.memory_bytes);
   return out;
 }
