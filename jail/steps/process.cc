@@ -55,8 +55,8 @@ std::vector<Rlimit> plan_rlimits(const Limits& limits) {
   // hold: one more keeps `pids` the command's own budget in both tiers.
   // (Saturating: the largest pids is no limit, not 0.)
   if (limits.pids)
-    add(RLIMIT_NPROC, *limits.pids == std::numeric_limits<uint64_t>::max() ? *limits.pids
-                                                                         : *limits.pids + 1);
+    add(RLIMIT_NPROC,
+        *limits.pids == std::numeric_limits<uint64_t>::max() ? *limits.pids : *limits.pids + 1);
   add(RLIMIT_DATA, limits.memory_bytes);
   return out;
 }

@@ -57,6 +57,16 @@ class AwaitingTest : public JailTest {
     return wait_and_collect(*jailed, out.get(), err.get());
   }
 
+  // `r` in a fresh jail and in one built ahead from `s` end alike: the same
+  // kind of end, exit code and output.
+  void expect_like_fresh(const JailSpec& s, const ExecRequest& r, const std::string& what) {
+    const Ran fresh = run_jail(s, r);
+    const Ran built = run_awaiting_in(s, r);
+    EXPECT_EQ(fresh.outcome.kind, built.outcome.kind) << what << ": " << built.outcome.to_string();
+    EXPECT_EQ(fresh.outcome.exit_code, built.outcome.exit_code) << what;
+    EXPECT_EQ(fresh.out, built.out) << what;
+  }
+
   // A jail built ahead from `s`, once /proc/PID/mountinfo shows a mount at
   // `path`: the child makes its mounts after spawn_awaiting returns, and a
   // host change made before that would be built in.
@@ -568,94 +578,63 @@ TEST_F(AwaitingTest, FallbackTierBuiltAheadLikeFresh) {
   EXPECT_LT(std::chrono::steady_clock::now() - t0, 1s) << "the drop waited";
 }
 
-}  // namespace
-}  // namespace brig::jail::test
-
-namespace brig::jail::test {
-namespace {
-
-// Review: fresh and built-ahead jails agree on cwd, env and small limits.
-class AwaitingReviewTest : public JailTest {
- protected:
-  JailSpec spec() const { return base_spec(workspace_.path()); }
-  Ran ahead(const JailSpec& s, ExecRequest request) {
-    auto jailed = spawn_awaiting(s);
-    Ran ran;
-    if (!jailed) {
-      ADD_FAILURE() << "spawn_awaiting: " << jailed.error().to_string();
-      return ran;
-    }
-    UniqueFd out(::memfd_create("jail-stdout", MFD_CLOEXEC));
-    UniqueFd err(::memfd_create("jail-stderr", MFD_CLOEXEC));
-    request.stdout_fd = out.get();
-    request.stderr_fd = err.get();
-    if (auto started = start_command(*jailed, request, std::nullopt); !started) {
-      ran.err = "start_command: " + started.error().to_string();
-      return ran;
-    }
-    return wait_and_collect(*jailed, out.get(), err.get());
-  }
-  void compare(const JailSpec& s, const ExecRequest& r, const std::string& what) {
-    const Ran fresh = run_jail(s, r);
-    const Ran built = ahead(s, r);
-    EXPECT_EQ(fresh.outcome.kind, built.outcome.kind) << what;
-    EXPECT_EQ(fresh.outcome.exit_code, built.outcome.exit_code) << what;
-    EXPECT_EQ(fresh.out, built.out) << what;
-  }
-};
-
-TEST_F(AwaitingReviewTest, CwdEdgeCasesLikeFresh) {
+// What a jail built ahead runs gives what a fresh jail gives: the kind of
+// end, the exit code and the output. Cwd edge cases (chdir now comes after
+// the caps in both), an empty environment, and small limits in either tier
+// (cgroups as root, rlimits unprivileged): the waiting command is the
+// process that later runs the command, so it takes nothing extra from them.
+TEST_F(AwaitingTest, CwdEdgeCasesAndAnEmptyEnvironmentLikeFresh) {
   const std::string ws = workspace_.path();
   ::mkdir((ws + "/locked").c_str(), 0700);
-  ::chown((ws + "/locked").c_str(), 0, 0);
+  ::chown((ws + "/locked").c_str(), 0, 0);  // as root: a directory the jail's root may not enter
   ::symlink(ws.c_str(), (ws + "/link").c_str());
-  for (const std::string cwd : {ws + "/missing", ws + "/link", ws + "/locked", std::string("/proc/self"),
-                                 std::string("/etc/hostname")}) {
+  for (const std::string cwd : {ws + "/missing", ws + "/link", ws + "/locked",
+                                std::string("/proc/self"), std::string("/etc/hostname")}) {
     ExecRequest r = probe_request({"exit", "0"});
     r.cwd = cwd;
-    compare(spec(), r, "cwd " + cwd);
+    expect_like_fresh(spec(), r, "cwd " + cwd);
   }
   ExecRequest r = probe_request({"env"});
   r.env = {};
-  compare(spec(), r, "empty env");
+  expect_like_fresh(spec(), r, "empty env");
 }
 
-TEST_F(AwaitingReviewTest, SmallMemoryLikeFresh) {
+TEST_F(AwaitingTest, SmallMemoryAndFileSizeLimitsLikeFresh) {
   for (uint64_t mib : {1, 2, 4, 8}) {
     JailSpec s = spec();
     s.limits.memory_bytes = mib << 20;
-    compare(s, probe_request({"exit", "0"}), "mem " + std::to_string(mib) + " exit");
-    compare(s, probe_request({"alloc", std::to_string(mib * 2)}), "mem " + std::to_string(mib) + " alloc");
+    expect_like_fresh(s, probe_request({"exit", "0"}), "mem " + std::to_string(mib) + " exit");
+    expect_like_fresh(s, probe_request({"alloc", std::to_string(mib * 2)}),
+                      "mem " + std::to_string(mib) + " alloc");
   }
-  for (uint64_t cpu : {1}) {
+  JailSpec s = spec();
+  s.limits.cpu_seconds = 1;
+  s.limits.file_size_bytes = 1;
+  expect_like_fresh(s, probe_request({"write", workspace_.path() + "/x"}), "fsize 1 write");
+}
+
+TEST_F(AwaitingTest, SmallPidsLimitsLikeFresh) {
+  for (uint64_t n : {1, 2, 3}) {
     JailSpec s = spec();
-    s.limits.cpu_seconds = cpu;
-    s.limits.file_size_bytes = 1;
-    compare(s, probe_request({"write", workspace_.path() + "/x"}), "fsize 1 write");
+    s.limits.pids = n;
+    for (int k : {0, 1, 2, 3})
+      expect_like_fresh(s, probe_request({"forks", std::to_string(k)}),
+                        "pids " + std::to_string(n) + " forks " + std::to_string(k));
   }
 }
 
 // The largest pids a spec may have is no limit at all, not none: without a
 // cgroup it is RLIMIT_NPROC, one more than pids (the init), which must not
 // wrap to 0.
-TEST_F(AwaitingReviewTest, TheLargestPidsStillForks) {
+TEST_F(AwaitingTest, TheLargestPidsStillForks) {
   JailSpec s = spec();
   s.limits.pids = std::numeric_limits<uint64_t>::max();
   const Ran fresh = run_jail(s, probe_request({"forks", "2"}));
   if (fresh.outcome.kind == Outcome::Kind::setup_failed)
     GTEST_SKIP() << "refused at setup (cgroup pids.max): " << fresh.outcome.to_string();
   EXPECT_THAT(fresh.out, HasSubstr("forked=2")) << fresh.outcome.to_string();
-  const Ran built = ahead(s, probe_request({"forks", "2"}));
+  const Ran built = run_awaiting_in(s, probe_request({"forks", "2"}));
   EXPECT_THAT(built.out, HasSubstr("forked=2")) << built.outcome.to_string() << built.err;
-}
-
-TEST_F(AwaitingReviewTest, SmallPidsLikeFresh) {
-  for (uint64_t n : {1, 2, 3}) {
-    JailSpec s = spec();
-    s.limits.pids = n;
-    for (int k : {0, 1, 2, 3}) compare(s, probe_request({"forks", std::to_string(k)}),
-                                       "pids " + std::to_string(n) + " forks " + std::to_string(k));
-  }
 }
 
 }  // namespace
