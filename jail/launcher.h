@@ -46,11 +46,12 @@ Result<void> start_command(RunningJail& jailed, const ExecRequest& request,
 // birth time). A workspace deleted and made again, or a directory swapped
 // for another, would otherwise be seen as it was; a hidden file replaced by
 // rename or moved away, or .git moved away and made again, would be shown
-// unmasked (the kernel lifts a mount on a replaced file in every namespace). A pool drops a jail
-// for which this is false. For the spec it was built from (the wall time aside) the planner's
-// questions to the host are asked again, stopping at the first answer that
-// differs (~45 lstat/readlink for the default policy), and one stat per
-// bind; for another spec, the mounts are planned again.
+// unmasked (the kernel lifts a mount on a replaced file in every
+// namespace). A pool drops a jail for which this is false. For the spec it
+// was built from (the wall time aside) the planner's questions to the host
+// are asked again, stopping at the first answer that differs (~45
+// lstat/readlink for the default policy), and one stat per bind; for
+// another spec, the mounts are planned again.
 bool built_from_current_host(const RunningJail& jailed, const JailSpec& spec);
 
 // Waits until the jail's init exits, or until the earlier of `deadline` and
