@@ -11,6 +11,8 @@
 
 #include <atomic>
 #include <chrono>
+#include <map>
+#include <mutex>
 #include <optional>
 #include <string_view>
 #include <thread>
@@ -27,8 +29,7 @@ struct Hierarchy {
 };
 
 // The fields of `s` between `sep`s, as std::getline gives them (no field
-// after a trailing separator). Views into `s`: no stream, no copies, since
-// mountinfo has a few dozen lines to split on every jail.
+// after a trailing separator). Views into `s`: no stream, no copies.
 std::vector<std::string_view> split(std::string_view s, char sep) {
   std::vector<std::string_view> out;
   size_t start = 0;
@@ -53,29 +54,19 @@ std::string read_file(const std::string& path) {
   return text;
 }
 
-// /proc/self/mountinfo as this process first read it. The kernel formats it
-// afresh on every read (~60 us here, more than the rest of the cgroup setup),
-// and the cgroup hierarchies' mount points do not move under a running brig:
-// a spawner reads it once, not once per jail.
-const std::string& mountinfo() {
-  static const std::string text = read_file("/proc/self/mountinfo");
-  return text;
-}
-
-// What this process sees of cgroups: the mounts, and its own cgroups, read
-// once per create() or sweep_stale() (a process can be moved to another
-// cgroup at any time).
+// What this process sees of cgroups: its own cgroups, read once per
+// create() or sweep_stale() (a process can be moved to another cgroup at any
+// time). The mounts are cgroup_mount's.
 struct ProcView {
-  const std::string& mountinfo = cgroups::mountinfo();
   std::string cgroup = read_file("/proc/self/cgroup");
 };
 
 // Mount point and mount root of the cgroup fs whose type is `fstype` (and,
-// for v1, whose super options name `controller`).
-std::optional<std::pair<std::string, std::string>> find_mount(const ProcView& view,
-                                                              const std::string& fstype,
-                                                              const std::string& controller) {
-  for (const std::string_view line : split(view.mountinfo, '\n')) {
+// for v1, whose super options name `controller`), in mountinfo's `text`.
+std::optional<std::pair<std::string, std::string>> scan_mounts(std::string_view text,
+                                                               std::string_view fstype,
+                                                               std::string_view controller) {
+  for (const std::string_view line : split(text, '\n')) {
     const size_t dash = line.find(" - ");
     if (dash == std::string::npos) continue;
     const auto pre = split(line.substr(0, dash), ' ');
@@ -90,6 +81,24 @@ std::optional<std::pair<std::string, std::string>> find_mount(const ProcView& vi
     return std::make_pair(std::string(pre[4]), std::string(pre[3]));
   }
   return std::nullopt;
+}
+
+// scan_mounts over /proc/self/mountinfo as this process first read it, each
+// answer kept. The kernel formats mountinfo afresh on every read (~60 us
+// here, more than the rest of the cgroup setup), splitting it took ~400
+// allocations a jail, and the cgroup hierarchies' mount points do not move
+// under a running brig: a spawner reads and scans it once, not once per jail.
+std::optional<std::pair<std::string, std::string>> cgroup_mount(const std::string& fstype,
+                                                                const std::string& controller) {
+  static std::mutex mutex;
+  static const std::string text = read_file("/proc/self/mountinfo");
+  static std::map<std::pair<std::string, std::string>,
+                  std::optional<std::pair<std::string, std::string>>>
+      known;
+  const std::lock_guard lock(mutex);
+  auto [it, inserted] = known.try_emplace({fstype, controller});
+  if (inserted) it->second = scan_mounts(text, fstype, controller);
+  return it->second;
 }
 
 // This process's cgroup path in the v1 hierarchy of `controller`, or in v2
@@ -111,7 +120,7 @@ std::optional<std::string> own_path(const ProcView& view, const std::string& con
 
 std::optional<Hierarchy> find_hierarchy(const ProcView& view, const std::string& fstype,
                                         const std::string& controller) {
-  const auto mnt = find_mount(view, fstype, controller);
+  const auto mnt = cgroup_mount(fstype, controller);
   const auto own = own_path(view, controller);
   if (!mnt || !own) return std::nullopt;
   std::string rel = *own;

@@ -5,7 +5,6 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <iterator>
 
 // kSyscallTable and kArgumentRules, compiled from jail/seccomp_profiles.cc by
 // brig_seccomp_bpf_gen when brig is built (see seccomp_compile.h for why).
@@ -14,7 +13,7 @@
 namespace brig::jail::seccomp {
 namespace {
 
-int install(const Program& program) {
+int install(ProgramView program) {
   sock_fprog fprog{static_cast<unsigned short>(program.size()),
                    const_cast<sock_filter*>(program.data())};
   if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &fprog) != 0) return errno;
@@ -26,10 +25,8 @@ int install(const Program& program) {
 Result<Prepared> prepare(const SeccompSpec& spec) {
   Prepared prepared;
   if (!spec.enabled) return prepared;
-  prepared.syscalls.assign(std::begin(generated::kSyscallTable),
-                           std::end(generated::kSyscallTable));
-  prepared.arguments.assign(std::begin(generated::kArgumentRules),
-                            std::end(generated::kArgumentRules));
+  prepared.syscalls = generated::kSyscallTable;
+  prepared.arguments = generated::kArgumentRules;
   prepared.enabled = true;
   return prepared;
 }

@@ -155,13 +155,13 @@ uint32_t run_bpf(std::span<const sock_filter> program, const SyscallCall& call) 
   refuse(program.size(), "the program ends without a return");
 }
 
-uint32_t run_filters(std::span<const std::vector<sock_filter>* const> programs,
+uint32_t run_filters(std::span<const std::span<const sock_filter>> programs,
                      const SyscallCall& call) {
   // kernel/seccomp.c seccomp_run_filters: newest filter first, and a later
   // result replaces the current one only if it is strictly more severe.
   uint32_t result = SECCOMP_RET_ALLOW;
   for (auto it = programs.rbegin(); it != programs.rend(); ++it) {
-    uint32_t current = run_bpf(**it, call);
+    uint32_t current = run_bpf(*it, call);
     if (action_only(current) < action_only(result)) result = current;
   }
   return result;

@@ -31,7 +31,7 @@ uint32_t run_bpf(std::span<const sock_filter> program, const SyscallCall& call);
 // Runs several programs, listed in installation order, and combines them as
 // the kernel does: the most severe action wins (the lowest action value), and
 // among equal actions the most recently installed program's value.
-uint32_t run_filters(std::span<const std::vector<sock_filter>* const> programs,
+uint32_t run_filters(std::span<const std::span<const sock_filter>> programs,
                      const SyscallCall& call);
 
 }  // namespace brig::jail::testing

@@ -18,6 +18,7 @@
 #include <cstring>
 #include <map>
 #include <set>
+#include <span>
 #include <string>
 
 #include "jail/seccomp_profiles.h"
@@ -52,7 +53,7 @@ class SeccompVerdict : public ::testing::Test {
 
   // The verdict of both programs, installed in apply_in_child's order.
   static uint32_t verdict(const SyscallCall& call) {
-    const std::vector<sock_filter>* programs[] = {&prepared_->syscalls, &prepared_->arguments};
+    const std::span<const sock_filter> programs[] = {prepared_->syscalls, prepared_->arguments};
     return testing::run_filters(programs, call);
   }
   static uint32_t verdict(int nr, std::initializer_list<uint64_t> args = {}) {
@@ -100,7 +101,7 @@ TEST_F(SeccompVerdict, InterpreterFollowsJumpsAndReturns) {
   EXPECT_THROW(testing::run_bpf(falls_off, {}), std::runtime_error);
 }
 
-bool same(const seccomp::Program& a, const seccomp::Program& b) {
+bool same(std::span<const sock_filter> a, std::span<const sock_filter> b) {
   return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof a[0]) == 0;
 }
 
