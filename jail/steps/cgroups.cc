@@ -325,16 +325,85 @@ LimitsEnforcement probe(const Limits& limits) {
   return e;
 }
 
+namespace {
+
+// remove()'s busy groups while removals are deferred.
+struct Busy {
+  std::string path;
+  std::chrono::steady_clock::time_point since;
+};
+struct Deferred {
+  std::mutex mutex;
+  bool on = false;
+  std::vector<Busy> busy;
+  std::chrono::steady_clock::time_point next_try;
+};
+Deferred& deferred() {
+  static Deferred d;
+  return d;
+}
+// Exiting tasks leave within milliseconds: tried again that often.
+constexpr auto kRetryEvery = std::chrono::milliseconds(10);
+constexpr auto kGiveUpAfter = std::chrono::seconds(60);
+
+}  // namespace
+
 void remove(Group& g) {
   g.procs_fds.clear();
   g.brig_dir_fds.clear();
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+  const auto now = std::chrono::steady_clock::now();
+  {
+    Deferred& d = deferred();
+    const std::lock_guard lock(d.mutex);
+    if (d.on) {
+      for (const auto& p : g.paths)
+        if (::rmdir(p.c_str()) != 0 && errno == EBUSY) {
+          if (d.busy.empty()) d.next_try = now + kRetryEvery;
+          d.busy.push_back({p, now});
+        }
+      g.paths.clear();
+      return;
+    }
+  }
+  const auto deadline = now + std::chrono::seconds(2);
   for (const auto& p : g.paths) {
     // Tasks killed with the jail may still be leaving the group.
     while (::rmdir(p.c_str()) != 0 && errno == EBUSY && std::chrono::steady_clock::now() < deadline)
       std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
   g.paths.clear();
+}
+
+void defer_busy_removals(bool on) {
+  Deferred& d = deferred();
+  const std::lock_guard lock(d.mutex);
+  d.on = on;
+}
+
+std::optional<std::chrono::steady_clock::time_point> retry_deferred(
+    std::vector<std::string>* given_up) {
+  Deferred& d = deferred();
+  const std::lock_guard lock(d.mutex);
+  if (d.busy.empty()) return std::nullopt;
+  const auto now = std::chrono::steady_clock::now();
+  if (now < d.next_try) return d.next_try;
+  std::erase_if(d.busy, [&](const Busy& b) {
+    if (::rmdir(b.path.c_str()) == 0 || errno != EBUSY) return true;
+    if (now - b.since < kGiveUpAfter) return false;
+    if (given_up) given_up->push_back(b.path);
+    return true;
+  });
+  if (d.busy.empty()) return std::nullopt;
+  d.next_try = now + kRetryEvery;
+  return d.next_try;
+}
+
+void finish_deferred() {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+  while (auto at = retry_deferred(nullptr)) {
+    if (*at > deadline) break;
+    std::this_thread::sleep_until(*at);
+  }
 }
 
 int sweep_stale() {

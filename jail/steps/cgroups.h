@@ -18,6 +18,8 @@
 
 #include <sys/types.h>
 
+#include <chrono>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -67,9 +69,27 @@ Group create(const Limits& limits);
 // log; a limit not asked for counts as whole (there is nothing to break).
 LimitsEnforcement probe(const Limits& limits);
 
-// Removes the groups (the init has usually done it); retried briefly while
-// the kernel still counts exiting tasks. Idempotent.
+// Removes the groups. Tasks killed with the jail may still be leaving them
+// (rmdir: EBUSY): remove() retries for up to 2 s, or, in a process that
+// deferred busy removals, tries once and keeps the busy ones for
+// retry_deferred. (The init's own try, remove_in_child, fails in the v1
+// tier, where its ids are not root's.) Idempotent.
 void remove(Group& group);
+
+// From now on (`on`), remove() never waits: brig-spawner serves every jail
+// from one loop, and one jail's slow end (a fork bomb's thousands of exits, a
+// task stuck in the kernel) must not hold up the others for seconds.
+void defer_busy_removals(bool on);
+
+// Tries the groups remove() kept again, when due: those now empty go; one
+// still busy a minute after its jail ended is given up and named in
+// *given_up (sweep_stale removes it when brig next starts). Returns when to
+// call again, or nullopt when nothing is kept.
+std::optional<std::chrono::steady_clock::time_point> retry_deferred(
+    std::vector<std::string>* given_up);
+
+// Waits up to 2 s for the groups remove() kept (at exit).
+void finish_deferred();
 
 // Removes groups whose launcher pid is gone and which hold no process.
 // Returns how many were removed.

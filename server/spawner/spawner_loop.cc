@@ -10,6 +10,7 @@
 #include <cstring>
 #include <string>
 
+#include "jail/steps/cgroups.h"
 #include "server/spawner/dumpable_spawn.h"
 
 namespace brig::spawner {
@@ -52,6 +53,10 @@ int SpawnerLoop::run() {
   using Clock = jail::RunningJail::Clock;
   std::vector<pollfd> fds;
   Clock::time_point idle_since = Clock::now();
+  // A killed jail whose tasks are still leaving its cgroups would hold this
+  // loop, and every other jail's call, for up to 2 s per jail.
+  jail::cgroups::defer_busy_removals(true);
+  std::vector<std::string> given_up;
   for (;;) {
     fds.assign(1, pollfd{socket_, POLLIN, 0});
     // A jail's status pipe is readable when its init reports (or exits:
@@ -71,6 +76,11 @@ int SpawnerLoop::run() {
       wake_at(idle_since + kRefillAfterIdle);
     }
     if (const auto due = pool_.shrink_due()) wake_at(*due);
+    if (const auto retry = jail::cgroups::retry_deferred(&given_up)) wake_at(*retry);
+    for (const std::string& path : given_up)
+      log_line("cgroup " + path + " still holds tasks a minute after its jail ended; left for " +
+               "the next brig's sweep");
+    given_up.clear();
     const int n = ::poll(fds.data(), fds.size(), timeout);
     if (n < 0 && errno != EINTR) {
       log_line(std::string("poll: ") + std::strerror(errno));
@@ -105,6 +115,8 @@ int SpawnerLoop::run() {
   live_.clear();
   for (const jail::RunningJail& j : exiting_) reap(j.pidfd(), WEXITED);
   exiting_.clear();
+  jail::cgroups::finish_deferred();
+  jail::cgroups::defer_busy_removals(false);
   return 0;
 }
 

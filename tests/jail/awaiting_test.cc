@@ -588,8 +588,8 @@ TEST_F(AwaitingTest, CwdEdgeCasesAndAnEmptyEnvironmentLikeFresh) {
   ::mkdir((ws + "/locked").c_str(), 0700);
   ::chown((ws + "/locked").c_str(), 0, 0);  // as root: a directory the jail's root may not enter
   ::symlink(ws.c_str(), (ws + "/link").c_str());
-  for (const std::string cwd : {ws + "/missing", ws + "/link", ws + "/locked",
-                                std::string("/proc/self"), std::string("/etc/hostname")}) {
+  for (const std::string& cwd : {ws + "/missing", ws + "/link", ws + "/locked",
+                                 std::string("/proc/self"), std::string("/etc/hostname")}) {
     ExecRequest r = probe_request({"exit", "0"});
     r.cwd = cwd;
     expect_like_fresh(spec(), r, "cwd " + cwd);
