@@ -83,7 +83,7 @@ int receive_in_child(int socket, Received* out) {
     const ssize_t n = ::read(socket, g_bytes + done, h.bytes - done);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) return errno;
-    if (n == 0) return EPIPE;
+    if (n == 0) return EPROTO;  // cut short: the header promised more
     done += static_cast<std::size_t>(n);
   }
   if (g_bytes[h.bytes - 1] != '\0') return EPROTO;

@@ -43,8 +43,10 @@ inline int send_with_fds(int sock, const void* data, std::size_t size, const int
 
 // Receives exactly `size` bytes into `data` and the descriptors sent with
 // them (CLOEXEC) into `fds`, which has room for kMaxMessageFds; *nfds says
-// how many came. Returns 0, errno, EPIPE for a short message (the sender is
-// gone), or EMFILE for descriptors the kernel cut off (no free number under
+// how many came. Returns 0, errno, EPIPE when the sender closed before the
+// message (it is gone, or sent none on purpose), EPROTO when it closed
+// partway through (a message cut short is never taken for "none sent"), or
+// EMFILE for descriptors the kernel cut off (no free number under
 // RLIMIT_NOFILE, or more than kMaxMessageFds sent), so that this is never
 // taken for the sender's end.
 inline int receive_with_fds(int sock, void* data, std::size_t size, int* fds, std::size_t* nfds) {
@@ -66,8 +68,17 @@ inline int receive_with_fds(int sock, void* data, std::size_t size, int* fds, st
     *nfds = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
     ::memcpy(fds, CMSG_DATA(c), *nfds * sizeof(int));
   }
-  if (static_cast<std::size_t>(got) != size) return EPIPE;
+  if (got == 0) return EPIPE;
   if (msg.msg_flags & MSG_CTRUNC) return EMFILE;
+  // MSG_WAITALL may still return less (a signal); the rest carries no fds.
+  std::size_t have = static_cast<std::size_t>(got);
+  while (have < size) {
+    const ssize_t n = ::recv(sock, static_cast<char*>(data) + have, size - have, MSG_WAITALL);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return errno;
+    if (n == 0) return EPROTO;
+    have += static_cast<std::size_t>(n);
+  }
   return 0;
 }
 

@@ -2,7 +2,7 @@
 // child reads it: a header, with three fds, then the strings. The input is
 // the header's 16 bytes and the strings; it is sent over a socketpair
 // exactly as the launcher would, then the sender's end is shut so that a
-// header promising more bytes than follow ends in EPIPE, not a hang.
+// header promising more bytes than follow ends in EPROTO, not a hang.
 #include <sys/socket.h>
 #include <unistd.h>
 
