@@ -26,7 +26,8 @@
 //   built costs one failed build per SPAWN, never a loop. SpawnerLoop decides
 //   when: once idle a while, or at once while calls come back to back
 //   (refill_now()), so a burst keeps finding one (waiting for a running
-//   command's end while a jail is still ready: SpawnerLoop::build_now()).
+//   command's end while a jail is still ready, unless each call came on the
+//   last one's result: SpawnerLoop::build_now()).
 // - Dropped (killed, reaped, its cgroups removed) when the spawner ends.
 #pragma once
 

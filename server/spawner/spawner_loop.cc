@@ -46,6 +46,11 @@ void log_line(std::string_view message) {
 // for it) and delay a running command's end.
 constexpr auto kRefillAfterIdle = std::chrono::milliseconds(10);
 
+// A SPAWN this soon after the last EXITED came in a row: its client sent it
+// on that result (through brig-server, ~0.3-1 ms here). Calls spaced by the
+// client's own work, or a model's, come later.
+constexpr auto kInARow = std::chrono::milliseconds(3);
+
 SpawnerLoop::SpawnerLoop(int socket, UniqueFd dev_null, bool pool)
     : socket_(socket), dev_null_(std::move(dev_null)), use_pool_(pool) {}
 
@@ -127,8 +132,10 @@ bool SpawnerLoop::build_now() const {
   // pipe, so the command's end would be reported only after that. Once the
   // end is reported, the build overlaps the result's way back and the next
   // call's way in instead. With none ready the next call would wait for the
-  // build anyway, so it starts at once.
-  return pool_.refill_now() && (live_.empty() || pool_.ready() == 0);
+  // build anyway, so it starts at once. And while calls come in a row (each
+  // sent on the last one's result), the CPUs are the limit: a build left
+  // for the command's end leaves one of them idle while the command runs.
+  return pool_.refill_now() && (live_.empty() || pool_.ready() == 0 || in_a_row_);
 }
 
 bool SpawnerLoop::report_ended(const std::vector<pollfd>& fds, bool* reported) {
@@ -227,6 +234,8 @@ bool SpawnerLoop::on_socket() {
 }
 
 bool SpawnerLoop::on_spawn(Packet&& packet) {
+  const auto now = jail::RunningJail::Clock::now();
+  in_a_row_ = last_report_ && now - *last_report_ <= kInARow;
   auto decoded = decode_spawn_packet(packet);
   if (!decoded) return send(spawn_failed_message(packet.id, decoded.error()), {});
   auto& [spec, request] = *decoded;
@@ -281,6 +290,7 @@ bool SpawnerLoop::report_exit(Live& live) {
                                                                    outcome.error().to_string())),
                 {});
   const bool ok = send(exited_message(live.id, *outcome), {});
+  last_report_ = jail::RunningJail::Clock::now();
   // An init that reported the command's status may still be exiting (the
   // namespaces' teardown): reaped once its pidfd polls readable. One that
   // is already gone was reaped (ECHILD) or is reaped here.

@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <optional>
 #include <string_view>
 #include <vector>
 
@@ -60,7 +61,8 @@ class SpawnerLoop {
   // socket is gone; *reported: whether any was.
   bool report_ended(const std::vector<pollfd>& fds, bool* reported);
   // Whether to build a jail ahead now, without waiting to be idle: the
-  // pool's refill_now(), unless a command runs while a jail is still ready.
+  // pool's refill_now(), unless a command runs while a jail is still ready
+  // and calls are not coming in a row.
   bool build_now() const;
   // Builds one jail ahead (JailPool::refill), reporting the jails that end
   // while its launcher waits for its network helper.
@@ -83,6 +85,10 @@ class SpawnerLoop {
   bool server_gone_ = false;                // the socket failed while a jail was built
   bool building_ = false;                   // inside refill_pool()
   std::deque<Packet> deferred_;             // SPAWNs that came during a build, in order
+  // When the last EXITED went, and whether the last SPAWN came right after
+  // it (within kInARow: its client sent the next call on the result).
+  std::optional<jail::RunningJail::Clock::time_point> last_report_;
+  bool in_a_row_ = false;
 };
 
 // Writes "brig-spawner: <message>\n" to stderr with one write(2): no stdio
