@@ -103,8 +103,9 @@ BRIG_ON_VFORK_STACK void apply_seccomp(const ChildPlan& p) {
 // A jail built ahead (spawn_awaiting) waits here for its command, confined
 // already, into the init's static storage (the init is suspended until the
 // execve). A launcher that closes the socket instead dropped the jail
-// unused: the init then ends it. Under the filter: read, recvmsg, fcntl,
-// dup2 and close are all this takes.
+// unused: the init then ends it. Under the filter: read, recvmsg (recvfrom
+// for a header that came in pieces), fcntl, dup2 and close are all this
+// takes.
 BRIG_ON_VFORK_STACK void await_command(const ChildPlan& p, command::Received* to_run) {
   if (!p.await_command) return;
   // Its stdio (/dev/null until now) goes first, so that the three fds that

@@ -70,7 +70,9 @@ inline int receive_with_fds(int sock, void* data, std::size_t size, int* fds, st
   }
   if (got == 0) return EPIPE;
   if (msg.msg_flags & MSG_CTRUNC) return EMFILE;
-  // MSG_WAITALL may still return less (a signal); the rest carries no fds.
+  // MSG_WAITALL still returns less after a piece that carried fds, or on a
+  // signal; the rest carries none. (Every caller's socket is SOCK_STREAM:
+  // on a packet socket this would read the next message.)
   std::size_t have = static_cast<std::size_t>(got);
   while (have < size) {
     const ssize_t n = ::recv(sock, static_cast<char*>(data) + have, size - have, MSG_WAITALL);

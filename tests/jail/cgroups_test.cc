@@ -86,6 +86,10 @@ TEST(CgroupsTest, ABusyGroupIsRemovedLaterWithoutHoldingTheCaller) {
   ASSERT_FALSE(cgroup_is_empty(paths[0])) << "the child never joined " << paths[0];
 
   cgroups::defer_busy_removals(true);
+  // Off again however this test ends: the other tests' remove() waits.
+  struct DeferOff {
+    ~DeferOff() { cgroups::defer_busy_removals(false); }
+  } deferring;
   const auto before = std::chrono::steady_clock::now();
   cgroups::remove(g);
   const auto held = std::chrono::steady_clock::now() - before;
@@ -104,7 +108,6 @@ TEST(CgroupsTest, ABusyGroupIsRemovedLaterWithoutHoldingTheCaller) {
     if (!next) break;
     std::this_thread::sleep_until(*next);
   }
-  cgroups::defer_busy_removals(false);
   EXPECT_FALSE(cgroups::retry_deferred(&given_up).has_value()) << "still kept after its task left";
   EXPECT_TRUE(given_up.empty());
   for (const auto& p : paths) EXPECT_NE(::stat(p.c_str(), &st), 0) << p << " was never removed";

@@ -135,8 +135,7 @@ TEST(CommandMessageUnderSeccomp, ReceivedAfterReleaseAndFilter) {
   ASSERT_TRUE(prepared);
   ASSERT_FALSE(prepared->syscalls.empty());
   const std::vector<sock_filter> syscalls(prepared->syscalls.begin(), prepared->syscalls.end());
-  const std::vector<sock_filter> arguments(prepared->arguments.begin(),
-                                           prepared->arguments.end());
+  const std::vector<sock_filter> arguments(prepared->arguments.begin(), prepared->arguments.end());
   const auto pages = process::code_pages();
   int sv[2];
   ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
