@@ -245,9 +245,12 @@ Result<void> Launch::send_cgroups() {
   if (int e = cgroups::send_to_child(ch_.sync_parent.get(), j_.cgroup_); e != 0 && e != EPIPE)
     return std::unexpected(
         step_sys_error(SetupStep::cgroup, "hand the cgroups to the jail's child", e));
-  // The child has its own copies of the fds; the launcher keeps the paths.
-  j_.cgroup_.procs_fds.clear();
-  j_.cgroup_.brig_dir_fds.clear();
+  // The child has its own copies of the fds; the launcher keeps the paths,
+  // and the fds too when it may reuse the groups (cgroups::reuse_empty_groups).
+  if (!j_.cgroup_.launcher_keeps) {
+    j_.cgroup_.procs_fds.clear();
+    j_.cgroup_.brig_dir_fds.clear();
+  }
   stamps_.mark(Side::launcher, SetupStep::cgroup);
   return {};
 }

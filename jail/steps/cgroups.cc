@@ -9,8 +9,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstdlib>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -175,6 +177,35 @@ std::optional<std::string> make_group(Group& g, const Hierarchy& h, const char* 
   return std::nullopt;
 }
 
+// The limit files of a v2 group.
+std::optional<std::string> write_v2_limits(const std::string& dir, const Limits& limits) {
+  if (limits.pids)
+    if (int e = write_file(dir + "/pids.max", std::to_string(*limits.pids)))
+      return "write " + dir + "/pids.max: " + err_text(e);
+  if (limits.memory_bytes) {
+    if (int e = write_file(dir + "/memory.max", std::to_string(*limits.memory_bytes)))
+      return "write " + dir + "/memory.max: " + err_text(e);
+    write_file(dir + "/memory.swap.max", "0");  // absent without swap accounting
+  }
+  return std::nullopt;
+}
+
+// The limit file of a v1 group of `controller` (pids or memory).
+std::optional<std::string> write_v1_limit(const std::string& dir, const std::string& controller,
+                                          const Limits& limits) {
+  if (controller == "pids") {
+    if (int e = write_file(dir + "/pids.max", std::to_string(*limits.pids)))
+      return "write " + dir + "/pids.max: " + err_text(e);
+    return std::nullopt;
+  }
+  const std::string bytes = std::to_string(*limits.memory_bytes);
+  if (int e = write_file(dir + "/memory.limit_in_bytes", bytes))
+    return "write " + dir + "/memory.limit_in_bytes: " + err_text(e);
+  // With swap accounting, memory+swap too, or a bomb just swaps.
+  write_file(dir + "/memory.memsw.limit_in_bytes", bytes);
+  return std::nullopt;
+}
+
 std::optional<std::string> try_v2(Group& g, const ProcView& view, const Limits& limits) {
   const auto h = find_hierarchy(view, "cgroup2", "");
   if (!h) return "cgroup v2: not mounted";
@@ -207,18 +238,8 @@ std::optional<std::string> try_v2(Group& g, const ProcView& view, const Limits& 
     return "cgroup v2: mkdir " + brig_dir + ": " + err_text(errno);
   if (int e = write_file(brig_dir + "/cgroup.subtree_control", enable))
     return "cgroup v2: enable controllers in " + brig_dir + ": " + err_text(e);
-  auto why =
-      make_group(g, *h, "cgroup.procs", [&](const std::string& dir) -> std::optional<std::string> {
-        if (limits.pids)
-          if (int e = write_file(dir + "/pids.max", std::to_string(*limits.pids)))
-            return "write " + dir + "/pids.max: " + err_text(e);
-        if (limits.memory_bytes) {
-          if (int e = write_file(dir + "/memory.max", std::to_string(*limits.memory_bytes)))
-            return "write " + dir + "/memory.max: " + err_text(e);
-          write_file(dir + "/memory.swap.max", "0");  // absent without swap accounting
-        }
-        return std::nullopt;
-      });
+  auto why = make_group(g, *h, "cgroup.procs",
+                        [&](const std::string& dir) { return write_v2_limits(dir, limits); });
   if (why) return "cgroup v2: " + *why;
   g.tier = LimitsTier::cgroup_v2;
   g.limits_pids = limits.pids.has_value();
@@ -236,18 +257,8 @@ std::optional<std::string> try_v1(Group& g, const ProcView& view, const std::str
   // the lock was idle; that took 5-20 ms at times here (a jail costs ~3),
   // and more on a busy machine. A single thread moving itself skips the
   // lock (since Linux 6.0), and the command's later children follow it.
-  auto why = make_group(g, *h, "tasks", [&](const std::string& dir) -> std::optional<std::string> {
-    if (controller == "pids") {
-      if (int e = write_file(dir + "/pids.max", std::to_string(*limits.pids)))
-        return "write " + dir + "/pids.max: " + err_text(e);
-    } else {
-      const std::string bytes = std::to_string(*limits.memory_bytes);
-      if (int e = write_file(dir + "/memory.limit_in_bytes", bytes))
-        return "write " + dir + "/memory.limit_in_bytes: " + err_text(e);
-      // With swap accounting, memory+swap too, or a bomb just swaps.
-      write_file(dir + "/memory.memsw.limit_in_bytes", bytes);
-    }
-    return std::nullopt;
+  auto why = make_group(g, *h, "tasks", [&](const std::string& dir) {
+    return write_v1_limit(dir, controller, limits);
   });
   if (why) return "cgroup v1 " + controller + ": " + *why;
   g.tier = LimitsTier::cgroup_v1;
@@ -294,22 +305,131 @@ std::string enter_delegated_leaf() {
          h->own_dir + "/brig";
 }
 
+namespace {
+
+// Groups kept for reuse (reuse_empty_groups), with their fds.
+struct Spares {
+  std::mutex mutex;
+  bool on = false;
+  std::vector<Group> groups;
+};
+Spares& spares() {
+  static Spares s;
+  return s;
+}
+
+// The first bytes of `file` in the group `dir`, "" when it is empty or
+// cannot be read.
+std::string head_of(const std::string& dir, const char* file) {
+  char buf[32];
+  const UniqueFd fd(::open((dir + "/" + file).c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd) return {};
+  const ssize_t n = ::read(fd.get(), buf, sizeof buf);
+  return n > 0 ? std::string(buf, static_cast<size_t>(n)) : std::string();
+}
+
+// Whether `g`'s jail has left it: no task in any of its groups (cgroup.procs
+// lists the processes in v1 and v2), and little memory still charged.
+bool left_empty(const Group& g) {
+  for (const auto& dir : g.paths) {
+    const UniqueFd procs(::open((dir + "/cgroup.procs").c_str(), O_RDONLY | O_CLOEXEC));
+    char c;
+    if (!procs || ::read(procs.get(), &c, 1) != 0) return false;
+  }
+  if (!g.limits_memory) return true;
+  // The memory group is made last (create), in v1 as in v2.
+  const std::string charged = head_of(
+      g.paths.back(), g.tier == LimitsTier::cgroup_v2 ? "memory.current" : "memory.usage_in_bytes");
+  return !charged.empty() && std::strtoull(charged.c_str(), nullptr, 10) <= kSpareChargeMax;
+}
+
+// Keeps `g` as a spare if reuse is on and its jail has left it.
+bool keep_as_spare(Group& g) {
+  Spares& s = spares();
+  const std::lock_guard lock(s.mutex);
+  const size_t n = g.paths.size();
+  if (!s.on || !g.launcher_keeps || n == 0 || g.procs_fds.size() != n ||
+      g.brig_dir_fds.size() != n || s.groups.size() >= static_cast<size_t>(kMaxSpares) ||
+      !left_empty(g))
+    return false;
+  s.groups.push_back(std::move(g));
+  g = Group{};
+  return true;
+}
+
+// A spare made for these limits, still there, its limits written again;
+// nullopt if none.
+std::optional<Group> take_spare(const Limits& limits) {
+  for (;;) {
+    Group g;
+    {
+      Spares& s = spares();
+      const std::lock_guard lock(s.mutex);
+      const auto it = std::find_if(s.groups.begin(), s.groups.end(), [&](const Group& spare) {
+        return spare.asked_pids == limits.pids && spare.asked_memory == limits.memory_bytes;
+      });
+      if (it == s.groups.end()) return std::nullopt;
+      g = std::move(*it);
+      s.groups.erase(it);
+    }
+    // Removed behind brig's back (an administrator's rmdir of an empty
+    // group): the jail could not join it.
+    bool usable = true;
+    struct stat st;
+    for (const auto& dir_fd : g.brig_dir_fds)
+      if (::fstatat(dir_fd.get(), g.name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) usable = false;
+    // Written again, as when made: whatever changed them since (no jail can
+    // reach its group's files), the next jail gets the limits it asked for.
+    // v1 groups are in create()'s order: pids, then memory.
+    if (usable && g.tier == LimitsTier::cgroup_v2) usable = !write_v2_limits(g.paths[0], limits);
+    if (usable && g.tier == LimitsTier::cgroup_v1 && g.limits_pids)
+      usable = !write_v1_limit(g.paths.front(), "pids", limits);
+    if (usable && g.tier == LimitsTier::cgroup_v1 && g.limits_memory)
+      usable = !write_v1_limit(g.paths.back(), "memory", limits);
+    if (usable) return g;
+    g.launcher_keeps = false;  // not kept again
+    remove(g);
+  }
+}
+
+}  // namespace
+
+void reuse_empty_groups(bool on) {
+  std::vector<Group> dropped;
+  {
+    Spares& s = spares();
+    const std::lock_guard lock(s.mutex);
+    s.on = on;
+    if (!on) dropped.swap(s.groups);
+  }
+  for (Group& g : dropped) remove(g);
+}
+
 Group create(const Limits& limits) {
   Group g;
   if (!limits.pids && !limits.memory_bytes) return g;
+  if (auto spare = take_spare(limits)) return std::move(*spare);
   const ProcView view;
   g.name = next_name();
   auto why_v2 = try_v2(g, view, limits);
-  if (!why_v2) return g;
-  remove(g);
-  g = Group{};
-  g.name = next_name();
-  append(g.detail, *why_v2);
-  if (limits.pids)
-    if (auto why = try_v1(g, view, "pids", limits)) append(g.detail, *why);
-  if (limits.memory_bytes)
-    if (auto why = try_v1(g, view, "memory", limits)) append(g.detail, *why);
-  if (g.tier == LimitsTier::none) remove(g);
+  if (why_v2) {
+    remove(g);
+    g = Group{};
+    g.name = next_name();
+    append(g.detail, *why_v2);
+    if (limits.pids)
+      if (auto why = try_v1(g, view, "pids", limits)) append(g.detail, *why);
+    if (limits.memory_bytes)
+      if (auto why = try_v1(g, view, "memory", limits)) append(g.detail, *why);
+    if (g.tier == LimitsTier::none) remove(g);
+  }
+  if (g.tier == LimitsTier::none) return g;
+  // Only groups made whole are ever kept: those of a failed tier are gone.
+  g.asked_pids = limits.pids;
+  g.asked_memory = limits.memory_bytes;
+  Spares& s = spares();
+  const std::lock_guard lock(s.mutex);
+  g.launcher_keeps = s.on;
   return g;
 }
 
@@ -349,6 +469,7 @@ constexpr auto kGiveUpAfter = std::chrono::seconds(60);
 }  // namespace
 
 void remove(Group& g) {
+  if (keep_as_spare(g)) return;
   g.procs_fds.clear();
   g.brig_dir_fds.clear();
   const auto now = std::chrono::steady_clock::now();
@@ -440,6 +561,7 @@ int send_to_child(int sock, const Group& g) {
   r.count = static_cast<int>(n);
   r.limits_pids = g.limits_pids;
   r.limits_memory = g.limits_memory;
+  r.launcher_keeps = g.launcher_keeps;
   ::memcpy(r.name, g.name.data(), g.name.size());
   int fds[2 * Received::kMaxGroups];
   for (size_t i = 0; i < n; ++i) {
@@ -475,6 +597,7 @@ int join_in_child(const Received& groups, int* failed) {
 }
 
 int remove_in_child(const Received& groups) {
+  if (groups.launcher_keeps) return groups.count;
   int left = 0;
   for (int i = 0; i < groups.count; ++i)
     if (::unlinkat(groups.dir_fds[i], groups.name, AT_REMOVEDIR) != 0) ++left;

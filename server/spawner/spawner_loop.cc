@@ -61,6 +61,8 @@ int SpawnerLoop::run() {
   // A killed jail whose tasks are still leaving its cgroups would hold this
   // loop, and every other jail's call, for up to 2 s per jail.
   jail::cgroups::defer_busy_removals(true);
+  // One set of groups per call otherwise: a tenth of a pooled exec's CPU.
+  jail::cgroups::reuse_empty_groups(true);
   std::vector<std::string> given_up;
   for (;;) {
     fds.assign(1, pollfd{socket_, POLLIN, 0});
@@ -120,6 +122,7 @@ int SpawnerLoop::run() {
   live_.clear();
   for (const jail::RunningJail& j : exiting_) reap(j.pidfd(), WEXITED);
   exiting_.clear();
+  jail::cgroups::reuse_empty_groups(false);
   jail::cgroups::finish_deferred();
   jail::cgroups::defer_busy_removals(false);
   return 0;

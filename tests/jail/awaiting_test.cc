@@ -14,9 +14,12 @@
 #include <fstream>
 #include <iostream>
 #include <limits>
+#include <set>
+#include <string>
 #include <thread>
 
 #include "jail/launcher.h"
+#include "jail/steps/cgroups.h"
 #include "tests/jail/jail_test_support.h"
 
 namespace brig::jail::test {
@@ -621,6 +624,48 @@ TEST_F(AwaitingTest, SmallPidsLimitsLikeFresh) {
       expect_like_fresh(s, probe_request({"forks", std::to_string(k)}),
                         "pids " + std::to_string(n) + " forks " + std::to_string(k));
   }
+}
+
+// brig-spawner hands a jail's cgroups to the next jail with the same limits
+// (cgroups::reuse_empty_groups): a reused group limits as a new one does, in
+// a fresh jail as in one built ahead, and none is left once reuse ends.
+TEST_F(AwaitingTest, ReusedCgroupsLimitLikeNewOnes) {
+  JailSpec s = spec();
+  s.limits.pids = 2;
+  s.limits.memory_bytes = 8 << 20;
+  const Ran forks = run_jail(s, probe_request({"forks", "3"}));
+  const Ran alloc = run_jail(s, probe_request({"alloc", "16"}));
+  cgroups::reuse_empty_groups(true);
+  struct ReuseOff {
+    ~ReuseOff() { cgroups::reuse_empty_groups(false); }
+  } reuse_off;
+  std::set<std::string> groups;
+  int jails = 0;
+  for (int i = 0; i < 3; ++i) {
+    for (const bool ahead : {false, true}) {
+      const auto run = [&](ExecRequest r) {
+        ++jails;
+        return ahead ? run_awaiting_in(s, std::move(r)) : run_jail(s, std::move(r));
+      };
+      const std::string what =
+          std::string(ahead ? "built ahead" : "fresh") + ", round " + std::to_string(i);
+      const Ran f = run(probe_request({"forks", "3"}));
+      EXPECT_EQ(f.outcome.kind, forks.outcome.kind) << what << ": " << f.outcome.to_string();
+      EXPECT_EQ(f.outcome.exit_code, forks.outcome.exit_code) << what;
+      EXPECT_EQ(f.out, forks.out) << what;
+      const Ran a = run(probe_request({"alloc", "16"}));
+      EXPECT_EQ(a.outcome.kind, alloc.outcome.kind) << what << ": " << a.outcome.to_string();
+      EXPECT_EQ(a.outcome.exit_code, alloc.outcome.exit_code) << what;
+      for (const auto& g : our_cgroups()) groups.insert(g);
+    }
+  }
+  // Root makes a pids and a memory group per jail (v1); unprivileged here,
+  // none (the limits are rlimits).
+  if (!groups.empty()) {
+    EXPECT_LT(groups.size(), 2u * jails) << "no group was reused";
+  }
+  cgroups::reuse_empty_groups(false);
+  EXPECT_TRUE(our_cgroups().empty()) << "spares left after reuse ended";
 }
 
 // The largest pids a spec may have is no limit at all, not none: without a

@@ -2,6 +2,7 @@
 // when that launcher is gone, kept while it lives.
 #include "jail/steps/cgroups.h"
 
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -9,6 +10,8 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cstdint>
+#include <cstdlib>
 #include <fstream>
 #include <string>
 #include <thread>
@@ -111,6 +114,119 @@ TEST(CgroupsTest, ABusyGroupIsRemovedLaterWithoutHoldingTheCaller) {
   EXPECT_FALSE(cgroups::retry_deferred(&given_up).has_value()) << "still kept after its task left";
   EXPECT_TRUE(given_up.empty());
   for (const auto& p : paths) EXPECT_NE(::stat(p.c_str(), &st), 0) << p << " was never removed";
+  EXPECT_TRUE(our_cgroups().empty());
+}
+
+// Turns cgroups::reuse_empty_groups on for one test, and off (the spares
+// removed) however the test ends.
+struct Reusing {
+  Reusing() { cgroups::reuse_empty_groups(true); }
+  ~Reusing() { cgroups::reuse_empty_groups(false); }
+};
+
+bool exists(const std::string& path) {
+  struct stat st;
+  return ::stat(path.c_str(), &st) == 0;
+}
+
+// brig-spawner keeps a jail's groups for the next jail with the same limits
+// once the jail has left them: never one that still holds a task or much
+// memory, never for other limits, never one that is gone.
+TEST(CgroupsTest, OnlyAnEmptyLightGroupIsReusedAndOnlyForTheSameLimits) {
+  Limits limits;
+  limits.pids = 16;
+  limits.memory_bytes = 64 << 20;
+  const Reusing reusing;
+  cgroups::Group g = cgroups::create(limits);
+  if (g.tier == LimitsTier::none)
+    GTEST_SKIP() << "no cgroup tier for this user (" << g.detail << ")";
+  EXPECT_TRUE(g.launcher_keeps) << "the init would remove a group meant for reuse";
+  const std::string name = g.name;
+  const std::vector<std::string> paths = g.paths;
+  cgroups::remove(g);
+  for (const auto& p : paths) EXPECT_TRUE(exists(p)) << p << " removed instead of kept";
+
+  Limits other = limits;
+  other.pids = 17;
+  cgroups::Group different = cgroups::create(other);
+  EXPECT_NE(different.name, name) << "a group made for pids 16 served pids 17";
+  // A limit changed while it waited is written again when it is reused.
+  const std::string pids_max = paths.front() + "/pids.max";
+  std::ofstream(pids_max) << "1";
+  cgroups::Group again = cgroups::create(limits);
+  EXPECT_EQ(again.name, name) << "the spare was not reused";
+  EXPECT_EQ(again.paths, paths);
+  ASSERT_EQ(again.procs_fds.size(), paths.size()) << "reused without its join files";
+  std::string written;
+  std::ifstream(pids_max) >> written;
+  EXPECT_EQ(written, "16") << "reused with the limit it was left with";
+
+  // Something of its jail is left in it: a file on a tmpfs, charged to its
+  // memory group until deleted. The group is removed, not kept.
+  if (again.limits_memory) {
+    char file[] = "/dev/shm/brig-cgroups-test.XXXXXX";
+    const int fd = ::mkstemp(file);
+    ASSERT_GE(fd, 0);
+    const pid_t writer = ::fork();
+    ASSERT_GE(writer, 0);
+    if (writer == 0) {
+      for (const auto& join : again.procs_fds)
+        if (::write(join.get(), "0", 1) != 1) ::_exit(1);
+      const std::string mib(1 << 20, 'x');
+      for (uint64_t i = 0; i < 2 * cgroups::kSpareChargeMax / mib.size(); ++i)
+        if (::write(fd, mib.data(), mib.size()) != static_cast<ssize_t>(mib.size())) ::_exit(2);
+      ::_exit(0);
+    }
+    int status = 0;
+    ASSERT_EQ(::waitpid(writer, &status, 0), writer);
+    ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+    cgroups::remove(again);
+    ::close(fd);
+    ::unlink(file);
+    for (const auto& p : paths) EXPECT_FALSE(exists(p)) << p << " kept with its jail's memory";
+  } else {
+    cgroups::remove(again);
+  }
+
+  // A spare removed behind brig's back (rmdir of an empty group) is not
+  // handed out: the jail could not join it.
+  cgroups::Group kept = cgroups::create(limits);
+  const std::string kept_name = kept.name;
+  const std::vector<std::string> kept_paths = kept.paths;
+  cgroups::remove(kept);
+  for (const auto& p : kept_paths) ASSERT_EQ(::rmdir(p.c_str()), 0) << p;
+  cgroups::Group fresh = cgroups::create(limits);
+  EXPECT_NE(fresh.name, kept_name) << "handed out a group that is gone";
+  for (const auto& p : fresh.paths) EXPECT_TRUE(exists(p)) << p;
+  cgroups::remove(fresh);
+  cgroups::remove(different);
+  EXPECT_FALSE(our_cgroups().empty()) << "no spare kept";
+  cgroups::reuse_empty_groups(false);
+  EXPECT_TRUE(our_cgroups().empty()) << "spares left after reuse ended";
+}
+
+// The init leaves groups meant for reuse to its launcher (and removes the
+// others itself where it may).
+TEST(CgroupsTest, TheInitLeavesAGroupMeantForReuse) {
+  Limits limits;
+  limits.pids = 16;
+  const Reusing reusing;
+  cgroups::Group g = cgroups::create(limits);
+  if (g.tier == LimitsTier::none)
+    GTEST_SKIP() << "no cgroup tier for this user (" << g.detail << ")";
+  int sv[2];
+  ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+  ASSERT_EQ(cgroups::send_to_child(sv[0], g), 0);
+  cgroups::Received r;
+  ASSERT_EQ(cgroups::receive_in_child(sv[1], &r), 0);
+  EXPECT_TRUE(r.launcher_keeps);
+  EXPECT_EQ(cgroups::remove_in_child(r), r.count);
+  for (const auto& p : g.paths) EXPECT_TRUE(exists(p)) << p << " removed by the init";
+  for (int i = 0; i < r.count; ++i) ::close(r.procs_fds[i]), ::close(r.dir_fds[i]);
+  ::close(sv[0]);
+  ::close(sv[1]);
+  cgroups::reuse_empty_groups(false);
+  cgroups::remove(g);
   EXPECT_TRUE(our_cgroups().empty());
 }
 
