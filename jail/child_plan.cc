@@ -43,11 +43,17 @@ Result<void> plan_confinement(const JailSpec& spec, ChildPlan& p) {
 }  // namespace
 
 Result<std::unique_ptr<ChildPlan>> plan_child(const JailSpec& spec, const ExecRequest& req,
-                                              const mounts::HostView& host) {
+                                              const mounts::HostView& host,
+                                              std::shared_ptr<const mounts::Plan> planned) {
   auto p = std::make_unique<ChildPlan>();
-  auto mount_plan = mounts::plan(spec, host);
-  if (!mount_plan) return std::unexpected(at_step(SetupStep::mount, std::move(mount_plan.error())));
-  p->mounts = std::move(*mount_plan);
+  if (planned) {
+    p->mounts = std::move(planned);
+  } else {
+    auto mount_plan = mounts::plan(spec, host);
+    if (!mount_plan)
+      return std::unexpected(at_step(SetupStep::mount, std::move(mount_plan.error())));
+    p->mounts = std::make_shared<const mounts::Plan>(std::move(*mount_plan));
+  }
   if (!req.argv.empty()) p->exec = exec::prepare(req);  // else: awaiting, it comes later
   p->cwd = req.cwd.empty() ? "/" : req.cwd;
   p->pid_namespace = spec.namespaces.pid;
@@ -78,7 +84,7 @@ Result<void> plan_fds(ChildPlan& p, const ExecRequest& req, int status_w, int wa
   // Every attach op has its number; one without a tree (a missing source)
   // stays closed, which the child reads as ENOENT.
   int next = ChildPlan::kFirstTreeFd;
-  for (const mounts::Op& op : p.mounts.ops)
+  for (const mounts::Op& op : p.mounts->ops)
     if (op.kind == mounts::Op::Kind::attach) next = std::max(next, op.fd + 1);
   for (const idmap::Tree& t : trees)
     if (t.fd) p.fds.moves.push_back({t.fd.get(), t.child_fd, true});

@@ -44,7 +44,9 @@ struct ChildPlan {
   bool netns_in_child = false;
   bool set_hostname = false;  // a new uts namespace
   std::string hostname;
-  mounts::Plan mounts;  // empty = the host's root
+  // Never null; no ops = the host's root. Shared with the jails built ahead
+  // for the same spec from a VerifiedPlan.
+  std::shared_ptr<const mounts::Plan> mounts = mounts::no_mounts();
 
   // The init's ids: a root launcher's are not mapped (Identity::map_launcher
   // false), so the init takes the jail's own (uid, gid: root in its user
@@ -74,10 +76,13 @@ struct ChildPlan {
 
 // The plan for `spec` and `req` (an empty argv: a jail built ahead, whose
 // command comes later): mounts, ids, exec paths, caps, Landlock, seccomp.
-// The mounts are planned against `host`. Fails with the step whose plan
-// failed.
-Result<std::unique_ptr<ChildPlan>> plan_child(const JailSpec& spec, const ExecRequest& req,
-                                              const mounts::HostView& host = mounts::real_host());
+// The mounts are planned against `host`, unless `planned` is given: the
+// plan of the same spec, taken as it is (VerifiedPlan). Fails with the step
+// whose plan failed.
+Result<std::unique_ptr<ChildPlan>> plan_child(
+    const JailSpec& spec, const ExecRequest& req,
+    const mounts::HostView& host = mounts::real_host(),
+    std::shared_ptr<const mounts::Plan> planned = nullptr);
 
 // What a jail built ahead was planned from, for built_from_current_host:
 // its spec, and each question its mounts' planner asked the host, with the

@@ -241,7 +241,7 @@ void adopt_orphans(const ChildPlan& p) {
 // Needs the capabilities this process holds in its new user namespace.
 void build_root(const ChildPlan& p, git_state::Kept* git) {
   int failed = -1;
-  if (int e = mounts::apply_in_child(p.mounts, &failed, git)) fail(SetupStep::mount, e, failed);
+  if (int e = mounts::apply_in_child(*p.mounts, &failed, git)) fail(SetupStep::mount, e, failed);
   p.stamps.mark(Side::child, SetupStep::mount);
 }
 

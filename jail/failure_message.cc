@@ -13,7 +13,7 @@ std::string failed_input(const ChildPlan& p, const cgroups::Group& group, const 
   const auto i = static_cast<size_t>(r.index);
   switch (step) {
     case SetupStep::mount:
-      if (r.index >= 0 && i < p.mounts.ops.size()) return p.mounts.ops[i].what;
+      if (r.index >= 0 && i < p.mounts->ops.size()) return p.mounts->ops[i].what;
       break;
     case SetupStep::cgroup:
       if (r.index >= 0 && i < group.paths.size()) return "join cgroup " + group.paths[i];

@@ -134,15 +134,27 @@ Result<void> Launch::plan() {
   stamps_ = j_.steps_.stamps();
   // A jail built ahead keeps its planner's questions and answers, so that
   // built_from_current_host can ask them again instead of planning again.
-  if (awaiting_) j_.built_from_ = std::make_unique<BuiltFrom>(spec_);
-  j_.plan_ = BRIG_TRY(
-      plan_child(spec_, req_, j_.built_from_ ? j_.built_from_->host : mounts::real_host()));
+  // One for the spec of a plan found unchanged takes that plan, with what
+  // it was planned from (the same answers give the same plan).
+  const VerifiedPlan* verified = options_.verified.get();
+  if (awaiting_ && verified && verified->from && verified->mounts &&
+      verified->from->spec == spec_) {
+    j_.built_from_ = verified->from;
+    j_.bind_sources_ = verified->bind_sources;
+    j_.plan_ = BRIG_TRY(plan_child(spec_, req_, mounts::real_host(), verified->mounts));
+  } else if (awaiting_) {
+    auto from = std::make_shared<BuiltFrom>(spec_);
+    j_.plan_ = BRIG_TRY(plan_child(spec_, req_, from->host));
+    j_.built_from_ = std::move(from);
+    j_.bind_sources_ = bind_source_ids(*j_.plan_->mounts);
+  } else {
+    j_.plan_ = BRIG_TRY(plan_child(spec_, req_));
+  }
   plan_ = j_.plan_.get();
   plan_->stamps = stamps_;
   plan_->await_command = awaiting_;
   // Built ahead, nobody waits for the namespace: the child makes it (net.h).
   plan_->netns_in_child = awaiting_ && plan_->new_netns && spec_.listeners.empty() && !filtered();
-  if (awaiting_) j_.bind_sources_ = bind_source_ids(plan_->mounts);
   plan_->rlimits = process::plan_rlimits(spec_.limits);
   return {};
 }
@@ -159,7 +171,7 @@ Result<void> Launch::open_channels() {
   j_.watch_fd_ = std::move(ch_.watch_w);
   // The workspace's idmapped tree (keep_owner binds), made here in the
   // host's user namespace: the jail's own cannot.
-  auto trees = idmap::prepare(plan_->mounts, spec_.identity);
+  auto trees = idmap::prepare(*plan_->mounts, spec_.identity);
   if (!trees) return std::unexpected(at_step(SetupStep::mount, std::move(trees.error())));
   trees_ = std::move(*trees);
   BRIG_TRY_VOID(plan_fds(*plan_, req_, ch_.status_w.get(), ch_.watch_r.get(), ch_.sync_child.get(),
@@ -390,14 +402,27 @@ bool built_from_current_host(const RunningJail& j, const JailSpec& spec) {
     // question it asked, planning again would give the same plan. So the
     // questions asked again are the whole re-plan, as strict and a fraction
     // of its cost (docs/jail.md).
-    JailSpec asked = spec;
-    asked.limits.wall_time = j.built_from_->spec.limits.wall_time;
-    if (asked == j.built_from_->spec)
+    const JailSpec& from = j.built_from_->spec;
+    bool same = false;
+    if (spec.limits.wall_time == from.limits.wall_time) {
+      same = spec == from;  // a pool's key: no copy
+    } else {
+      JailSpec asked = spec;
+      asked.limits.wall_time = from.limits.wall_time;
+      same = asked == from;
+    }
+    if (same)
       return j.built_from_->host.unchanged(mounts::real_host()) &&
-             bind_source_ids(j.plan_->mounts) == j.bind_sources_;
+             bind_source_ids(*j.plan_->mounts) == j.bind_sources_;
   }
   auto now = mounts::plan(spec, mounts::real_host());
-  return now && *now == j.plan_->mounts && bind_source_ids(*now) == j.bind_sources_;
+  return now && *now == *j.plan_->mounts && bind_source_ids(*now) == j.bind_sources_;
+}
+
+std::shared_ptr<const VerifiedPlan> verified_plan(const RunningJail& j) {
+  if (!j.plan_ || !j.built_from_) return nullptr;
+  return std::make_shared<const VerifiedPlan>(
+      VerifiedPlan{j.built_from_, j.plan_->mounts, j.bind_sources_});
 }
 
 }  // namespace brig::jail

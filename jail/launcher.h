@@ -54,6 +54,11 @@ Result<void> start_command(RunningJail& jailed, const ExecRequest& request,
 // another spec, the mounts are planned again.
 bool built_from_current_host(const RunningJail& jailed, const JailSpec& spec);
 
+// A jail built ahead's plan for SpawnOptions::verified, once
+// built_from_current_host found it unchanged; null for a jail not built
+// ahead.
+std::shared_ptr<const VerifiedPlan> verified_plan(const RunningJail& jailed);
+
 // Waits until the jail's init exits, or until the earlier of `deadline` and
 // the jailed deadline(), then kills the whole jail (timed_out). Removes the
 // jail's cgroups. Once pidfd() polls readable it returns without blocking

@@ -25,6 +25,10 @@ namespace brig::jail {
 
 struct ChildPlan;
 struct BuiltFrom;
+struct VerifiedPlan;
+namespace mounts {
+struct Plan;
+}
 
 struct SpawnOptions {
   // Stamp each setup step (Outcome::steps): a page shared with the child,
@@ -36,6 +40,9 @@ struct SpawnOptions {
   // jail ahead while another jail's command runs) can serve it meanwhile.
   // Empty: the launcher blocks. It may not start another jail.
   std::function<void(int pidfd)> wait_readable;
+  // A jail built ahead for the spec this was planned from takes its mount
+  // plan instead of planning again (JailPool: the last plan found unchanged).
+  std::shared_ptr<const VerifiedPlan> verified;
 };
 
 // Which file a bind's host source is, or the host file or directory a mask,
@@ -49,6 +56,17 @@ struct BindSourceId {
   gid_t gid = 0;
   std::pair<std::int64_t, std::uint32_t> born{};  // birth time, where the file system has one
   friend bool operator==(const BindSourceId&, const BindSourceId&) = default;
+};
+
+// A jail built ahead's mount plan, with what it was planned from, once
+// built_from_current_host found the host unchanged. The plan is a function
+// of the spec and of the host's answers to the planner: another jail built
+// ahead for the same spec may take it instead of planning again (~0.15 ms),
+// and is checked before use as any other.
+struct VerifiedPlan {
+  std::shared_ptr<const BuiltFrom> from;
+  std::shared_ptr<const mounts::Plan> mounts;
+  std::vector<BindSourceId> bind_sources;
 };
 
 // A started jail. Move-only. Dropping a RunningJail that was not waited for
@@ -88,6 +106,7 @@ class RunningJail {
   friend Result<void> start_command(RunningJail&, const ExecRequest&,
                                     std::optional<std::chrono::milliseconds>);
   friend bool built_from_current_host(const RunningJail&, const JailSpec&);
+  friend std::shared_ptr<const VerifiedPlan> verified_plan(const RunningJail&);
   RunningJail();
   void kill_and_reap();
 
@@ -99,7 +118,7 @@ class RunningJail {
   // Awaiting: each bind's host source when it was built, and what its plan
   // was made from, for built_from_current_host.
   std::vector<BindSourceId> bind_sources_;
-  std::unique_ptr<BuiltFrom> built_from_;
+  std::shared_ptr<const BuiltFrom> built_from_;
   cgroups::Group cgroup_;
   std::vector<UniqueFd> listeners_;
   LayerReport layers_;

@@ -79,7 +79,7 @@ Result<void> replan_without_namespaces(const JailSpec& spec, ChildPlan& plan) {
   auto caps = caps::prepare(Namespaces{false, false, false, false, false, false, false});
   if (!caps) return std::unexpected(at_step(SetupStep::caps, std::move(caps.error())));
   plan.caps = std::move(*caps);
-  plan.mounts = mounts::Plan{};
+  plan.mounts = mounts::no_mounts();
   plan.switch_ids = plan.drop_groups = plan.init_takes_ids = false;
   plan.pid_namespace = false;
   plan.new_netns = false;

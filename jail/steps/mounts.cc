@@ -1079,6 +1079,11 @@ std::size_t RecordedHost::questions() const {
          (proc_root_only_ ? 1 : 0);
 }
 
+std::shared_ptr<const Plan> no_mounts() {
+  static const auto none = std::make_shared<const Plan>();
+  return none;
+}
+
 Result<Plan> plan(const JailSpec& spec, const HostView& host) {
   const std::unique_ptr<HostView> once = host.for_one_plan();
   return Planner(spec, once ? *once : host).run();

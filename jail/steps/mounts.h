@@ -134,6 +134,9 @@ struct Plan {
   friend bool operator==(const Plan&, const Plan&) = default;
 };
 
+// A plan with no ops (the host's root), shared.
+std::shared_ptr<const Plan> no_mounts();
+
 // Plans `spec.mounts`. Host bind sources are resolved (so absolute symlinks
 // inside them work after the pivot); a bind of a host symlink at its own path
 // whose destination another bind provides becomes the same symlink (Debian's

@@ -57,10 +57,16 @@ std::optional<jail::RunningJail> JailPool::take(const jail::JailSpec& spec,
   std::optional<jail::RunningJail> out;
   while (!ready_.empty() && !out) {
     Ready& front = ready_.front();
-    if (!still_waiting(front.jailed) || !jail::built_from_current_host(front.jailed, spec)) {
+    if (!still_waiting(front.jailed)) {
       ready_.pop_front();
       continue;
     }
+    if (!jail::built_from_current_host(front.jailed, key)) {
+      verified_.reset();  // the host changed: the next build plans again
+      ready_.pop_front();
+      continue;
+    }
+    verified_ = jail::verified_plan(front.jailed);
     if (auto started = jail::start_command(front.jailed, request, spec.limits.wall_time)) {
       out = std::move(front.jailed);
       ready_.pop_front();  // used once: it leaves the pool with its command
@@ -87,10 +93,13 @@ void JailPool::refill(const jail::SpawnOptions& options) {
   // A copy: a SPAWN served from the pool while this one is built
   // (SpawnOptions::wait_readable) sets wanted_ again.
   const jail::JailSpec building = *wanted_;
-  auto jailed = spawn_dumpable([&] { return jail::spawn_awaiting(building, options); });
+  jail::SpawnOptions with_plan = options;
+  with_plan.verified = verified_;
+  auto jailed = spawn_dumpable([&] { return jail::spawn_awaiting(building, with_plan); });
   if (!jailed) {
     log_line("building a jail ahead: " + jailed.error().to_string());
     wanted_.reset();
+    verified_.reset();
     return;
   }
   if (wanted_ != building) return;  // another spec was asked for meanwhile: dropped
@@ -112,6 +121,7 @@ void JailPool::shrink_if_idle(Clock::time_point now) {
 void JailPool::clear() {
   ready_.clear();
   wanted_.reset();
+  verified_.reset();
 }
 
 }  // namespace brig::spawner

@@ -16,7 +16,9 @@
 //   exited is dropped, and the next one (or a fresh jail, which reports
 //   why) serves; so is one built from a host that has changed since
 //   (jail::built_from_current_host: a bind source replaced, a symlink
-//   retargeted), which would show the jail the old files.
+//   retargeted), which would show the jail the old files. The plan of the
+//   last one found unchanged serves the next builds for its spec
+//   (jail::VerifiedPlan): the same spec and answers give the same plan.
 // - How many wait is sized by recent demand (target()): one, as long as
 //   each SPAWN finds a jail ready; one more (up to kMaxAhead) each time a
 //   SPAWN comes back to back with the last one and finds none; back to one
@@ -118,6 +120,10 @@ class JailPool {
   std::optional<jail::JailSpec> wanted_;  // the key to build the next ones for
   std::size_t target_ = 1;
   std::optional<Clock::time_point> last_take_;
+  // The plan of the last jail taken, found unchanged then: the next builds
+  // for its spec take it instead of planning again (a jail built from it
+  // is checked before use as any other; a change found drops it).
+  std::shared_ptr<const jail::VerifiedPlan> verified_;
 };
 
 }  // namespace brig::spawner

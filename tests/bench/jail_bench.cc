@@ -302,8 +302,8 @@ void bench_pooled(const Options& o) {
   std::vector<double> pooled, floor, wake, check;
   PerMark at_ms(jail::kStepMarks), step_ms(jail::kStepMarks);
   for (int i = 0; i < o.runs + o.warmup; ++i) {
-    auto jailed =
-        jail::spawn_awaiting(p.spec, jail::SpawnOptions{.time_steps = true, .wait_readable = {}});
+    auto jailed = jail::spawn_awaiting(
+        p.spec, jail::SpawnOptions{.time_steps = true, .wait_readable = {}, .verified = {}});
     if (!jailed) die("spawn_awaiting: " + jailed.error().to_string());
     ::usleep(10'000);
     const auto t0 = Clock::now();
@@ -446,7 +446,8 @@ int main(int argc, char** argv) {
     plan_ms.push_back(ms_since(t0));
     p.request.stdout_fd = p.request.stderr_fd = -1;
     auto jailed =
-        jail::spawn(p.spec, p.request, jail::SpawnOptions{.time_steps = true, .wait_readable = {}});
+        jail::spawn(p.spec, p.request,
+                    jail::SpawnOptions{.time_steps = true, .wait_readable = {}, .verified = {}});
     if (!jailed) die("spawn: " + jailed.error().to_string());
     auto outcome = jail::wait_until_status(*jailed);
     if (!outcome || outcome->exit_status() != 0)

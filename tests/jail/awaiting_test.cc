@@ -362,6 +362,62 @@ TEST_F(AwaitingTest, AChangeInAnyAnswerItsPlanWasMadeFromMeansItNoLongerMatches)
   EXPECT_FALSE(built_from_current_host(*jailed, other)) << "planned for another spec";
 }
 
+// A jail built ahead from another's plan found unchanged (VerifiedPlan, as
+// brig-spawner's pool does) takes that plan without planning again, runs as
+// a freshly planned one, and is checked before use as any other: a change
+// after the plan was found unchanged is found in it too. A plan for another
+// spec is not taken.
+TEST_F(AwaitingTest, AJailBuiltFromAVerifiedPlanIsCheckedLikeAnyOther) {
+  const std::string ws = workspace_.path();
+  JailSpec s = spec();
+  Mount secret;
+  secret.kind = Mount::Kind::mask;
+  secret.target = ws + "/secret";
+  s.mounts.push_back(secret);
+  auto first = spawn_awaiting(s);
+  ASSERT_TRUE(first) << first.error().to_string();
+  ASSERT_TRUE(built_from_current_host(*first, s));
+  const auto verified = verified_plan(*first);
+  ASSERT_TRUE(verified);
+  SpawnOptions with_plan;
+  with_plan.verified = verified;
+
+  auto taken = spawn_awaiting(s, with_plan);
+  ASSERT_TRUE(taken) << taken.error().to_string();
+  const auto its = verified_plan(*taken);
+  ASSERT_TRUE(its);
+  EXPECT_EQ(its->mounts.get(), verified->mounts.get()) << "planned again";
+  EXPECT_EQ(its->from.get(), verified->from.get());
+  EXPECT_TRUE(built_from_current_host(*taken, s));
+  std::ofstream(ws + "/secret") << "token";
+  EXPECT_FALSE(built_from_current_host(*taken, s)) << "hidden file written after the check";
+  auto stale = spawn_awaiting(s, with_plan);  // built from the plan after the change
+  ASSERT_TRUE(stale) << stale.error().to_string();
+  EXPECT_FALSE(built_from_current_host(*stale, s)) << "an old plan passed for the host now";
+  ASSERT_EQ(::unlink((ws + "/secret").c_str()), 0);
+  EXPECT_TRUE(built_from_current_host(*stale, s));
+  // It runs its command as a jail planned for it does.
+  UniqueFd out(::memfd_create("jail-stdout", MFD_CLOEXEC));
+  UniqueFd err(::memfd_create("jail-stderr", MFD_CLOEXEC));
+  ExecRequest ls = probe_request({"ls", ws});
+  ls.stdout_fd = out.get();
+  ls.stderr_fd = err.get();
+  ASSERT_TRUE(start_command(*stale, ls, std::nullopt));
+  const Ran ran = wait_and_collect(*stale, out.get(), err.get());
+  const Ran fresh = run_jail(s, probe_request({"ls", ws}));
+  EXPECT_EQ(ran.outcome.exit_status(), 0) << ran.outcome.to_string() << ran.err;
+  EXPECT_EQ(ran.out, fresh.out);
+
+  JailSpec other = s;
+  other.mounts.back().target = ws + "/other-secret";
+  auto planned = spawn_awaiting(other, with_plan);
+  ASSERT_TRUE(planned) << planned.error().to_string();
+  const auto own = verified_plan(*planned);
+  ASSERT_TRUE(own);
+  EXPECT_NE(own->mounts.get(), verified->mounts.get()) << "took the plan of another spec";
+  EXPECT_TRUE(built_from_current_host(*planned, other));
+}
+
 // A mask under a writable bind is a mount on the hidden file as it was when
 // the jail was built. A file renamed over it (an editor's or a token
 // refresher's save, or an earlier jail renaming a hidden file's parent away

@@ -48,7 +48,7 @@ constexpr StepMark command(SetupStep step, Stage stage = Stage::done) {
 
 TEST_F(StepTimesTest, EveryStepIsStampedInEachSidesOrder) {
   auto jailed = spawn(base_spec(workspace_.path()), true_request(),
-                      SpawnOptions{.time_steps = true, .wait_readable = {}});
+                      SpawnOptions{.time_steps = true, .wait_readable = {}, .verified = {}});
   ASSERT_TRUE(jailed) << jailed.error().to_string();
   auto outcome = wait(*jailed);
   ASSERT_TRUE(outcome) << outcome.error().to_string();

@@ -838,6 +838,39 @@ TEST_F(SpawnerTest, AJailBuiltAheadIsNotUsedOnceAPathItsPlanAskedAboutChanged) {
   ::unlink(secret.c_str());
 }
 
+// The jail built ahead after a call that found its jail unchanged takes that
+// jail's plan instead of planning again (jail::VerifiedPlan). A hidden file
+// written afterwards is still found before use, and the pool plans again
+// instead of building from the old plan forever: the next jail built ahead
+// masks the file and serves the next call.
+TEST_F(SpawnerTest, AJailBuiltFromTheLastUnchangedPlanIsCheckedLikeAnyOther) {
+  const std::string secret = workspace_.path() + "/secret";
+  jail::Mount mask;
+  mask.kind = jail::Mount::Kind::mask;
+  mask.target = secret;
+  spec_.mounts.push_back(mask);
+  ASSERT_GT(jail_built_ahead(), 0);
+  const pid_t from_plan = jail_built_ahead();  // its call took the first one, found unchanged
+  ASSERT_GT(from_plan, 0);
+  { std::ofstream(secret) << "token"; }
+  EXPECT_EQ(output_instead_of(from_plan, sh("cat \"$0\"", {secret})), "");
+
+  ASSERT_GT(jail_built_ahead(), 0);
+  const std::set<pid_t> before = spawner_children();
+  Pipe out;
+  jail::ExecRequest r = sh("cat \"$0\"", {secret});
+  r.stdout_fd = out.write.get();
+  auto running = spawn(r);
+  ASSERT_TRUE(running) << running.error().to_string();
+  out.write.reset();
+  EXPECT_TRUE(before.contains(running->pid()))
+      << "no jail built ahead served: still built from the old plan and dropped";
+  auto o = wait(*running);
+  ASSERT_TRUE(o) << o.error().to_string();
+  EXPECT_EQ(read_until(out.read.get()), "");
+  ::unlink(secret.c_str());
+}
+
 // Issue 16: calls back to back grow the pool (server/spawner/jail_pool.h):
 // after a burst, more than one jail waits, and the next burst is served by
 // them, each jail used once.
