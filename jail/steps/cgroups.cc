@@ -167,6 +167,9 @@ std::optional<std::string> make_group(Group& g, const Hierarchy& h, const char* 
   const std::string dir = brig_dir + "/" + g.name;
   if (::mkdir(dir.c_str(), 0755) != 0) return "mkdir " + dir + ": " + err_text(errno);
   g.paths.push_back(dir);
+  struct stat st;
+  if (::stat(dir.c_str(), &st) != 0) return "stat " + dir + ": " + err_text(errno);
+  g.inos.push_back(st.st_ino);
   if (auto why = configure(dir)) return why;
   UniqueFd procs(::open((dir + "/" + join).c_str(), O_WRONLY | O_CLOEXEC));
   if (!procs) return "open " + dir + "/" + join + ": " + err_text(errno);
@@ -328,19 +331,42 @@ std::string head_of(const std::string& dir, const char* file) {
   return n > 0 ? std::string(buf, static_cast<size_t>(n)) : std::string();
 }
 
-// Whether `g`'s jail has left it: no task in any of its groups (cgroup.procs
-// lists the processes in v1 and v2), and little memory still charged.
+// The number `file` of the group `dir` starts with; nullopt if there is
+// no such file (a controller's file where it is off: swap accounting).
+std::optional<uint64_t> number_in(const std::string& dir, const char* file) {
+  const std::string text = head_of(dir, file);
+  if (text.empty() || text[0] < '0' || text[0] > '9') return std::nullopt;
+  return std::strtoull(text.c_str(), nullptr, 10);
+}
+
+// Whether `g`'s jail has left it entirely: no process in it (cgroup.procs;
+// in v2 cgroup.events, which counts child groups too), no task the pids
+// controller still counts (a zombie whose parent is outside is counted, not
+// listed), and at most kSpareChargeMax of memory, or of memory and swap,
+// still charged to it. v1 groups are in create()'s order: pids, memory.
 bool left_empty(const Group& g) {
+  const auto at_most = [](std::optional<uint64_t> n, uint64_t max) { return n && *n <= max; };
+  const auto absent_or_at_most = [](std::optional<uint64_t> n, uint64_t max) {
+    return !n || *n <= max;
+  };
+  if (g.tier == LimitsTier::cgroup_v2) {
+    const std::string& dir = g.paths[0];
+    if (head_of(dir, "cgroup.events").find("populated 0") == std::string::npos) return false;
+    if (g.limits_pids && !at_most(number_in(dir, "pids.current"), 0)) return false;
+    return !g.limits_memory ||
+           (at_most(number_in(dir, "memory.current"), kSpareChargeMax) &&
+            absent_or_at_most(number_in(dir, "memory.swap.current"), kSpareChargeMax));
+  }
   for (const auto& dir : g.paths) {
     const UniqueFd procs(::open((dir + "/cgroup.procs").c_str(), O_RDONLY | O_CLOEXEC));
     char c;
     if (!procs || ::read(procs.get(), &c, 1) != 0) return false;
   }
-  if (!g.limits_memory) return true;
-  // The memory group is made last (create), in v1 as in v2.
-  const std::string charged = head_of(
-      g.paths.back(), g.tier == LimitsTier::cgroup_v2 ? "memory.current" : "memory.usage_in_bytes");
-  return !charged.empty() && std::strtoull(charged.c_str(), nullptr, 10) <= kSpareChargeMax;
+  if (g.limits_pids && !at_most(number_in(g.paths.front(), "pids.current"), 0)) return false;
+  const std::string& memory = g.paths.back();
+  return !g.limits_memory ||
+         (at_most(number_in(memory, "memory.usage_in_bytes"), kSpareChargeMax) &&
+          absent_or_at_most(number_in(memory, "memory.memsw.usage_in_bytes"), kSpareChargeMax));
 }
 
 // Keeps `g` as a spare if reuse is on and its jail has left it.
@@ -374,7 +400,10 @@ bool limits_as_written(const Group& g, const Limits& limits) {
     return now.empty() || now == value;
   };
   const std::string pids = limits.pids ? std::to_string(*limits.pids) : "";
-  const std::string bytes = limits.memory_bytes ? std::to_string(*limits.memory_bytes) : "";
+  // The kernel keeps memory limits in whole pages.
+  const auto page = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
+  const std::string bytes =
+      limits.memory_bytes ? std::to_string(*limits.memory_bytes / page * page) : "";
   if (g.tier == LimitsTier::cgroup_v2) {
     const std::string& dir = g.paths[0];
     return (!g.limits_pids || reads(dir, "pids.max", pids)) &&
@@ -402,11 +431,13 @@ std::optional<Group> take_spare(const Limits& limits) {
       s.groups.erase(it);
     }
     // Removed behind brig's back (an administrator's rmdir of an empty
-    // group): the jail could not join it.
-    bool usable = true;
+    // group), and perhaps another made with its name: the jail could not
+    // join it (its join file would fail with ENODEV).
+    bool usable = g.inos.size() == g.brig_dir_fds.size();
     struct stat st;
-    for (const auto& dir_fd : g.brig_dir_fds)
-      if (::fstatat(dir_fd.get(), g.name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) usable = false;
+    for (size_t i = 0; usable && i < g.brig_dir_fds.size(); ++i)
+      usable = ::fstatat(g.brig_dir_fds[i].get(), g.name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+               st.st_ino == g.inos[i];
     // The limits read back, and written again if any differs: whatever
     // changed them since (no jail can reach its group's files), the next jail
     // gets the limits it asked for. (Reading is cheap; a v1 memory limit
@@ -457,7 +488,12 @@ Group create(const Limits& limits) {
     if (g.tier == LimitsTier::none) remove(g);
   }
   if (g.tier == LimitsTier::none) return g;
-  // Only groups made whole are ever kept: those of a failed tier are gone.
+  // Only a group that sets every limit asked is kept for reuse (those of a
+  // failed tier are gone already): one half made (a v1 controller failed)
+  // is made whole again, or refused, for the next jail.
+  if (g.limits_pids != limits.pids.has_value() ||
+      g.limits_memory != limits.memory_bytes.has_value())
+    return g;
   g.asked_pids = limits.pids;
   g.asked_memory = limits.memory_bytes;
   Spares& s = spares();

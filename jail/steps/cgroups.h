@@ -37,6 +37,7 @@ struct Group {
   bool limits_memory = false;          // the memory limit is set
   std::string name;                    // the group's directory name under each brig dir
   std::vector<std::string> paths;      // the group directories (for remove())
+  std::vector<ino_t> inos;             // their inode numbers: a spare still there is the same
   std::vector<UniqueFd>
       procs_fds;  // each group's join file (v2 cgroup.procs, v1 tasks), for writing
   std::vector<UniqueFd> brig_dir_fds;  // each group's parent (".../brig"), for the init's unlinkat

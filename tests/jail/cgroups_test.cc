@@ -205,6 +205,63 @@ TEST(CgroupsTest, OnlyAnEmptyLightGroupIsReusedAndOnlyForTheSameLimits) {
   EXPECT_TRUE(our_cgroups().empty()) << "spares left after reuse ended";
 }
 
+// A group its jail has not left is not reused: a process still in it, or a
+// zombie whose parent is outside (cgroup.procs no longer lists it; the pids
+// controller still counts it). Each goes as a busy group does.
+TEST(CgroupsTest, AGroupStillHoldingATaskIsNotReused) {
+  Limits limits;
+  limits.pids = 16;
+  const Reusing reusing;
+  cgroups::defer_busy_removals(true);
+  struct DeferOff {
+    ~DeferOff() { cgroups::defer_busy_removals(false); }
+  } deferring;
+  for (const bool zombie : {false, true}) {
+    cgroups::Group g = cgroups::create(limits);
+    if (g.tier == LimitsTier::none)
+      GTEST_SKIP() << "no cgroup tier for this user (" << g.detail << ")";
+    const std::string name = g.name;
+    const std::vector<std::string> paths = g.paths;
+    int go[2];
+    ASSERT_EQ(::pipe(go), 0);
+    const pid_t inside = ::fork();
+    ASSERT_GE(inside, 0);
+    if (inside == 0) {
+      for (const auto& fd : g.procs_fds)
+        if (::write(fd.get(), "0", 1) != 1) ::_exit(1);
+      if (zombie) ::_exit(0);
+      char c;
+      ::close(go[1]);
+      ::_exit(::read(go[0], &c, 1) < 0 ? 1 : 0);
+    }
+    ::close(go[0]);
+    if (zombie) {
+      // Exited, not reaped: gone from cgroup.procs, still counted.
+      siginfo_t info{};
+      ASSERT_EQ(::waitid(P_PID, static_cast<id_t>(inside), &info, WEXITED | WNOWAIT), 0);
+    } else {
+      for (int i = 0; i < 2000 && cgroup_is_empty(paths[0]); ++i) ::usleep(1000);
+      ASSERT_FALSE(cgroup_is_empty(paths[0])) << "the child never joined";
+    }
+    cgroups::remove(g);
+    cgroups::Group next = cgroups::create(limits);
+    EXPECT_NE(next.name, name) << (zombie ? "a zombie's" : "a busy") << " group was reused";
+    cgroups::remove(next);
+    ::close(go[1]);
+    int status = 0;
+    ASSERT_EQ(::waitpid(inside, &status, 0), inside);
+    for (int i = 0; i < 400; ++i) {
+      const auto at = cgroups::retry_deferred(nullptr);
+      if (!at) break;
+      std::this_thread::sleep_until(*at);
+    }
+    for (const auto& p : paths)
+      EXPECT_FALSE(exists(p)) << p << " neither reused nor removed once its task left";
+  }
+  cgroups::reuse_empty_groups(false);
+  EXPECT_TRUE(our_cgroups().empty());
+}
+
 // The init leaves groups meant for reuse to its launcher (and removes the
 // others itself where it may).
 TEST(CgroupsTest, TheInitLeavesAGroupMeantForReuse) {
