@@ -101,16 +101,17 @@ std::optional<std::chrono::steady_clock::time_point> retry_deferred(
 // Waits up to 2 s for the groups remove() kept (at exit).
 void finish_deferred();
 
-// From now on (`on`), remove() keeps a group its jail has left, no task in
-// it and at most kSpareChargeMax of memory still charged to it, for create()
-// to hand to the next jail asked with the same limits (at most kMaxSpares
-// wait). A jail's groups cost ~0.4 ms of CPU as root in the v1 tier (two
-// mkdirs, the limits written, two rmdirs and the kernel's work to free a
-// memory cgroup), a tenth of a pooled `exec`; brig-spawner makes one set
-// per call. What a reused group keeps of the jail before: its event
-// counters (failcnt, pids.events, memory.events), which brig never reads,
-// and the little memory left charged, reclaimable page cache the next jail's
-// limit counts until reclaimed. Off: the spares are removed.
+// From now on (`on`), remove() keeps a whole group its jail has left (no
+// process or counted task in it, at most kSpareChargeMax of memory and of
+// memory+swap still charged) for create() to hand to the next jail asked
+// with the same limits, its limit files checked and its directories the
+// same (at most kMaxSpares wait). A jail's groups cost ~0.4 ms of CPU as
+// root in the v1 tier (two mkdirs, the limits written, two rmdirs and the
+// kernel's work to free a memory cgroup), a tenth of a pooled `exec`;
+// brig-spawner makes one set per call. What a reused group keeps of the
+// jail before: event and peak counters and memory.stat, which brig never
+// reads, and up to kSpareChargeMax of charged memory, which the next jail's
+// limit counts (docs/server.md). Off: the spares are removed.
 void reuse_empty_groups(bool on);
 inline constexpr int kMaxSpares = 4;
 inline constexpr uint64_t kSpareChargeMax = 1u << 20;
