@@ -339,34 +339,39 @@ std::optional<uint64_t> number_in(const std::string& dir, const char* file) {
   return std::strtoull(text.c_str(), nullptr, 10);
 }
 
-// Whether `g`'s jail has left it entirely: no process in it (cgroup.procs;
-// in v2 cgroup.events, which counts child groups too), no task the pids
-// controller still counts (a zombie whose parent is outside is counted, not
-// listed), and at most kSpareChargeMax of memory, or of memory and swap,
-// still charged to it. v1 groups are in create()'s order: pids, memory.
+// Whether `g`'s jail has left it entirely, and at most kSpareChargeMax of
+// memory, and of memory and swap, is still charged to it. No task: where it
+// limits pids, pids.current is 0 (it counts every task of the group and, in
+// v2, of groups below it, a zombie whose parent is outside too, which
+// cgroup.procs no longer lists; the jail's tasks are in all its groups);
+// else cgroup.procs lists no process (v2: cgroup.events, which counts the
+// groups below too). Memory: memory+swap where swap is accounted (at least
+// the memory alone), else memory. v1 groups are in create()'s order: pids,
+// then memory. Two or three reads.
 bool left_empty(const Group& g) {
   const auto at_most = [](std::optional<uint64_t> n, uint64_t max) { return n && *n <= max; };
-  const auto absent_or_at_most = [](std::optional<uint64_t> n, uint64_t max) {
-    return !n || *n <= max;
-  };
-  if (g.tier == LimitsTier::cgroup_v2) {
-    const std::string& dir = g.paths[0];
-    if (head_of(dir, "cgroup.events").find("populated 0") == std::string::npos) return false;
-    if (g.limits_pids && !at_most(number_in(dir, "pids.current"), 0)) return false;
-    return !g.limits_memory ||
-           (at_most(number_in(dir, "memory.current"), kSpareChargeMax) &&
-            absent_or_at_most(number_in(dir, "memory.swap.current"), kSpareChargeMax));
+  const bool v2 = g.tier == LimitsTier::cgroup_v2;
+  if (g.limits_pids) {
+    if (!at_most(number_in(g.paths.front(), "pids.current"), 0)) return false;
+  } else if (v2) {
+    if (head_of(g.paths[0], "cgroup.events").find("populated 0") == std::string::npos) return false;
+  } else {
+    for (const auto& dir : g.paths) {
+      const UniqueFd procs(::open((dir + "/cgroup.procs").c_str(), O_RDONLY | O_CLOEXEC));
+      char c;
+      if (!procs || ::read(procs.get(), &c, 1) != 0) return false;
+    }
   }
-  for (const auto& dir : g.paths) {
-    const UniqueFd procs(::open((dir + "/cgroup.procs").c_str(), O_RDONLY | O_CLOEXEC));
-    char c;
-    if (!procs || ::read(procs.get(), &c, 1) != 0) return false;
+  if (!g.limits_memory) return true;
+  const std::string& dir = g.paths.back();
+  if (v2) {
+    const auto swap = number_in(dir, "memory.swap.current");
+    return at_most(number_in(dir, "memory.current"), kSpareChargeMax) &&
+           (!swap || *swap <= kSpareChargeMax);
   }
-  if (g.limits_pids && !at_most(number_in(g.paths.front(), "pids.current"), 0)) return false;
-  const std::string& memory = g.paths.back();
-  return !g.limits_memory ||
-         (at_most(number_in(memory, "memory.usage_in_bytes"), kSpareChargeMax) &&
-          absent_or_at_most(number_in(memory, "memory.memsw.usage_in_bytes"), kSpareChargeMax));
+  if (const auto both = number_in(dir, "memory.memsw.usage_in_bytes"))
+    return *both <= kSpareChargeMax;
+  return at_most(number_in(dir, "memory.usage_in_bytes"), kSpareChargeMax);
 }
 
 // Keeps `g` as a spare if reuse is on and its jail has left it.
