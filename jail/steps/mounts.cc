@@ -880,8 +880,11 @@ int mask(const char* path) {
   struct stat st;
   if (::fstat(at.fd, &st) != 0) return errno;
   if (S_ISDIR(st.st_mode)) return mask_dir(at.fd);
-  return bind("/oldroot/dev/null", path, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC,
-              false);
+  // On the file just looked at, not on whatever its path names by now.
+  const Fd null{open_exact("/oldroot/dev/null", 0)};
+  if (null.fd < 0) return -null.fd;
+  return child_fs::attach_copy(null.fd, at.fd,
+                               MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC, false);
 }
 
 // Writes `content` to `scratch` (a new file in the scratch tmpfs, the

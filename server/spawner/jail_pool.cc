@@ -79,7 +79,7 @@ std::optional<jail::RunningJail> JailPool::take(const jail::JailSpec& spec,
     }
   }
   // Calls faster than the pool refills: keep one more ready for them.
-  if (!out && back_to_back) target_ = std::min(target_ + 1, ahead_for_memory(memory_available()));
+  if (!out && back_to_back) target_ = std::min(target_ + 1, ahead_for_memory(memory(now)));
   wanted_ = std::move(key);
   return out;
 }
@@ -87,7 +87,7 @@ std::optional<jail::RunningJail> JailPool::take(const jail::JailSpec& spec,
 void JailPool::refill(const jail::SpawnOptions& options) {
   if (!wants_refill()) return;
   // Memory may have become scarce since the target was set.
-  target_ = std::min(target_, ahead_for_memory(memory_available()));
+  target_ = std::min(target_, ahead_for_memory(memory(Clock::now())));
   while (ready_.size() > target_) ready_.pop_back();
   if (ready_.size() >= target_) return;
   // A copy: a SPAWN served from the pool while this one is built
@@ -104,6 +104,14 @@ void JailPool::refill(const jail::SpawnOptions& options) {
   }
   if (wanted_ != building) return;  // another spec was asked for meanwhile: dropped
   ready_.push_back(Ready{building, std::move(*jailed)});
+}
+
+std::optional<std::uint64_t> JailPool::memory(Clock::time_point now) {
+  if (!memory_read_at_ || now - *memory_read_at_ >= kMemoryReadEvery) {
+    memory_ = memory_available();
+    memory_read_at_ = now;
+  }
+  return memory_;
 }
 
 std::optional<JailPool::Clock::time_point> JailPool::shrink_due() const {

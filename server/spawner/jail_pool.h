@@ -52,6 +52,9 @@ inline constexpr std::size_t kMaxAhead = 4;
 inline constexpr std::uint64_t kMemoryPerJailAhead = 256ull << 20;
 // A SPAWN this soon after the last one is back to back.
 inline constexpr std::chrono::milliseconds kBackToBack{250};
+// MemAvailable is read again after this long: /proc/meminfo is formatted
+// afresh on each read (~15 us), and each call back to back refills.
+inline constexpr std::chrono::milliseconds kMemoryReadEvery{100};
 // With no SPAWN for this long, one jail waits again.
 inline constexpr std::chrono::seconds kShrinkAfterIdle{10};
 
@@ -111,6 +114,8 @@ class JailPool {
     jail::JailSpec key;
     jail::RunningJail jailed;
   };
+  // memory_available(), read at most every kMemoryReadEvery.
+  std::optional<std::uint64_t> memory(Clock::time_point now);
   // `spec` with what may differ between calls of one policy reset.
   static jail::JailSpec key_of(jail::JailSpec spec);
   // Its init has neither reported nor exited: it still waits.
@@ -120,6 +125,8 @@ class JailPool {
   std::optional<jail::JailSpec> wanted_;  // the key to build the next ones for
   std::size_t target_ = 1;
   std::optional<Clock::time_point> last_take_;
+  std::optional<std::uint64_t> memory_;  // memory(): the last MemAvailable read, and when
+  std::optional<Clock::time_point> memory_read_at_;
   // The plan of the last jail taken, found unchanged then: the next builds
   // for its spec take it instead of planning again (a jail built from it
   // is checked before use as any other; a change found drops it).
