@@ -42,6 +42,26 @@ jail::JailSpec JailPool::key_of(jail::JailSpec spec) {
   return spec;
 }
 
+bool JailPool::same(const Key& a, const Key& b) {
+  return a == b || (a && b && *a == *b);
+}
+
+JailPool::Key JailPool::key_for(const jail::JailSpec& spec) {
+  // A server asks the same spec for every call of one policy and timeout:
+  // one comparison, no copy, until it asks another.
+  if (!asked_ || *asked_ != spec) {
+    asked_ = spec;
+    jail::JailSpec key = key_of(spec);
+    if (!last_key_ || *last_key_ != key)
+      last_key_ = std::make_shared<const jail::JailSpec>(std::move(key));
+  }
+  return last_key_;
+}
+
+bool JailPool::has_ready_for(const jail::JailSpec& spec) {
+  return !ready_.empty() && same(ready_.front().key, key_for(spec));
+}
+
 bool JailPool::still_waiting(const jail::RunningJail& jailed) {
   pollfd fds[2] = {{jailed.status_fd(), POLLIN, 0}, {jailed.pidfd(), POLLIN, 0}};
   return ::poll(fds, 2, 0) == 0;
@@ -52,8 +72,8 @@ std::optional<jail::RunningJail> JailPool::take(const jail::JailSpec& spec,
                                                 Clock::time_point now) {
   const bool back_to_back = last_take_ && now - *last_take_ <= kBackToBack;
   last_take_ = now;
-  jail::JailSpec key = key_of(spec);
-  if (!ready_.empty() && ready_.front().key != key) ready_.clear();
+  const Key key = key_for(spec);
+  if (!ready_.empty() && !same(ready_.front().key, key)) ready_.clear();
   std::optional<jail::RunningJail> out;
   while (!ready_.empty() && !out) {
     Ready& front = ready_.front();
@@ -61,7 +81,7 @@ std::optional<jail::RunningJail> JailPool::take(const jail::JailSpec& spec,
       ready_.pop_front();
       continue;
     }
-    if (!jail::built_from_current_host(front.jailed, key)) {
+    if (!jail::built_from_current_host(front.jailed, *key)) {
       verified_.reset();  // the host changed: the next build plans again
       ready_.pop_front();
       continue;
@@ -80,7 +100,7 @@ std::optional<jail::RunningJail> JailPool::take(const jail::JailSpec& spec,
   }
   // Calls faster than the pool refills: keep one more ready for them.
   if (!out && back_to_back) target_ = std::min(target_ + 1, ahead_for_memory(memory(now)));
-  wanted_ = std::move(key);
+  wanted_ = key;
   return out;
 }
 
@@ -90,19 +110,19 @@ void JailPool::refill(const jail::SpawnOptions& options) {
   target_ = std::min(target_, ahead_for_memory(memory(Clock::now())));
   while (ready_.size() > target_) ready_.pop_back();
   if (ready_.size() >= target_) return;
-  // A copy: a SPAWN served from the pool while this one is built
+  // Held apart: a SPAWN served from the pool while this one is built
   // (SpawnOptions::wait_readable) sets wanted_ again.
-  const jail::JailSpec building = *wanted_;
+  const Key building = wanted_;
   jail::SpawnOptions with_plan = options;
   with_plan.verified = verified_;
-  auto jailed = spawn_dumpable([&] { return jail::spawn_awaiting(building, with_plan); });
+  auto jailed = spawn_dumpable([&] { return jail::spawn_awaiting(*building, with_plan); });
   if (!jailed) {
     log_line("building a jail ahead: " + jailed.error().to_string());
     wanted_.reset();
     verified_.reset();
     return;
   }
-  if (wanted_ != building) return;  // another spec was asked for meanwhile: dropped
+  if (!same(wanted_, building)) return;  // another spec was asked for meanwhile: dropped
   ready_.push_back(Ready{building, std::move(*jailed)});
 }
 
@@ -129,6 +149,8 @@ void JailPool::shrink_if_idle(Clock::time_point now) {
 void JailPool::clear() {
   ready_.clear();
   wanted_.reset();
+  asked_.reset();
+  last_key_.reset();
   verified_.reset();
 }
 

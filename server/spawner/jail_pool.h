@@ -37,6 +37,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <memory>
 #include <optional>
 
 #include "jail/launcher.h"
@@ -78,12 +79,10 @@ class JailPool {
 
   // Whether a jail built for `spec` waits first in line (take() may still
   // find it gone, or its host changed).
-  bool has_ready_for(const jail::JailSpec& spec) const {
-    return !ready_.empty() && ready_.front().key == key_of(spec);
-  }
+  bool has_ready_for(const jail::JailSpec& spec);
   // Whether a refill is due: a spec was asked for and fewer jails wait for
   // it than target().
-  bool wants_refill() const { return wanted_.has_value() && ready_.size() < target_; }
+  bool wants_refill() const { return wanted_ != nullptr && ready_.size() < target_; }
   // Whether to build without waiting for the spawner to be idle: calls come
   // back to back (target() > 1), so the spawner is never idle between them.
   // A call that comes during the build takes a jail still ready, or waits
@@ -110,21 +109,29 @@ class JailPool {
   void clear();
 
  private:
+  // A spec with its wall time reset (key_of), shared by the jails built for
+  // it.
+  using Key = std::shared_ptr<const jail::JailSpec>;
   struct Ready {
-    jail::JailSpec key;
+    Key key;
     jail::RunningJail jailed;
   };
   // memory_available(), read at most every kMemoryReadEvery.
   std::optional<std::uint64_t> memory(Clock::time_point now);
   // `spec` with what may differ between calls of one policy reset.
   static jail::JailSpec key_of(jail::JailSpec spec);
+  static bool same(const Key& a, const Key& b);
+  // The key of `spec`: the last one made while `spec` is the last asked.
+  Key key_for(const jail::JailSpec& spec);
   // Its init has neither reported nor exited: it still waits.
   static bool still_waiting(const jail::RunningJail& jailed);
 
-  std::deque<Ready> ready_;               // oldest first; each serves once
-  std::optional<jail::JailSpec> wanted_;  // the key to build the next ones for
+  std::deque<Ready> ready_;  // oldest first; each serves once
+  Key wanted_;               // the key to build the next ones for; null: none
   std::size_t target_ = 1;
   std::optional<Clock::time_point> last_take_;
+  std::optional<jail::JailSpec> asked_;  // the last spec asked, its wall time too
+  Key last_key_;                         // its key
   std::optional<std::uint64_t> memory_;  // memory(): the last MemAvailable read, and when
   std::optional<Clock::time_point> memory_read_at_;
   // The plan of the last jail taken, found unchanged then: the next builds

@@ -178,6 +178,24 @@ std::vector<ProcessId> still_running(const Footprint& f) {
   return out;
 }
 
+// A group a brig-spawner still running keeps for its next jail, or has
+// handed to it (jail::cgroups::reuse_empty_groups): named for that spawner,
+// and no process in it started before `taken` (as for namespaces: a later
+// process is the next jail's). Once that spawner is gone, its groups count
+// again.
+bool kept_by_live_spawner(const std::filesystem::path& dir, unsigned long long taken) {
+  std::ifstream procs(dir / "cgroup.procs");
+  if (!procs) return false;
+  for (pid_t pid; procs >> pid;) {
+    const auto st = stat_of(pid);
+    if (st && st->start <= taken) return false;
+  }
+  const std::string name = dir.filename();
+  const pid_t owner = static_cast<pid_t>(std::strtol(name.c_str(), nullptr, 10));
+  const auto st = owner > 0 ? stat_of(owner) : std::nullopt;
+  return st && st->comm == "brig-spawner" && st->state != 'Z';
+}
+
 std::vector<std::string> left_of(const Footprint& f) {
   std::vector<std::string> left;
   for (const ProcessId& p : still_running(f))
@@ -211,13 +229,15 @@ std::vector<std::string> left_of(const Footprint& f) {
     for (const std::string& h : held) left.push_back("namespace " + h);
   }
   for (const std::string& dir : f.cgroup_dirs)
-    if (std::filesystem::exists(dir)) left.push_back("cgroup " + dir);
+    if (std::filesystem::exists(dir) && !kept_by_live_spawner(dir, f.taken))
+      left.push_back("cgroup " + dir);
   for (const std::string& brig : f.brig_dirs) {
     std::error_code ec;
     for (const auto& e : std::filesystem::directory_iterator(brig, ec)) {
       const std::string name = e.path().filename();
       for (const ProcessId& p : f.processes)
-        if (name.starts_with(std::to_string(p.pid) + "-") && !f.cgroup_dirs.contains(e.path()))
+        if (name.starts_with(std::to_string(p.pid) + "-") && !f.cgroup_dirs.contains(e.path()) &&
+            !kept_by_live_spawner(e.path(), f.taken))
           left.push_back("cgroup " + e.path().string());
     }
   }
