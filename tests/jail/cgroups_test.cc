@@ -42,6 +42,26 @@ pid_t dead_pid() {
   return p;
 }
 
+// A process that joins every group of g, as the command does, then exits
+// at once (`linger` false: a zombie until reaped) or when the pipe's write
+// end, which the caller keeps (*release), is closed. Its pid, or -1.
+pid_t fork_into(const cgroups::Group& g, bool linger, int* release) {
+  int go[2];
+  if (::pipe(go) != 0) return -1;
+  const pid_t inside = ::fork();
+  if (inside == 0) {
+    for (const auto& fd : g.procs_fds)
+      if (::write(fd.get(), "0", 1) != 1) ::_exit(1);
+    if (!linger) ::_exit(0);
+    char c;
+    ::close(go[1]);
+    ::_exit(::read(go[0], &c, 1) < 0 ? 1 : 0);
+  }
+  ::close(go[0]);
+  *release = go[1];
+  return inside;
+}
+
 TEST(CgroupsTest, SweepRemovesOnlyGroupsOfLaunchersThatAreGone) {
   Limits limits;
   limits.pids = 16;
@@ -71,19 +91,9 @@ TEST(CgroupsTest, ABusyGroupIsRemovedLaterWithoutHoldingTheCaller) {
     GTEST_SKIP() << "no cgroup tier for this user (" << g.detail << ")";
   ASSERT_FALSE(g.paths.empty());
   const std::vector<std::string> paths = g.paths;
-  int go[2];
-  ASSERT_EQ(::pipe(go), 0);
-  const pid_t inside = ::fork();
+  int release = -1;
+  const pid_t inside = fork_into(g, /*linger=*/true, &release);
   ASSERT_GE(inside, 0);
-  if (inside == 0) {
-    // Joins every group as the command does, then waits to be let go.
-    for (const auto& fd : g.procs_fds)
-      if (::write(fd.get(), "0", 1) != 1) ::_exit(1);
-    char c;
-    ::close(go[1]);
-    ::_exit(::read(go[0], &c, 1) < 0 ? 1 : 0);
-  }
-  ::close(go[0]);
   // Joined once the group counts it (the child writes before it reads).
   for (int i = 0; i < 2000 && cgroup_is_empty(paths[0]); ++i) ::usleep(1000);
   ASSERT_FALSE(cgroup_is_empty(paths[0])) << "the child never joined " << paths[0];
@@ -102,7 +112,7 @@ TEST(CgroupsTest, ABusyGroupIsRemovedLaterWithoutHoldingTheCaller) {
   std::vector<std::string> given_up;
   EXPECT_TRUE(cgroups::retry_deferred(&given_up).has_value()) << "the busy group was forgotten";
 
-  ::close(go[1]);
+  ::close(release);
   int status = 0;
   ASSERT_EQ(::waitpid(inside, &status, 0), inside);
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
@@ -222,19 +232,9 @@ TEST(CgroupsTest, AGroupStillHoldingATaskIsNotReused) {
       GTEST_SKIP() << "no cgroup tier for this user (" << g.detail << ")";
     const std::string name = g.name;
     const std::vector<std::string> paths = g.paths;
-    int go[2];
-    ASSERT_EQ(::pipe(go), 0);
-    const pid_t inside = ::fork();
+    int release = -1;
+    const pid_t inside = fork_into(g, /*linger=*/!zombie, &release);
     ASSERT_GE(inside, 0);
-    if (inside == 0) {
-      for (const auto& fd : g.procs_fds)
-        if (::write(fd.get(), "0", 1) != 1) ::_exit(1);
-      if (zombie) ::_exit(0);
-      char c;
-      ::close(go[1]);
-      ::_exit(::read(go[0], &c, 1) < 0 ? 1 : 0);
-    }
-    ::close(go[0]);
     if (zombie) {
       // Exited, not reaped: gone from cgroup.procs, still counted.
       siginfo_t info{};
@@ -247,7 +247,7 @@ TEST(CgroupsTest, AGroupStillHoldingATaskIsNotReused) {
     cgroups::Group next = cgroups::create(limits);
     EXPECT_NE(next.name, name) << (zombie ? "a zombie's" : "a busy") << " group was reused";
     cgroups::remove(next);
-    ::close(go[1]);
+    ::close(release);
     int status = 0;
     ASSERT_EQ(::waitpid(inside, &status, 0), inside);
     for (int i = 0; i < 400; ++i) {
