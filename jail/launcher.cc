@@ -135,10 +135,13 @@ Result<void> Launch::plan() {
   // A jail built ahead keeps its planner's questions and answers, so that
   // built_from_current_host can ask them again instead of planning again.
   // One for the spec of a plan found unchanged takes that plan, with what
-  // it was planned from (the same answers give the same plan).
+  // it was planned from (the same answers give the same plan), if each bind
+  // source is still the file it was: its identities are then taken now,
+  // right before the clone, as a freshly planned jail's are.
   const VerifiedPlan* verified = options_.verified.get();
   if (awaiting_ && verified && verified->from && verified->mounts &&
-      verified->from->spec == spec_) {
+      verified->from->spec == spec_ &&
+      bind_source_ids(*verified->mounts) == verified->bind_sources) {
     j_.built_from_ = verified->from;
     j_.bind_sources_ = verified->bind_sources;
     j_.plan_ = BRIG_TRY(plan_child(spec_, req_, mounts::real_host(), verified->mounts));
@@ -420,7 +423,9 @@ bool built_from_current_host(const RunningJail& j, const JailSpec& spec) {
 }
 
 std::shared_ptr<const VerifiedPlan> verified_plan(const RunningJail& j) {
-  if (!j.plan_ || !j.built_from_) return nullptr;
+  // No ops: nothing to save, and the plan of a jail that fell back to the
+  // tier without namespaces is empty whatever its spec (tiers.cc).
+  if (!j.plan_ || !j.built_from_ || j.plan_->mounts->ops.empty()) return nullptr;
   return std::make_shared<const VerifiedPlan>(
       VerifiedPlan{j.built_from_, j.plan_->mounts, j.bind_sources_});
 }

@@ -25,7 +25,6 @@ int server_main(int argc, char** argv, const commands::ToolInstaller& add_tools)
   // Before anything opens a file: a closed fd 0-2 must not be handed out.
   commands::ensure_standard_fds();
   commands::ignore_sigpipe();
-  commands::keep_free_heap();
 
   CLI::App app{"brig: an MCP tool server whose every tool call runs in a Linux jail",
                program_name(argc > 0 ? argv[0] : nullptr)};

@@ -1,7 +1,5 @@
 #include "server/commands/process_setup.h"
 
-#include <malloc.h>
-
 #include <fcntl.h>
 #include <signal.h>
 #include <unistd.h>
@@ -20,14 +18,6 @@ void ensure_standard_fds() {
       ::close(opened);
     }
   }
-}
-
-void keep_free_heap() {
-  // Setting the trim threshold also stops glibc's own adjustment of it and
-  // of the mmap threshold (128 KiB): blocks that large still come from mmap
-  // and go back at once.
-  ::mallopt(M_TRIM_THRESHOLD, 1 << 20);
-  ::mallopt(M_TOP_PAD, 256 << 10);
 }
 
 void ignore_sigpipe() {

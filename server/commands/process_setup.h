@@ -15,13 +15,6 @@ void ensure_standard_fds();
 // fail with EPIPE instead of raising SIGPIPE.
 void ignore_sigpipe();
 
-// The heap keeps up to 1 MiB free at its top instead of giving it back to
-// the kernel at 128 KiB (glibc's default, which grows with the largest
-// block freed): each tool call allocates and frees ~150 KiB, and returning it
-// cost every `exec` two or three brk calls and the page faults of the memory
-// taken back (7% of brig-server's CPU per call). Call first thing in main.
-void keep_free_heap();
-
 // The client's stdin/stdout, moved to private close-on-exec fds. Afterwards
 // fd 0 reads /dev/null and fd 1 writes to stderr, so a stray write to stdout
 // (a library's printf) lands in the log instead of corrupting the JSON-RPC

@@ -408,6 +408,26 @@ TEST_F(AwaitingTest, AJailBuiltFromAVerifiedPlanIsCheckedLikeAnyOther) {
   EXPECT_EQ(ran.outcome.exit_status(), 0) << ran.outcome.to_string() << ran.err;
   EXPECT_EQ(ran.out, fresh.out);
 
+  // A bind source replaced after the plan was found unchanged (the
+  // workspace made again): a build does not take the plan, it plans again,
+  // and the bind sources it records are the new ones.
+  const std::string moved = ws + ".moved";
+  ASSERT_EQ(::rename(ws.c_str(), moved.c_str()), 0);
+  ASSERT_EQ(::mkdir(ws.c_str(), 0755), 0);
+  {
+    auto replanned = spawn_awaiting(s, with_plan);
+    EXPECT_TRUE(replanned) << replanned.error().to_string();
+    if (replanned) {
+      const auto fresh_plan = verified_plan(*replanned);
+      ASSERT_TRUE(fresh_plan);
+      EXPECT_NE(fresh_plan->mounts.get(), verified->mounts.get())
+          << "took a plan of the old workspace";
+      EXPECT_TRUE(built_from_current_host(*replanned, s));
+    }
+  }
+  ASSERT_EQ(::rmdir(ws.c_str()), 0);
+  ASSERT_EQ(::rename(moved.c_str(), ws.c_str()), 0);
+
   JailSpec other = s;
   other.mounts.back().target = ws + "/other-secret";
   auto planned = spawn_awaiting(other, with_plan);

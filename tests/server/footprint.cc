@@ -180,20 +180,27 @@ std::vector<ProcessId> still_running(const Footprint& f) {
 
 // A group a brig-spawner still running keeps for its next jail, or has
 // handed to it (jail::cgroups::reuse_empty_groups): named for that spawner,
-// and no process in it started before `taken` (as for namespaces: a later
-// process is the next jail's). Once that spawner is gone, its groups count
-// again.
+// and every process in it is of a jail that spawner started after `taken`
+// (its parents lead to a child of the spawner that started later: the next
+// jail's init). A process of the killed jail that outlived it, whenever it
+// started, leads elsewhere and counts. Once that spawner is gone, its groups
+// count again.
 bool kept_by_live_spawner(const std::filesystem::path& dir, unsigned long long taken) {
+  const std::string name = dir.filename();
+  const pid_t owner = static_cast<pid_t>(std::strtol(name.c_str(), nullptr, 10));
+  const auto spawner = owner > 0 ? stat_of(owner) : std::nullopt;
+  if (!spawner || spawner->comm != "brig-spawner" || spawner->state == 'Z') return false;
   std::ifstream procs(dir / "cgroup.procs");
   if (!procs) return false;
   for (pid_t pid; procs >> pid;) {
-    const auto st = stat_of(pid);
-    if (st && st->start <= taken) return false;
+    auto st = stat_of(pid);
+    for (int depth = 0; st && st->ppid != owner && st->ppid > 1 && depth < 64; ++depth) {
+      pid = st->ppid;
+      st = stat_of(pid);
+    }
+    if (!st || st->ppid != owner || st->start <= taken) return false;
   }
-  const std::string name = dir.filename();
-  const pid_t owner = static_cast<pid_t>(std::strtol(name.c_str(), nullptr, 10));
-  const auto st = owner > 0 ? stat_of(owner) : std::nullopt;
-  return st && st->comm == "brig-spawner" && st->state != 'Z';
+  return true;
 }
 
 std::vector<std::string> left_of(const Footprint& f) {

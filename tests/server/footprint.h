@@ -40,10 +40,11 @@ std::vector<ProcessId> still_running(const Footprint& f);
 // any process (a link in /proc/*/ns or an open fd) or mount still holds, a
 // cgroup directory, or a directory under a brig/ cgroup named for one of
 // f's processes ("<pid>-<n>", how brig names its jails' groups). Empty when
-// nothing is left. A group named for a brig-spawner still running that
-// holds no process started before f was taken is that spawner's, kept for
-// or handed to its next jail (jail::cgroups::reuse_empty_groups), not
-// left: it counts again once that spawner is gone.
+// nothing is left. A group named for a brig-spawner still running whose
+// processes, if any, are all of a jail that spawner started after f was
+// taken is that spawner's, kept for or handed to its next jail
+// (jail::cgroups::reuse_empty_groups), not left: it counts again once that
+// spawner is gone.
 //
 // A namespace is named by its inode number, and the kernel gives a freed
 // number to the next namespace made (the lowest free one): the jail brig
