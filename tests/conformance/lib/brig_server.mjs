@@ -76,9 +76,15 @@ export async function startSocketServer(dir) {
 
 // Records every message the client sends and receives on transport, from
 // the moment the SDK installs its handler (so the handshake is included).
-// Returns the log: [{dir: 'in' | 'out', message}].
+// Returns the log: [{dir: 'in' | 'out', message, batch}]. batch numbers the
+// runs of inbound messages handed to the SDK with no microtask between them
+// (one read of the pipe or socket): the SDKs handle a response at once but a
+// notification a microtask later, so within one batch a response overtakes
+// the notifications before it (see lateProgress in scenarios.mjs).
 export function tapTransport(transport) {
   const log = [];
+  let batch = 0;
+  let inBatch = false;
   const originalSend = transport.send.bind(transport);
   transport.send = (message, options) => {
     log.push({ dir: 'out', message });
@@ -95,7 +101,14 @@ export function tapTransport(transport) {
         return;
       }
       const wrapped = (message, extra) => {
-        log.push({ dir: 'in', message });
+        if (!inBatch) {
+          inBatch = true;
+          batch += 1;
+          queueMicrotask(() => {
+            inBatch = false;
+          });
+        }
+        log.push({ dir: 'in', message, batch });
         return inner(message, extra);
       };
       wrapped.brigInner = inner;
