@@ -11,6 +11,8 @@
 #include <emmintrin.h>
 #endif
 
+#include "protocol/string_stops.h"
+
 namespace brig::protocol {
 namespace {
 
@@ -50,22 +52,6 @@ constexpr std::array<bool, 256> kPlain = [] {
 // becomes U+FFFD (3 bytes for 1 or more).
 constexpr std::size_t kMaxGrowth = 6;
 static_assert(sizeof(Escape::text) == kMaxGrowth);
-
-constexpr std::uint64_t kOnes = 0x0101010101010101u;
-constexpr std::uint64_t kHighs = 0x8080808080808080u;
-
-// Bit 7 of a byte is set in the result where that byte of w is not plain
-// (see kPlain). The subtractions can borrow, so bytes above the lowest flagged
-// one may be flagged falsely; the lowest flagged byte is always right, and it
-// is the only one used.
-constexpr std::uint64_t stop_mask(std::uint64_t w) {
-  const std::uint64_t quote = w ^ (kOnes * '"');
-  const std::uint64_t backslash = w ^ (kOnes * '\\');
-  const std::uint64_t control = (w - kOnes * 0x20) & ~w;  // a byte < 0x20
-  const std::uint64_t is_quote = (quote - kOnes) & ~quote;
-  const std::uint64_t is_backslash = (backslash - kOnes) & ~backslash;
-  return (control | is_quote | is_backslash | w) & kHighs;  // w: a byte >= 0x80
-}
 
 // A UTF-8 sequence starting at a byte >= 0x80: its length when well-formed;
 // otherwise how many bytes nlohmann's decoder consumed before it rejected
@@ -165,7 +151,7 @@ char* escape_block(const unsigned char* p, std::size_t& i, std::size_t end, std:
         std::uint64_t word;
         std::memcpy(&word, p + i, 8);
         std::memcpy(w, &word, 8);
-        if (const std::uint64_t m = stop_mask(word); m != 0) {
+        if (const std::uint64_t m = string_stops(word); m != 0) {
           const auto k = static_cast<std::size_t>(std::countr_zero(m)) / 8;
           i += k;
           w += k;

@@ -9,6 +9,8 @@
 #include <string>
 #include <system_error>
 
+#include "protocol/string_stops.h"
+
 namespace brig::protocol {
 
 namespace {
@@ -103,18 +105,6 @@ std::size_t Scanner::utf8_length() const {
   return 0;
 }
 
-// Bit 7 of a byte of the result is set where that byte of w is a quote, a
-// backslash, a control character or not ASCII. Borrows can flag bytes above
-// the lowest flagged one falsely; only the lowest is used.
-std::uint64_t stop_mask(std::uint64_t w) {
-  constexpr std::uint64_t ones = 0x0101010101010101u;
-  constexpr std::uint64_t highs = 0x8080808080808080u;
-  const std::uint64_t quote = w ^ (ones * '"');
-  const std::uint64_t backslash = w ^ (ones * '\\');
-  const std::uint64_t control = (w - ones * 0x20) & ~w;
-  return (control | ((quote - ones) & ~quote) | ((backslash - ones) & ~backslash) | w) & highs;
-}
-
 bool Scanner::string(std::string& out) {
   ++p_;  // the opening quote
   out.clear();
@@ -125,7 +115,7 @@ bool Scanner::string(std::string& out) {
       while (end_ - p_ >= 8) {
         std::uint64_t word;
         std::memcpy(&word, p_, 8);
-        const std::uint64_t stops = stop_mask(word);
+        const std::uint64_t stops = string_stops(word);
         if (stops != 0) {
           p_ += std::countr_zero(stops) / 8;
           break;

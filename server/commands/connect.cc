@@ -22,7 +22,7 @@ namespace {
 // The proxy's answer ends at its empty line; a bigger head is not brig's.
 constexpr std::size_t kMaxHead = 16 * 1024;
 
-int fail(const std::string& why) {
+int connect_failed(const std::string& why) {
   fmt::print(stderr, "brig connect: {}\n", why);
   return 1;
 }
@@ -74,13 +74,13 @@ CLI::App* add_connect_command(CLI::App& app, ConnectOptions& o) {
 
 int run_connect(const ConnectOptions& o) {
   UniqueFd sock(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
-  if (!sock) return fail(fmt::format("socket: {}", std::strerror(errno)));
+  if (!sock) return connect_failed(fmt::format("socket: {}", std::strerror(errno)));
   sockaddr_in proxy{};
   proxy.sin_family = AF_INET;
   proxy.sin_port = htons(policy::kProxyPort);
   proxy.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   if (::connect(sock.get(), reinterpret_cast<const sockaddr*>(&proxy), sizeof proxy) != 0)
-    return fail(
+    return connect_failed(
         fmt::format("no egress proxy on 127.0.0.1:{} ({}): this runs in a jail whose "
                     "policy has network.mode = \"proxy\"",
                     policy::kProxyPort, std::strerror(errno)));
@@ -90,22 +90,22 @@ int run_connect(const ConnectOptions& o) {
                                     : fmt::format("{}:{}", o.host, o.port);
   const std::string request = fmt::format("CONNECT {0} HTTP/1.1\r\nHost: {0}\r\n\r\n", authority);
   if (!write_all(sock.get(), request.data(), request.size()))
-    return fail(fmt::format("send the request: {}", std::strerror(errno)));
+    return connect_failed(fmt::format("send the request: {}", std::strerror(errno)));
   std::string head;
-  if (!read_head(sock.get(), head)) return fail("the proxy closed without an answer");
+  if (!read_head(sock.get(), head)) return connect_failed("the proxy closed without an answer");
   const std::string_view status_line = std::string_view(head).substr(0, head.find("\r\n"));
   if (!status_line.starts_with("HTTP/1.1 200") && !status_line.starts_with("HTTP/1.0 200")) {
     // The refusal's body names the rule and the line that would allow it.
     while (pump(sock.get(), STDERR_FILENO)) {
     }
-    return fail(fmt::format("{} refused: {}", authority, status_line));
+    return connect_failed(fmt::format("{} refused: {}", authority, status_line));
   }
 
   pollfd fds[2] = {{STDIN_FILENO, POLLIN, 0}, {sock.get(), POLLIN, 0}};
   while (fds[1].fd >= 0) {
     if (::poll(fds, 2, -1) < 0) {
       if (errno == EINTR) continue;
-      return fail(fmt::format("poll: {}", std::strerror(errno)));
+      return connect_failed(fmt::format("poll: {}", std::strerror(errno)));
     }
     if (fds[0].revents != 0 && !pump(STDIN_FILENO, sock.get())) {
       // ssh is done sending: the upstream sees EOF, and may still answer.

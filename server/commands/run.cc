@@ -35,7 +35,7 @@ constexpr int kRunnerFailed = 125;
 // run's options that take a value as the next argument.
 constexpr std::string_view kValueOptions[] = {"--policy", "--workspace", "--timeout"};
 
-int fail(const std::string& why) {
+int run_failed(const std::string& why) {
   fmt::print(stderr, "brig run: {}\n", why);
   return kRunnerFailed;
 }
@@ -86,13 +86,13 @@ int run_command(const RunOptions& o) {
 
   char cwd[PATH_MAX];
   if (::getcwd(cwd, sizeof cwd) == nullptr) {
-    return fail(fmt::format("cannot read the current directory: {}", std::strerror(errno)));
+    return run_failed(fmt::format("cannot read the current directory: {}", std::strerror(errno)));
   }
   policy::EnvMap env = policy::current_environment();
   const std::string home = policy::caller_home(env);
 
   auto ws = resolve_workspace(o.workspace, cwd, home);
-  if (!ws) return fail(ws.error().to_string());
+  if (!ws) return run_failed(ws.error().to_string());
   if (ws->warning) fmt::print(stderr, "brig run: warning: {}\n", *ws->warning);
 
   auto loaded = policy::load_policy(o.policy, policy::Expansion{home, env});
@@ -107,14 +107,14 @@ int run_command(const RunOptions& o) {
   policy::Policy& p = loaded->policy;
   if (o.timeout) {
     auto wall = policy::parse_duration(*o.timeout);
-    if (!wall) return fail(fmt::format("--timeout: {}", wall.error()));
-    if (wall->count() == 0) return fail("--timeout must be longer than 0");
+    if (!wall) return run_failed(fmt::format("--timeout: {}", wall.error()));
+    if (wall->count() == 0) return run_failed("--timeout must be longer than 0");
     p.limits.wall_time = *wall;
   }
 
   if (p.network.mode == policy::NetworkMode::filtered) {
     auto warnings = egress::prepare_filtered(p.network.rules);
-    if (!warnings) return fail(warnings.error().to_string());
+    if (!warnings) return run_failed(warnings.error().to_string());
     for (const std::string& w : *warnings) fmt::print(stderr, "brig run: warning: {}\n", w);
   }
   policy::Context ctx = policy::caller_context(ws->path, cwd, std::move(env), home);
@@ -126,9 +126,9 @@ int run_command(const RunOptions& o) {
     if (auto nf = process::find_sibling({"brig-netfilter", "../libexec/brig/brig-netfilter"}))
       ctx.netfilter_program = *nf;
   auto spec = policy::to_jail_spec(p, ctx);
-  if (!spec) return fail(spec.error().to_string());
+  if (!spec) return run_failed(spec.error().to_string());
   if (auto ok = policy::refuse_writable_policy_files(loaded->files, *spec); !ok)
-    return fail(ok.error().to_string());
+    return run_failed(ok.error().to_string());
   // LLM routes: every key is loaded now (a missing one refuses the run
   // before any jail exists), and the variables that held them are wiped
   // from this process's environment. The pages holding the keys are zeroed
@@ -139,10 +139,10 @@ int run_command(const RunOptions& o) {
     auto loaded = llm::load_keys(p.llm.routes, ctx.env);
     llm::forget_key_variables(p.llm.routes, ctx.env);
     llm::forget_key_variables(p.llm.routes);
-    if (!loaded) return fail(loaded.error().to_string());
+    if (!loaded) return run_failed(loaded.error().to_string());
     keys = std::move(*loaded);
     auto made = llm::new_placeholder();
-    if (!made) return fail(made.error().to_string());
+    if (!made) return run_failed(made.error().to_string());
     placeholder = std::move(*made);
   }
   jail::ExecRequest request = policy::exec_request(p, ctx, o.command);

@@ -19,7 +19,7 @@ namespace brig::files {
 namespace {
 
 using protocol::Json;
-constexpr std::string_view kWhat = "edit file";
+constexpr std::string_view kEditFileOp = "edit file";
 
 std::vector<TextEdit> edits_of(const Json& args) {
   std::vector<TextEdit> edits;
@@ -44,38 +44,39 @@ bool cut_at_line(std::string& text, std::size_t max_bytes) {
 
 Result<OpReply> edit_file_op(const Json& args, const OpContext& ctx) {
   const std::string path =
-      BRIG_TRY(resolve_path(ctx.workspace, args.value("path", std::string()), kWhat));
+      BRIG_TRY(resolve_path(ctx.workspace, args.value("path", std::string()), kEditFileOp));
   const bool dry_run = args.value("dry_run", false);
   const std::vector<TextEdit> edits = edits_of(args);
   if (edits.empty()) {
-    return std::unexpected(Error{std::string(kWhat), path, "edits is empty; nothing to do", 0});
+    return std::unexpected(
+        Error{std::string(kEditFileOp), path, "edits is empty; nothing to do", 0});
   }
   // The write would replace a symlink by a file; refuse before reading, so a
   // dry run says the same as the real edit.
   struct stat link {};
   if (::lstat(path.c_str(), &link) == 0 && S_ISLNK(link.st_mode)) {
-    return std::unexpected(Error{std::string(kWhat), path,
+    return std::unexpected(Error{std::string(kEditFileOp), path,
                                  "is a symlink; brig does not write through symlinks: edit the "
                                  "target's path instead",
                                  ELOOP});
   }
-  OpenFile f = BRIG_TRY(open_regular(path, kWhat));
+  OpenFile f = BRIG_TRY(open_regular(path, kEditFileOp));
   if (static_cast<std::size_t>(f.st.st_size) > kMaxEditBytes) {
     return std::unexpected(
-        Error{std::string(kWhat), path,
+        Error{std::string(kEditFileOp), path,
               fmt::format("the file has {} bytes, over the {}-byte limit for edit_file; use exec "
                           "(sed, a script) for files this large",
                           f.st.st_size, kMaxEditBytes),
               EFBIG});
   }
-  const std::string before = BRIG_TRY(read_up_to(f.fd.get(), kMaxEditBytes + 1, kWhat, path));
+  const std::string before = BRIG_TRY(read_up_to(f.fd.get(), kMaxEditBytes + 1, kEditFileOp, path));
   if (before.size() > kMaxEditBytes) {
-    return std::unexpected(Error{std::string(kWhat), path,
+    return std::unexpected(Error{std::string(kEditFileOp), path,
                                  "the file grew past the edit_file limit while read", EFBIG});
   }
   if (const ContentType type = sniff_content(before); type.kind != ContentType::Kind::text) {
     return std::unexpected(Error{
-        std::string(kWhat), path,
+        std::string(kEditFileOp), path,
         fmt::format("is a binary file ({}); edit_file changes text files only", type.description),
         0});
   }
@@ -86,7 +87,7 @@ Result<OpReply> edit_file_op(const Json& args, const OpContext& ctx) {
   if (changed && !dry_run) {
     WriteOptions options;
     options.expect = FileStamp::of(f.st);
-    options.what = kWhat;
+    options.what = kEditFileOp;
     const std::string suffix = args.value(std::string(kTempSuffixArg), std::string());
     options.temp_suffix = suffix;
     BRIG_TRY(atomic_write(path, edited.bytes, options));

@@ -21,8 +21,7 @@ namespace brig::files {
 namespace {
 
 using protocol::Json;
-constexpr std::string_view kWhat = "read file";
-constexpr std::string_view kBom = "\xef\xbb\xbf";
+constexpr std::string_view kReadFileOp = "read file";
 
 // A reply carries its content once: text and base64 as the first text block
 // (structuredContent holds only the header), an image as image content.
@@ -195,15 +194,15 @@ Result<OpReply> read_bytes(OpenFile& f, const std::string& path, const ContentTy
   const auto size = static_cast<std::size_t>(f.st.st_size);
   if (size > cap) {
     return std::unexpected(Error{
-        std::string(kWhat), path,
+        std::string(kReadFileOp), path,
         fmt::format("{} of {} bytes is over the {}-byte limit for base64 content; use exec with "
                     "tools such as head -c, dd or file to inspect it",
                     image ? type.description : "the file", size, cap),
         EFBIG});
   }
-  std::string bytes = BRIG_TRY(read_up_to(f.fd.get(), cap + 1, kWhat, path));
+  std::string bytes = BRIG_TRY(read_up_to(f.fd.get(), cap + 1, kReadFileOp, path));
   if (bytes.size() > cap) {
-    return std::unexpected(Error{std::string(kWhat), path,
+    return std::unexpected(Error{std::string(kReadFileOp), path,
                                  fmt::format("the file grew past the {}-byte limit while it was "
                                              "read",
                                              cap),
@@ -220,8 +219,8 @@ Result<OpReply> read_text(OpenFile& f, const std::string& path, std::string head
                           std::int64_t offset, std::int64_t limit, const OpContext& ctx) {
   LineCollector lines(offset, limit, ctx.max_bytes - reply_overhead(path, ctx.max_bytes));
   if (offset == 1) lines.reserve(static_cast<std::size_t>(f.st.st_size));
-  const bool bom = std::string_view(head).starts_with(kBom);
-  lines.feed(std::string_view(head).substr(bom ? kBom.size() : 0));
+  const bool bom = std::string_view(head).starts_with(kUtf8Bom);
+  lines.feed(std::string_view(head).substr(bom ? kUtf8Bom.size() : 0));
   head.clear();
   bool counted_all = true;
   std::string chunk(1 << 16, '\0');
@@ -229,7 +228,7 @@ Result<OpReply> read_text(OpenFile& f, const std::string& path, std::string head
     const ssize_t n = ::read(f.fd.get(), chunk.data(), chunk.size());
     if (n < 0) {
       if (errno == EINTR) continue;
-      return std::unexpected(sys_error(std::string(kWhat), path, errno));
+      return std::unexpected(sys_error(std::string(kReadFileOp), path, errno));
     }
     if (n == 0) break;
     lines.feed(std::string_view(chunk.data(), static_cast<std::size_t>(n)));
@@ -243,7 +242,7 @@ Result<OpReply> read_text(OpenFile& f, const std::string& path, std::string head
   lines.finish();
   const std::int64_t total = lines.total_lines();
   if (offset > 1 && offset > total && counted_all) {
-    return std::unexpected(Error{std::string(kWhat), path,
+    return std::unexpected(Error{std::string(kReadFileOp), path,
                                  fmt::format("offset {} is past the end: the file has {} line{}",
                                              offset, total, total == 1 ? "" : "s"),
                                  0});
@@ -271,23 +270,23 @@ Result<OpReply> read_text(OpenFile& f, const std::string& path, std::string head
 
 Result<OpReply> read_file_op(const Json& args, const OpContext& ctx) {
   const std::string path =
-      BRIG_TRY(resolve_path(ctx.workspace, args.value("path", std::string()), kWhat));
+      BRIG_TRY(resolve_path(ctx.workspace, args.value("path", std::string()), kReadFileOp));
   const std::int64_t offset = BRIG_TRY(kReadOffset.read(args));
   const std::int64_t limit = BRIG_TRY(kReadLimit.read(args));
   const bool base64 = args.value("encoding", std::string("text")) == "base64";
 
-  OpenFile f = BRIG_TRY(open_regular(path, kWhat));
-  std::string head = BRIG_TRY(read_up_to(f.fd.get(), kSniffBytes, kWhat, path));
+  OpenFile f = BRIG_TRY(open_regular(path, kReadFileOp));
+  std::string head = BRIG_TRY(read_up_to(f.fd.get(), kSniffBytes, kReadFileOp, path));
   const ContentType type = sniff_content(head);
   if (base64 || type.kind == ContentType::Kind::image) {
     if (::lseek(f.fd.get(), 0, SEEK_SET) != 0) {
-      return std::unexpected(sys_error(std::string(kWhat), path, errno));
+      return std::unexpected(sys_error(std::string(kReadFileOp), path, errno));
     }
     return read_bytes(f, path, type, /*image=*/!base64, ctx);
   }
   if (type.kind == ContentType::Kind::binary) {
     return std::unexpected(Error{
-        std::string(kWhat), path,
+        std::string(kReadFileOp), path,
         fmt::format("binary file ({}, {} bytes), not shown as text; pass encoding: \"base64\" "
                     "to get its bytes (up to {} bytes)",
                     type.description, f.st.st_size, base64_capacity(path, ctx, kTextCopies)),

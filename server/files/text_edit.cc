@@ -4,10 +4,11 @@
 
 #include <fmt/format.h>
 
+#include "server/files/utf8.h"
+
 namespace brig::files {
 namespace {
 
-constexpr std::string_view kBom = "\xef\xbb\xbf";
 // Matches listed by line number in an ambiguity error; the rest are counted.
 constexpr std::size_t kListedMatches = 5;
 
@@ -99,8 +100,8 @@ std::string no_match_reason(std::string_view original, std::string_view text,
 Result<EditedText> apply_edits(std::string_view file, const std::vector<TextEdit>& edits,
                                const std::string& path) {
   EditedText out;
-  out.bom = file.starts_with(kBom);
-  if (out.bom) file.remove_prefix(kBom.size());
+  out.bom = file.starts_with(kUtf8Bom);
+  if (out.bom) file.remove_prefix(kUtf8Bom.size());
   out.crlf = all_crlf(file);
   out.old_text = out.crlf ? replace_all_of(file, "\r\n", "\n") : std::string(file);
 
@@ -135,7 +136,7 @@ Result<EditedText> apply_edits(std::string_view file, const std::vector<TextEdit
     out.replacements.push_back(hits.size());
   }
   out.new_text = std::move(text);
-  out.bytes = std::string(out.bom ? kBom : "");
+  out.bytes = std::string(out.bom ? kUtf8Bom : "");
   out.bytes += out.crlf ? replace_all_of(out.new_text, "\n", "\r\n") : out.new_text;
   return out;
 }

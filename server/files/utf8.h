@@ -11,6 +11,10 @@
 
 namespace brig::files {
 
+// The UTF-8 byte order mark: read_file drops it from the text it shows;
+// edit_file matches after it and keeps it.
+inline constexpr std::string_view kUtf8Bom = "\xef\xbb\xbf";
+
 // How many invalid UTF-8 sequences `text` holds (each becomes one U+FFFD).
 // Overlong forms, surrogates and code points above U+10FFFF count as invalid.
 std::size_t count_invalid_utf8(std::string_view text);

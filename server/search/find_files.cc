@@ -24,7 +24,7 @@ namespace brig::search {
 namespace {
 
 using protocol::Json;
-constexpr std::string_view kWhat = "find files";
+constexpr std::string_view kFindFilesOp = "find files";
 
 struct Found {
   std::string path;
@@ -108,8 +108,8 @@ Result<files::OpReply> find_files_op(const Json& args, const files::OpContext& c
 
 Result<files::OpReply> find_files_with(const Json& args, const files::OpContext& ctx,
                                        FindTuning tuning) {
-  const std::string resolved =
-      BRIG_TRY(files::resolve_path(ctx.workspace, args.value("path", std::string(".")), kWhat));
+  const std::string resolved = BRIG_TRY(
+      files::resolve_path(ctx.workspace, args.value("path", std::string(".")), kFindFilesOp));
   // Spelled as the tools list names (server/files/utf8.h), matched against
   // the names' bytes.
   const std::string pattern = args.value("pattern", std::string());
@@ -121,20 +121,20 @@ Result<files::OpReply> find_files_with(const Json& args, const files::OpContext&
   struct stat st {};
   if (::stat(resolved.c_str(), &st) != 0) {
     const int err = errno;
-    Error e = sys_error(std::string(kWhat), resolved, err);
+    Error e = sys_error(std::string(kFindFilesOp), resolved, err);
     if (err == ENOENT) e.why = "no such file or directory";
     return std::unexpected(std::move(e));
   }
   if (!S_ISDIR(st.st_mode)) {
-    return std::unexpected(Error{std::string(kWhat), resolved,
+    return std::unexpected(Error{std::string(kFindFilesOp), resolved,
                                  "is not a directory; find_files looks under a directory",
                                  ENOTDIR});
   }
   const std::string root = real_path_or_same(resolved);
   const std::uint64_t query = query_hash("find_files", root, args);
-  const std::optional<PageCursor> cursor = BRIG_TRY(read_cursor(args, kWhat, query));
+  const std::optional<PageCursor> cursor = BRIG_TRY(read_cursor(args, kFindFilesOp, query));
   if (cursor && (by_time || offset > 0)) {
-    return std::unexpected(Error{std::string(kWhat), "cursor",
+    return std::unexpected(Error{std::string(kFindFilesOp), "cursor",
                                  by_time ? "pages sort: \"modified\" by offset, not by cursor"
                                          : "give cursor or offset, not both",
                                  EINVAL});

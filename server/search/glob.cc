@@ -8,7 +8,7 @@
 namespace brig::search {
 namespace {
 
-constexpr std::string_view kWhat = "glob";
+constexpr std::string_view kGlobOp = "glob";
 
 // The index just past the bracket expression opening at `open`, or `open`
 // + 1 when it never closes (then the '[' is an ordinary byte to the brace
@@ -29,7 +29,7 @@ std::size_t skip_bracket(std::string_view s, std::size_t open) {
 
 Error glob_error(std::string_view pattern, std::string why) {
   // The pattern may be megabytes of braces: the message quotes its start.
-  return Error{std::string(kWhat), protocol::clip(pattern, 200), std::move(why), 0};
+  return Error{std::string(kGlobOp), protocol::clip(pattern, 200), std::move(why), 0};
 }
 
 struct Braces {
@@ -166,7 +166,7 @@ Result<std::vector<std::string>> expand_braces(std::string_view pattern) {
 
 Result<Glob> Glob::compile(std::string_view pattern) {
   if (pattern.empty()) {
-    return std::unexpected(Error{std::string(kWhat), "", "the pattern is empty", 0});
+    return std::unexpected(Error{std::string(kGlobOp), "", "the pattern is empty", 0});
   }
   Glob g;
   g.pattern_ = std::string(pattern);
@@ -202,7 +202,7 @@ Result<Glob> Glob::compile(std::string_view pattern) {
     g.alternatives_.push_back(std::move(a));
   }
   if (g.alternatives_.empty()) {
-    return std::unexpected(Error{std::string(kWhat), std::string(pattern),
+    return std::unexpected(Error{std::string(kGlobOp), std::string(pattern),
                                  "the pattern names no file (it is only '/' or './')", 0});
   }
   return g;

@@ -9,7 +9,7 @@
 namespace brig::search {
 namespace {
 
-constexpr std::string_view kWhat = "search pattern";
+constexpr std::string_view kPatternOp = "search pattern";
 // RE2's default of 8 MiB makes large patterns fall back from the DFA to the
 // much slower NFA; this bounds memory per pattern all the same.
 constexpr int64_t kRe2MaxMemory = 64 << 20;
@@ -77,13 +77,13 @@ constexpr std::size_t kMinPrefilterRun = 2;
 Result<std::unique_ptr<LineMatcher>> LineMatcher::compile(std::string_view pattern,
                                                           PatternOptions options) {
   if (pattern.empty()) {
-    return std::unexpected(Error{std::string(kWhat), "",
+    return std::unexpected(Error{std::string(kPatternOp), "",
                                  "the pattern is empty (it would match every line; use "
                                  "read_file to read a file)",
                                  0});
   }
   if (options.fixed_strings && pattern.find('\n') != std::string_view::npos) {
-    return std::unexpected(Error{std::string(kWhat), std::string(pattern),
+    return std::unexpected(Error{std::string(kPatternOp), std::string(pattern),
                                  "the pattern holds a newline, but matches never span lines; "
                                  "search for one line of it",
                                  0});
@@ -109,7 +109,7 @@ Result<std::unique_ptr<LineMatcher>> LineMatcher::compile(std::string_view patte
     // then with (?m) so that ^ and $ match at every line.
     RE2 check(as_given, o);
     if (!check.ok()) {
-      return std::unexpected(Error{std::string(kWhat), std::string(pattern),
+      return std::unexpected(Error{std::string(kPatternOp), std::string(pattern),
                                    fmt::format("invalid regular expression: {} (RE2 syntax; "
                                                "pass fixed_strings: true to search for the text "
                                                "as is)",
@@ -119,7 +119,8 @@ Result<std::unique_ptr<LineMatcher>> LineMatcher::compile(std::string_view patte
     m->re_ = std::make_unique<RE2>("(?m)" + std::string(pattern), o);
   }
   if (!m->re_->ok()) {
-    return std::unexpected(Error{std::string(kWhat), std::string(pattern), m->re_->error(), 0});
+    return std::unexpected(
+        Error{std::string(kPatternOp), std::string(pattern), m->re_->error(), 0});
   }
 
   // A leading flag group such as (?i) applies to the whole pattern: read

@@ -22,7 +22,7 @@ namespace brig::search {
 namespace {
 
 using protocol::Json;
-constexpr std::string_view kWhat = "list directory";
+constexpr std::string_view kListDirectoryOp = "list directory";
 
 // A walk below the requested depth stops after this many entries, so a
 // listing of a huge tree stays bounded in memory; the rest are counted as
@@ -129,15 +129,15 @@ class Collector : public WalkVisitor {
 }  // namespace
 
 Result<files::OpReply> list_directory_op(const Json& args, const files::OpContext& ctx) {
-  const std::string path =
-      BRIG_TRY(files::resolve_path(ctx.workspace, args.value("path", std::string(".")), kWhat));
+  const std::string path = BRIG_TRY(
+      files::resolve_path(ctx.workspace, args.value("path", std::string(".")), kListDirectoryOp));
   const auto depth = static_cast<std::size_t>(BRIG_TRY(kListDepth.read(args)));
   const auto limit = static_cast<std::size_t>(BRIG_TRY(kListLimit.read(args)));
 
   UniqueFd fd(::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   if (!fd) {
     const int err = errno;
-    Error e = sys_error(std::string(kWhat), path, err);
+    Error e = sys_error(std::string(kListDirectoryOp), path, err);
     if (err == ENOTDIR) e.why = "is not a directory; use read_file to read a file";
     if (err == ENOENT) e.why = "no such file or directory";
     return std::unexpected(std::move(e));
@@ -145,9 +145,9 @@ Result<files::OpReply> list_directory_op(const Json& args, const files::OpContex
   fd.reset();
   const std::string root = real_path_or_same(path);
   const std::uint64_t query = query_hash("list_directory", root, args);
-  const std::optional<PageCursor> cursor = BRIG_TRY(read_cursor(args, kWhat, query));
+  const std::optional<PageCursor> cursor = BRIG_TRY(read_cursor(args, kListDirectoryOp, query));
   if (cursor && depth != 1) {
-    return std::unexpected(Error{std::string(kWhat), "cursor",
+    return std::unexpected(Error{std::string(kListDirectoryOp), "cursor",
                                  "pages only a listing of depth 1 (give the depth of the call "
                                  "that returned the cursor)",
                                  EINVAL});

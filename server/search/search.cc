@@ -29,7 +29,7 @@ namespace brig::search {
 namespace {
 
 using protocol::Json;
-constexpr std::string_view kWhat = "search";
+constexpr std::string_view kSearchOp = "search";
 
 enum class Mode { content, files, count };
 
@@ -570,7 +570,7 @@ Result<files::OpReply> search_with(const Json& args, const files::OpContext& ctx
                                    SearchTuning tuning) {
   const Args a = BRIG_TRY(parse_args(args));
   const std::string resolved =
-      BRIG_TRY(files::resolve_path(ctx.workspace, args.value("path", std::string(".")), kWhat));
+      BRIG_TRY(files::resolve_path(ctx.workspace, args.value("path", std::string(".")), kSearchOp));
   auto matcher = BRIG_TRY(LineMatcher::compile(a.pattern, a.pattern_options));
   GlobSet include = BRIG_TRY(GlobSet::compile(a.include));
   GlobSet exclude = BRIG_TRY(GlobSet::compile(a.exclude));
@@ -578,17 +578,17 @@ Result<files::OpReply> search_with(const Json& args, const files::OpContext& ctx
   struct stat st {};
   if (::stat(resolved.c_str(), &st) != 0) {
     const int err = errno;
-    Error e = sys_error(std::string(kWhat), resolved, err);
+    Error e = sys_error(std::string(kSearchOp), resolved, err);
     if (err == ENOENT) e.why = "no such file or directory";
     return std::unexpected(std::move(e));
   }
   // Ancestors are found by climbing the real path, not one with "..".
   const std::string root = real_path_or_same(resolved);
   const std::uint64_t query = query_hash("search", root, args);
-  std::optional<PageCursor> cursor = BRIG_TRY(read_cursor(args, kWhat, query));
+  std::optional<PageCursor> cursor = BRIG_TRY(read_cursor(args, kSearchOp, query));
   if (cursor && a.offset > 0)
     return std::unexpected(
-        Error{std::string(kWhat), "cursor", "give cursor or offset, not both", EINVAL});
+        Error{std::string(kSearchOp), "cursor", "give cursor or offset, not both", EINVAL});
 
   WalkOptions options;
   options.hidden = args.contains("hidden") ? a.hidden : include.names_hidden();
@@ -619,12 +619,12 @@ Result<files::OpReply> search_with(const Json& args, const files::OpContext& ctx
     // A file named by the call is searched even when hidden or ignored.
     shown_root = parent_of(root);
     UniqueFd dir(::open(shown_root.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
-    if (!dir) return std::unexpected(sys_error(std::string(kWhat), shown_root, errno));
+    if (!dir) return std::unexpected(sys_error(std::string(kSearchOp), shown_root, errno));
     const std::string name = name_of(root);
     search.search_file(dir.get(), name, name);
   } else {
-    return std::unexpected(
-        Error{std::string(kWhat), resolved, "is neither a directory nor a regular file", EINVAL});
+    return std::unexpected(Error{std::string(kSearchOp), resolved,
+                                 "is neither a directory nor a regular file", EINVAL});
   }
   Json header = search.header(shown_root);
   return files::OpReply{std::move(header), search.take_text()};

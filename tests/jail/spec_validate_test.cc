@@ -8,7 +8,7 @@ namespace {
 
 using ::testing::HasSubstr;
 
-Mount bind(std::string path, bool writable = false) {
+Mount bind_at(std::string path, bool writable = false) {
   Mount m;
   m.source = m.target = std::move(path);
   m.writable = writable;
@@ -17,15 +17,15 @@ Mount bind(std::string path, bool writable = false) {
 
 TEST(SpecValidateTest, DefaultSpecWithOrderedMountsIsValid) {
   JailSpec s;
-  s.mounts = {bind("/usr"), bind("/home/u/ws", true), bind("/home/u/ws/.git", true),
-              bind("/home/u/ws/.git/hooks")};
+  s.mounts = {bind_at("/usr"), bind_at("/home/u/ws", true), bind_at("/home/u/ws/.git", true),
+              bind_at("/home/u/ws/.git/hooks")};
   EXPECT_TRUE(validate(s)) << validate(s).error().to_string();
 }
 
 TEST(SpecValidateTest, RejectsRelativeAndUnnormalizedPaths) {
   for (const char* bad : {"usr", "/usr/", "/usr//lib", "/usr/./lib", "/usr/../etc", ""}) {
     JailSpec s;
-    s.mounts = {bind(bad)};
+    s.mounts = {bind_at(bad)};
     const auto r = validate(s);
     ASSERT_FALSE(r) << bad;
     EXPECT_EQ(r.error().where, "mounts[0].target") << bad;
@@ -34,10 +34,10 @@ TEST(SpecValidateTest, RejectsRelativeAndUnnormalizedPaths) {
 
 TEST(SpecValidateTest, RejectsDuplicateTargetsAndChildrenBeforeParents) {
   JailSpec dup;
-  dup.mounts = {bind("/usr"), bind("/usr")};
+  dup.mounts = {bind_at("/usr"), bind_at("/usr")};
   EXPECT_THAT(validate(dup).error().why, HasSubstr("also mounts[0]"));
   JailSpec order;
-  order.mounts = {bind("/home/u/ws/.git"), bind("/home/u/ws")};
+  order.mounts = {bind_at("/home/u/ws/.git"), bind_at("/home/u/ws")};
   EXPECT_THAT(validate(order).error().why, HasSubstr("parents come before children"));
 }
 
@@ -47,14 +47,14 @@ TEST(SpecValidateTest, OneGitLayerWithoutASource) {
   git.kind = Mount::Kind::git;
   git.target = "/home/u/ws/.git";
   JailSpec s;
-  s.mounts = {bind("/home/u/ws", true), git};
+  s.mounts = {bind_at("/home/u/ws", true), git};
   EXPECT_TRUE(validate(s)) << validate(s).error().to_string();
   Mount other = git;
   other.target = "/home/u/ws/sub/.git";
   s.mounts.push_back(other);
   EXPECT_THAT(validate(s).error().why, HasSubstr("a second git mount"));
   git.source = "/elsewhere";
-  s.mounts = {bind("/home/u/ws", true), git};
+  s.mounts = {bind_at("/home/u/ws", true), git};
   EXPECT_THAT(validate(s).error().why, HasSubstr("only a bind has a source"));
 }
 
@@ -63,7 +63,7 @@ TEST(SpecValidateTest, MaskMayComeAfterTheTreeItMasks) {
   Mount mask;
   mask.kind = Mount::Kind::mask;
   mask.target = "/home/u/ws/.env";
-  s.mounts = {bind("/home/u/ws", true), mask};
+  s.mounts = {bind_at("/home/u/ws", true), mask};
   EXPECT_TRUE(validate(s));
 }
 
@@ -102,7 +102,7 @@ TEST(SpecValidateTest, DevicesLieUnderDevOutsideTheMinimalSetOnlyOnTheDevMount) 
   EXPECT_TRUE(validate(tty0));
 
   JailSpec on_bind;
-  on_bind.mounts = {bind("/usr")};
+  on_bind.mounts = {bind_at("/usr")};
   on_bind.mounts[0].devices = {{"/dev/fuse", false}};
   EXPECT_EQ(validate(on_bind).error().where, "mounts[0].devices");
 }
@@ -166,7 +166,7 @@ TEST(SpecValidateTest, OnlyAFileMountHasContentAndItIsBounded) {
   f.kind = Mount::Kind::file;
   f.target = "/etc/resolv.conf";
   f.content = "nameserver 127.0.0.1\n";
-  s.mounts = {bind("/etc"), f};
+  s.mounts = {bind_at("/etc"), f};
   EXPECT_TRUE(validate(s));
   s.mounts[1].content.assign(kMaxFileContent + 1, 'x');
   EXPECT_EQ(validate(s).error().where, "mounts[1].content");
@@ -183,7 +183,7 @@ TEST(SpecValidateTest, NamespacesMustFitTheNetworkAndMounts) {
   EXPECT_TRUE(validate(net));
   JailSpec mnt;
   mnt.namespaces.mount = false;
-  mnt.mounts = {bind("/usr")};
+  mnt.mounts = {bind_at("/usr")};
   EXPECT_EQ(validate(mnt).error().where, "mounts");
   JailSpec proc;
   proc.namespaces.pid = false;
@@ -199,7 +199,7 @@ TEST(SpecValidateTest, NamespacesMustFitTheNetworkAndMounts) {
 TEST(SpecValidateTest, KeepOwnerAndAnUnmappedLauncherFitTheIdentity) {
   JailSpec s;
   s.identity = {0, 0, 65534, 65534, /*map_launcher=*/false};
-  s.mounts = {bind("/home/u/ws", true)};
+  s.mounts = {bind_at("/home/u/ws", true)};
   s.mounts[0].keep_owner = true;
   EXPECT_TRUE(validate(s)) << validate(s).error().to_string();
 

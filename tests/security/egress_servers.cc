@@ -20,6 +20,8 @@
 #include <string_view>
 #include <utility>
 
+#include "tests/security/security_support.h"
+
 namespace brig::security::test {
 namespace {
 
@@ -29,11 +31,6 @@ using namespace std::chrono_literals;
 // Reads and writes on a served connection give up after this: the peer is
 // the egress proxy, and a test must end even when the proxy stalls.
 constexpr auto kIoLimit = 10s;
-
-int ms_until(Clock::time_point deadline) {
-  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
-  return static_cast<int>(std::max<std::chrono::milliseconds::rep>(0, left.count()));
-}
 
 // A socket of `type` bound to 127.0.0.1 on a port the kernel picks; the port
 // goes to *port (0 on failure).

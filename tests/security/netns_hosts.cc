@@ -19,13 +19,15 @@
 #include <sstream>
 #include <utility>
 
+#include "tests/security/security_support.h"
+
 namespace brig::security::test {
 namespace {
 
 using Clock = std::chrono::steady_clock;
 using namespace std::chrono_literals;
 
-constexpr auto kIoLimit = 10s;
+constexpr auto kHostIoLimit = 10s;
 
 std::string errno_text(const std::string& what) {
   return what + ": " + std::strerror(errno);
@@ -106,11 +108,6 @@ UniqueFd bind_at(int type, const std::string& addr, int port, std::string* error
   return fd;
 }
 
-int ms_until(Clock::time_point deadline) {
-  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
-  return static_cast<int>(std::max<std::chrono::milliseconds::rep>(0, left.count()));
-}
-
 const std::vector<std::string> kCommandEnv = {"PATH=/usr/sbin:/usr/bin:/sbin:/bin", "LANG=C"};
 
 }  // namespace
@@ -159,7 +156,7 @@ void CountingHttpServer::loop() {
     }
     connections_.fetch_add(1);
     // The head, then the answer; a silent peer is dropped at the deadline.
-    const auto deadline = Clock::now() + kIoLimit;
+    const auto deadline = Clock::now() + kHostIoLimit;
     std::string head;
     char buf[4096];
     bool complete = false;

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <sys/types.h>
+#include <chrono>
 
 #include <string>
 #include <vector>
@@ -105,5 +106,9 @@ size_t count_processes_with(const std::string& needle);
 
 // Whether this process can still fork a child that exits 0: the host is healthy.
 bool can_fork();
+
+// The milliseconds from now until `deadline`, 0 once it has passed: a poll
+// timeout for I/O that must end by then.
+int ms_until(std::chrono::steady_clock::time_point deadline);
 
 }  // namespace brig::security::test

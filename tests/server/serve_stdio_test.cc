@@ -19,10 +19,6 @@ std::vector<std::string> serve_args(const TempDir& ws, std::vector<std::string> 
   return args;
 }
 
-bool exited_zero(const std::optional<int>& status) {
-  return status && WIFEXITED(*status) && WEXITSTATUS(*status) == 0;
-}
-
 TEST(ServeStdio, StdoutCarriesOnlyJsonRpcAndLogsGoToStderr) {
   TempDir ws;
   Child child(serve_args(ws, {"--log-level", "trace"}));

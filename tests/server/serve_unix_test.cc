@@ -48,10 +48,6 @@ class SocketServer {
   bool ready_ = false;
 };
 
-bool exited_zero(const std::optional<int>& status) {
-  return status && WIFEXITED(*status) && WEXITSTATUS(*status) == 0;
-}
-
 bool ping(LineClient& client, const Json& id) {
   return client.send({{"jsonrpc", "2.0"}, {"id", id}, {"method", "ping"}}) &&
          client.read_response(id).has_value();

@@ -282,6 +282,10 @@ std::optional<int> Child::wait(std::chrono::milliseconds timeout) {
   return status;
 }
 
+bool exited_zero(const std::optional<int>& status) {
+  return status && WIFEXITED(*status) && WEXITSTATUS(*status) == 0;
+}
+
 namespace {
 
 std::string read_until_eof(const UniqueFd& fd, std::chrono::milliseconds timeout) {

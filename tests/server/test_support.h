@@ -147,4 +147,7 @@ class Child {
   UniqueFd stderr_;
 };
 
+// Whether a wait status (Child::wait) says the process exited with 0.
+bool exited_zero(const std::optional<int>& status);
+
 }  // namespace brig::server::testing

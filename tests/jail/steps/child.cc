@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <sched.h>
 #include <signal.h>
+#include <spawn.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -140,6 +141,18 @@ long from_error_number(int err) {
   if (err == 0) return 0;
   errno = err;
   return -1;
+}
+
+long spawn_true() {
+  pid_t pid;
+  char arg0[] = "true";
+  char* argv[] = {arg0, nullptr};
+  char* envp[] = {nullptr};
+  if (int err = posix_spawn(&pid, "/bin/true", nullptr, nullptr, argv, envp))
+    return from_error_number(err);
+  int status = 0;
+  if (waitpid(pid, &status, 0) < 0) return -1;
+  return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : from_error_number(ECHILD);
 }
 
 }  // namespace brig::jail::testing

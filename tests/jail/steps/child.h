@@ -57,4 +57,8 @@ std::string become_root_in_new_user_namespace(int extra_flags);
 // Wraps a call that returns 0 or a positive error number (pthread style).
 long from_error_number(int err);
 
+// posix_spawns /bin/true with an empty environment and waits for it: 0 when
+// it ran and exited 0, else -1 with errno (ECHILD: it did not exit 0).
+long spawn_true();
+
 }  // namespace brig::jail::testing

@@ -7,7 +7,6 @@
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -29,24 +28,13 @@ namespace {
 
 using testing::kSucceeds;
 using testing::Probe;
+using testing::spawn_true;
 
 long open_and_close(const std::string& path, int flags) {
   int fd = open(path.c_str(), flags | O_CLOEXEC, 0644);
   if (fd < 0) return -1;
   close(fd);
   return 0;
-}
-
-long spawn_true() {
-  pid_t pid;
-  char arg0[] = "true";
-  char* argv[] = {arg0, nullptr};
-  char* envp[] = {nullptr};
-  if (int err = posix_spawn(&pid, "/bin/true", nullptr, nullptr, argv, envp))
-    return testing::from_error_number(err);
-  int status = 0;
-  waitpid(pid, &status, 0);
-  return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : testing::from_error_number(ECHILD);
 }
 
 // A TCP listener on 127.0.0.1 at a port the kernel picks.

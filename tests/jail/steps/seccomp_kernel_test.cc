@@ -17,7 +17,6 @@
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
-#include <spawn.h>
 #include <stdlib.h>
 #include <sys/ioctl.h>
 #include <sys/mount.h>
@@ -46,6 +45,7 @@ using testing::kAnyOutcome;
 using testing::killed_by;
 using testing::kSucceeds;
 using testing::Probe;
+using testing::spawn_true;
 
 constexpr uint64_t kHigh = uint64_t{1} << 32;
 constexpr int kKeySpecSessionKeyring = -3;  // KEY_SPEC_SESSION_KEYRING
@@ -57,18 +57,6 @@ long reap(long pid) {
   if (pid == 0) _exit(0);
   if (pid > 0) waitpid(static_cast<pid_t>(pid), nullptr, 0);
   return pid;
-}
-
-long spawn_true() {
-  pid_t pid;
-  char arg0[] = "true";
-  char* argv[] = {arg0, nullptr};
-  char* envp[] = {nullptr};
-  if (int err = posix_spawn(&pid, "/bin/true", nullptr, nullptr, argv, envp))
-    return testing::from_error_number(err);
-  int status = 0;
-  if (waitpid(pid, &status, 0) < 0) return -1;
-  return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : testing::from_error_number(ECHILD);
 }
 
 long start_thread() {

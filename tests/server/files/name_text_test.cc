@@ -85,9 +85,9 @@ TEST(NameText, EveryByteStringRoundTrips) {
     for (char& c : name)
       c = static_cast<char>(rng() % 2 ? common[rng() % sizeof common] : rng() % 256);
     const std::string text = name_to_text(name);
-    ASSERT_EQ(count_invalid_utf8(text), 0u) << testing::PrintToString(name);
-    ASSERT_EQ(ascii_count(text), ascii_count(name)) << testing::PrintToString(name);
-    ASSERT_EQ(text_to_name(text), name) << testing::PrintToString(name);
+    ASSERT_EQ(count_invalid_utf8(text), 0u) << ::testing::PrintToString(name);
+    ASSERT_EQ(ascii_count(text), ascii_count(name)) << ::testing::PrintToString(name);
+    ASSERT_EQ(text_to_name(text), name) << ::testing::PrintToString(name);
   }
 }
 
@@ -125,7 +125,7 @@ TEST(NameText, AcceptedTextsAreExactlyTheShownOnes) {
       }
     }
     if (const std::optional<std::string> name = text_to_name(text)) {
-      ASSERT_EQ(name_to_text(*name), text) << testing::PrintToString(text);
+      ASSERT_EQ(name_to_text(*name), text) << ::testing::PrintToString(text);
     }
   }
 }

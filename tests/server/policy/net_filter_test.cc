@@ -3,28 +3,17 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "tests/server/policy/net_rule_builders.h"
+
 namespace brig::policy {
 namespace {
 
 using Entry = jail::NetFilter::Entry;
+using testing::addr;
 using ::testing::ElementsAre;
 using ::testing::IsEmpty;
+using testing::rules;
 using ::testing::UnorderedElementsAre;
-
-Address addr(std::string_view text) {
-  auto a = parse_address(text);
-  EXPECT_TRUE(a) << text;
-  return a.value_or(Address{});
-}
-
-NetRules rules(std::vector<std::string_view> allow, std::vector<std::string_view> deny = {},
-               std::vector<StaticHost> hosts = {}) {
-  NetRules out;
-  for (auto t : allow) out.allow.push_back(*parse_net_rule(t));
-  for (auto t : deny) out.deny.push_back(*parse_net_rule(t));
-  out.hosts = std::move(hosts);
-  return out;
-}
 
 Entry entry(std::array<std::uint8_t, 4> a, int prefix, std::uint16_t first, std::uint16_t last) {
   return Entry{a, static_cast<std::uint8_t>(prefix), first, last};

@@ -4,37 +4,21 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "tests/server/policy/net_rule_builders.h"
+
 namespace brig::policy {
 namespace {
 
+using testing::addr;
 using ::testing::HasSubstr;
-
-Address addr(std::string_view text) {
-  auto a = parse_address(text);
-  EXPECT_TRUE(a) << text;
-  return a.value_or(Address{});
-}
-
-NetRule rule(std::string_view text) {
-  auto r = parse_net_rule(text);
-  EXPECT_TRUE(r) << text << ": " << (r ? "" : r.error().to_string());
-  return r.value_or(NetRule{});
-}
+using testing::rule;
+using testing::rules;
 
 // The reason parse_net_rule refuses `text` with.
 std::string refusal(std::string_view text) {
   auto r = parse_net_rule(text);
   if (r) return "accepted";
   return r.error().why;
-}
-
-NetRules rules(std::vector<std::string_view> allow, std::vector<std::string_view> deny = {},
-               std::vector<StaticHost> hosts = {}) {
-  NetRules out;
-  for (auto t : allow) out.allow.push_back(rule(t));
-  for (auto t : deny) out.deny.push_back(rule(t));
-  out.hosts = std::move(hosts);
-  return out;
 }
 
 TEST(ParseAddress, ReadsBothFamiliesAndBrackets) {

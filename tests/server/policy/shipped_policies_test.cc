@@ -21,8 +21,6 @@ using namespace testing;  // NOLINT: the spec builders
 using std::chrono::minutes;
 using ::testing::ElementsAre;
 
-constexpr uint64_t kMiB = 1 << 20, kGiB = uint64_t{1} << 30;
-
 // Ada, uid 1000, in a git checkout under her home.
 Context ada() {
   Context c;

@@ -1,6 +1,8 @@
-// Short constructors for expected jail::Mount values in planner tests.
+// Short constructors for expected jail::Mount values in planner tests, and
+// the sizes they are written with.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -9,6 +11,9 @@
 namespace brig::policy::testing {
 
 using jail::Mount;
+
+inline constexpr uint64_t kMiB = uint64_t{1} << 20;
+inline constexpr uint64_t kGiB = uint64_t{1} << 30;
 
 inline Mount mount_of(Mount::Kind kind, std::string target) {
   Mount m;

@@ -21,8 +21,6 @@ using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 using ::testing::Not;
 
-constexpr uint64_t kMiB = 1 << 20;
-
 // The workspace's .git, through the git layer (docs/jail.md, "git"); its
 // private layer may hold as much as /tmp.
 Mount git() {
