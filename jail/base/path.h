@@ -17,7 +17,11 @@ namespace brig {
 constexpr bool is_within(std::string_view path, std::string_view parent) {
   if (parent.empty()) return false;
   if (parent == "/") return true;
-  return path.starts_with(parent) && (path.size() == parent.size() || path[parent.size()] == '/');
+  if (!path.starts_with(parent)) return false;
+  // The rest as a view, not path[parent.size()]: inlined with literals, GCC
+  // 12 -O2 flags that index out of bounds on the branch starts_with rules out.
+  const std::string_view rest = path.substr(parent.size());
+  return rest.empty() || rest.front() == '/';
 }
 
 // Whether `path` is absolute and normal: "/" or "/"-separated names, none
