@@ -282,7 +282,7 @@ int open_signalfd() {
 // while the command waits for what to run; the launcher ends such a jail by
 // killing the init (a fatal signal ends the wait) or by closing the socket
 // (the command exits, and the init ends the jail as after any command).
-pid_t start_command(const ChildPlan& p, CommandArgs& args) {
+pid_t fork_command(const ChildPlan& p, CommandArgs& args) {
   const pid_t command =
       clone::vfork_on_stack(command_main, &args, command_stack, sizeof command_stack);
   if (command < 0) fail(SetupStep::fork, errno);
@@ -356,7 +356,7 @@ void contain(const ChildPlan& p) {
                            p.exec.envp.data()};
   const int sigfd = open_signalfd();
   CommandArgs args{&p, &cgroups, &to_run};
-  const pid_t command = start_command(p, args);
+  const pid_t command = fork_command(p, args);
   close_stdio();
   supervise(p, command, sigfd, cgroups, git);
 }

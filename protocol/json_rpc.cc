@@ -179,6 +179,10 @@ ErrorResponse make_error(std::optional<Id> id, int code, std::string message,
   return ErrorResponse{std::move(id), code, std::move(message), std::move(data)};
 }
 
+ErrorResponse invalid_params(const Request& req, std::string why) {
+  return make_error(req.id, error_code::kInvalidParams, "Invalid params: " + why);
+}
+
 Json to_json(const Request& m) {
   Json j{{"jsonrpc", "2.0"}, {"id", m.id.to_json()}, {"method", m.method}};
   if (!m.params.is_null()) j["params"] = m.params;

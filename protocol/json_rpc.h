@@ -119,6 +119,8 @@ std::expected<Message, ErrorResponse> decode_message(Json&& j);
 // An ErrorResponse; data empty means no "data" member.
 ErrorResponse make_error(std::optional<Id> id, int code, std::string message,
                          std::optional<Json> data = std::nullopt);
+// The -32602 answer to req: "Invalid params: " + why.
+ErrorResponse invalid_params(const Request& req, std::string why);
 
 // The wire form of each message type ({"jsonrpc":"2.0", ...}).
 Json to_json(const Request& m);

@@ -8,10 +8,6 @@ namespace brig::protocol {
 
 namespace {
 
-ErrorResponse invalid_params(const Request& req, std::string why) {
-  return make_error(req.id, error_code::kInvalidParams, "Invalid params: " + why);
-}
-
 ErrorResponse unsupported_version(const Request& req, std::string_view requested) {
   Json supported = Json::array();
   for (auto v : kSupportedVersions) supported.push_back(v);

@@ -22,10 +22,6 @@ bool is_known(std::string_view method) {
   return false;
 }
 
-ErrorResponse invalid_params(const Request& req, std::string why) {
-  return make_error(req.id, error_code::kInvalidParams, "Invalid params: " + why);
-}
-
 ErrorResponse method_not_found(const Request& req, std::string why) {
   return make_error(req.id, error_code::kMethodNotFound,
                     "Method not found: " + clip(req.method, 256) + why);

@@ -134,7 +134,7 @@ struct Reusing {
   ~Reusing() { cgroups::reuse_empty_groups(false); }
 };
 
-bool exists(const std::string& path) {
+bool cgroup_exists(const std::string& path) {
   struct stat st;
   return ::stat(path.c_str(), &st) == 0;
 }
@@ -154,7 +154,7 @@ TEST(CgroupsTest, OnlyAnEmptyLightGroupIsReusedAndOnlyForTheSameLimits) {
   const std::string name = g.name;
   const std::vector<std::string> paths = g.paths;
   cgroups::remove(g);
-  for (const auto& p : paths) EXPECT_TRUE(exists(p)) << p << " removed instead of kept";
+  for (const auto& p : paths) EXPECT_TRUE(cgroup_exists(p)) << p << " removed instead of kept";
 
   Limits other = limits;
   other.pids = 17;
@@ -193,7 +193,8 @@ TEST(CgroupsTest, OnlyAnEmptyLightGroupIsReusedAndOnlyForTheSameLimits) {
     cgroups::remove(again);
     ::close(fd);
     ::unlink(file);
-    for (const auto& p : paths) EXPECT_FALSE(exists(p)) << p << " kept with its jail's memory";
+    for (const auto& p : paths)
+      EXPECT_FALSE(cgroup_exists(p)) << p << " kept with its jail's memory";
   } else {
     cgroups::remove(again);
   }
@@ -207,7 +208,7 @@ TEST(CgroupsTest, OnlyAnEmptyLightGroupIsReusedAndOnlyForTheSameLimits) {
   for (const auto& p : kept_paths) ASSERT_EQ(::rmdir(p.c_str()), 0) << p;
   cgroups::Group fresh = cgroups::create(limits);
   EXPECT_NE(fresh.name, kept_name) << "handed out a group that is gone";
-  for (const auto& p : fresh.paths) EXPECT_TRUE(exists(p)) << p;
+  for (const auto& p : fresh.paths) EXPECT_TRUE(cgroup_exists(p)) << p;
   cgroups::remove(fresh);
   cgroups::remove(different);
   EXPECT_FALSE(our_cgroups().empty()) << "no spare kept";
@@ -256,7 +257,7 @@ TEST(CgroupsTest, AGroupStillHoldingATaskIsNotReused) {
       std::this_thread::sleep_until(*at);
     }
     for (const auto& p : paths)
-      EXPECT_FALSE(exists(p)) << p << " neither reused nor removed once its task left";
+      EXPECT_FALSE(cgroup_exists(p)) << p << " neither reused nor removed once its task left";
   }
   cgroups::reuse_empty_groups(false);
   EXPECT_TRUE(our_cgroups().empty());
@@ -278,7 +279,7 @@ TEST(CgroupsTest, TheInitLeavesAGroupMeantForReuse) {
   ASSERT_EQ(cgroups::receive_in_child(sv[1], &r), 0);
   EXPECT_TRUE(r.launcher_keeps);
   EXPECT_EQ(cgroups::remove_in_child(r), r.count);
-  for (const auto& p : g.paths) EXPECT_TRUE(exists(p)) << p << " removed by the init";
+  for (const auto& p : g.paths) EXPECT_TRUE(cgroup_exists(p)) << p << " removed by the init";
   for (int i = 0; i < r.count; ++i) ::close(r.procs_fds[i]), ::close(r.dir_fds[i]);
   ::close(sv[0]);
   ::close(sv[1]);

@@ -25,7 +25,7 @@ namespace fs = std::filesystem;
 using ::testing::HasSubstr;
 using namespace std::chrono_literals;
 
-bool exists(const std::string& path) {
+bool present(const std::string& path) {
   struct stat st;
   return ::lstat(path.c_str(), &st) == 0;
 }
@@ -101,14 +101,14 @@ TEST_F(GitStateTest, MergeStateCarriesOverToTheNextJailAndIsDeletedThere) {
                    " commit -qam main");
   const Ran merge = run(std::string(kGit) + " merge side");
   EXPECT_EQ(merge.outcome.exit_status(), 1) << "the merge conflicts: " << merge.out << merge.err;
-  EXPECT_TRUE(exists(git_dir() + "/MERGE_HEAD"));
+  EXPECT_TRUE(present(git_dir() + "/MERGE_HEAD"));
   EXPECT_EQ(host_sh(ws_, "git status --porcelain"), "UU f\n");
 
   const Ran commit =
       run(std::string("echo both > f && git add f && ") + kGit + " commit -qm merged");
   ASSERT_EQ(commit.outcome.exit_status(), 0) << commit.outcome.to_string() << commit.err;
-  EXPECT_FALSE(exists(git_dir() + "/MERGE_HEAD")) << "the jail's deletion is written back";
-  EXPECT_FALSE(exists(git_dir() + "/MERGE_MSG"));
+  EXPECT_FALSE(present(git_dir() + "/MERGE_HEAD")) << "the jail's deletion is written back";
+  EXPECT_FALSE(present(git_dir() + "/MERGE_MSG"));
   EXPECT_EQ(host_sh(ws_, "git log -1 --format=%p | wc -w"), "2\n");
   EXPECT_EQ(host_sh(ws_, "git status --porcelain"), "");
 }
@@ -125,10 +125,10 @@ TEST_F(GitStateTest, ConfigurationIsReadOnly) {
     EXPECT_NE(ran.outcome.exit_status(), 0) << attack;
   }
   EXPECT_EQ(read_file(git_dir() + "/config"), config);
-  EXPECT_FALSE(exists(git_dir() + "/objects/info/alternates"));
-  EXPECT_FALSE(exists(git_dir() + "/hooks/pre-commit"));
-  EXPECT_FALSE(exists(ws_ + "/.git-away"));
-  EXPECT_TRUE(exists(git_dir() + "/description"));
+  EXPECT_FALSE(present(git_dir() + "/objects/info/alternates"));
+  EXPECT_FALSE(present(git_dir() + "/hooks/pre-commit"));
+  EXPECT_FALSE(present(ws_ + "/.git-away"));
+  EXPECT_TRUE(present(git_dir() + "/description"));
 }
 
 // New names at the top of .git (commondir, config.worktree, sequencer
@@ -159,9 +159,9 @@ TEST_F(GitStateTest, StateNamesThatAreNotFilesAreNotWrittenBack) {
   ASSERT_EQ(::lstat((git_dir() + "/ORIG_HEAD").c_str(), &st), 0);
   EXPECT_TRUE(S_ISREG(st.st_mode));
   EXPECT_EQ(read_file(git_dir() + "/ORIG_HEAD"), orig);
-  EXPECT_FALSE(exists(git_dir() + "/FETCH_HEAD"));
-  EXPECT_FALSE(exists(git_dir() + "/MERGE_MSG"));
-  EXPECT_FALSE(exists(git_dir() + "/ORIG_HEAD.lock"));
+  EXPECT_FALSE(present(git_dir() + "/FETCH_HEAD"));
+  EXPECT_FALSE(present(git_dir() + "/MERGE_MSG"));
+  EXPECT_FALSE(present(git_dir() + "/ORIG_HEAD.lock"));
 }
 
 // The write-back takes git's own lock: while another git holds it, the
@@ -170,9 +170,9 @@ TEST_F(GitStateTest, WriteBackWaitsForGitsLockAndGivesUp) {
   auto jailed = spawn(spec(), sh("git checkout -qb topic && touch ready && sleep 1"));
   ASSERT_TRUE(jailed) << jailed.error().to_string();
   const auto deadline = std::chrono::steady_clock::now() + 30s;
-  while (!exists(ws_ + "/ready") && std::chrono::steady_clock::now() < deadline)
+  while (!present(ws_ + "/ready") && std::chrono::steady_clock::now() < deadline)
     std::this_thread::sleep_for(5ms);
-  ASSERT_TRUE(exists(ws_ + "/ready"));
+  ASSERT_TRUE(present(ws_ + "/ready"));
   { std::ofstream(git_dir() + "/HEAD.lock") << "held by a host git\n"; }
   auto outcome = wait(*jailed, std::nullopt);
   ASSERT_TRUE(outcome) << outcome.error().to_string();
@@ -208,7 +208,7 @@ TEST_F(GitStateTest, LayerThatCannotBeMadeLeavesGitReadOnly) {
   ASSERT_EQ(ran.outcome.exit_status(), 0) << ran.outcome.to_string() << ran.err;
   EXPECT_THAT(ran.outcome.warning, HasSubstr("read-only as a whole"));
   EXPECT_EQ(read_file(git_dir() + "/HEAD"), head);
-  EXPECT_FALSE(exists(git_dir() + "/commondir"));
+  EXPECT_FALSE(present(git_dir() + "/commondir"));
 }
 
 // What the jail wrote in objects/, refs/ and logs/ reaches the host only at
@@ -232,12 +232,12 @@ TEST_F(GitStateTest, SymlinksAndFifosInRefsLogsAndObjectsNeverReachTheHost) {
   EXPECT_TRUE(S_ISREG(st.st_mode));
   ASSERT_EQ(::lstat((git_dir() + "/refs/tags").c_str(), &st), 0);
   EXPECT_TRUE(S_ISDIR(st.st_mode));
-  EXPECT_FALSE(exists(git_dir() + "/refs/heads/zzz"));
-  EXPECT_FALSE(exists(git_dir() + "/objects/ab/" + std::string(38, 'c')));
+  EXPECT_FALSE(present(git_dir() + "/refs/heads/zzz"));
+  EXPECT_FALSE(present(git_dir() + "/objects/ab/" + std::string(38, 'c')));
   // The host's git writes where it always did.
   host_sh(ws_, std::string(kGit) + " commit -q --allow-empty -m two && git tag v1");
   EXPECT_EQ(names(v), "");
-  EXPECT_TRUE(exists(git_dir() + "/refs/tags/v1"));
+  EXPECT_TRUE(present(git_dir() + "/refs/tags/v1"));
 }
 
 // An index whose paths git would not check out (../x, .git/config) would
@@ -267,7 +267,7 @@ TEST_F(GitStateTest, AnIndexGitWouldNotWriteIsNotWrittenBack) {
     EXPECT_EQ(read_file(git_dir() + "/index"), before) << attack;
     host_sh(ws_, "git checkout -q -- . && git status --porcelain >/dev/null");
   }
-  EXPECT_FALSE(exists(ws_ + "/../.bashrc"));
+  EXPECT_FALSE(present(ws_ + "/../.bashrc"));
 }
 
 // A HEAD git would not write (garbage, or none at all) would make the
@@ -296,7 +296,7 @@ TEST_F(GitStateTest, BranchDeletionReflogsAndLocksBehaveAsInGit) {
   EXPECT_EQ(host_sh(ws_, "git branch --list side"), "");
   EXPECT_EQ(host_sh(ws_, "git fsck --no-progress 2>&1 | grep -v dangling | wc -l"), "0\n");
   EXPECT_EQ(host_sh(ws_, "git reflog -1 --format=%gs"), "commit: two\n");
-  EXPECT_TRUE(exists(git_dir() + "/stale.lock")) << "the jail's rm stayed in the jail";
+  EXPECT_TRUE(present(git_dir() + "/stale.lock")) << "the jail's rm stayed in the jail";
 }
 
 // A pack's index can claim any id for any data, and checking one is git
@@ -326,7 +326,7 @@ TEST_F(GitStateTest, ALooseObjectThatIsNotWhatItsIdSaysIsRefused) {
   ASSERT_EQ(ran.outcome.exit_status(), 0) << ran.outcome.to_string() << ran.err;
   EXPECT_THAT(ran.outcome.warning, HasSubstr("not what its id says"));
   const std::string id = host_sh(ws_, "printf 'TODO\\n' | git hash-object --stdin");
-  EXPECT_FALSE(exists(git_dir() + "/objects/" + id.substr(0, 2) + "/" + id.substr(2, 38)));
+  EXPECT_FALSE(present(git_dir() + "/objects/" + id.substr(0, 2) + "/" + id.substr(2, 38)));
   // The sound one (evil's own) came back.
   EXPECT_EQ(host_sh(ws_, "git cat-file -p $(printf 'evil\\n' | git hash-object --stdin)"),
             "evil\n");
@@ -343,9 +343,9 @@ TEST_F(GitStateTest, ReplaceRefsShallowListsAndForgedStatDataAreRefused) {
           "'x\\tf\\0' > .git/MERGE_RR");
   ASSERT_EQ(replace.outcome.exit_status(), 0) << replace.outcome.to_string() << replace.err;
   EXPECT_THAT(replace.outcome.warning, HasSubstr("could not be written back"));
-  EXPECT_FALSE(exists(git_dir() + "/refs/replace"));
-  EXPECT_FALSE(exists(git_dir() + "/shallow"));
-  EXPECT_FALSE(exists(git_dir() + "/MERGE_RR"));
+  EXPECT_FALSE(present(git_dir() + "/refs/replace"));
+  EXPECT_FALSE(present(git_dir() + "/shallow"));
+  EXPECT_FALSE(present(git_dir() + "/MERGE_RR"));
 
   // A packed-refs git would misread: refs out of order (git binary-searches
   // them) or a peeled line with no ref before it.
@@ -356,12 +356,12 @@ TEST_F(GitStateTest, ReplaceRefsShallowListsAndForgedStatDataAreRefused) {
     const Ran ran = run(packed);
     ASSERT_EQ(ran.outcome.exit_status(), 0) << packed << ": " << ran.err;
     EXPECT_THAT(ran.outcome.warning, HasSubstr("could not be written back")) << packed;
-    EXPECT_FALSE(exists(git_dir() + "/packed-refs")) << packed;
+    EXPECT_FALSE(present(git_dir() + "/packed-refs")) << packed;
   }
   const Ran sorted = run("git pack-refs --all");
   ASSERT_EQ(sorted.outcome.exit_status(), 0) << sorted.err;
   EXPECT_EQ(sorted.outcome.warning, "");
-  EXPECT_TRUE(exists(git_dir() + "/packed-refs"));
+  EXPECT_TRUE(present(git_dir() + "/packed-refs"));
 
   // An edit, then the index given the edited file's stat data but the old
   // blob: git would trust it and never look at the file.
@@ -390,7 +390,7 @@ TEST_F(GitStateTest, PackedReplaceRefsHeadOnATagPeeledLinesAndResolveUndo) {
           head + " " + head + " " + head + " > .git/packed-refs");
   ASSERT_EQ(replace.outcome.exit_status(), 0) << replace.err;
   EXPECT_THAT(replace.outcome.warning, HasSubstr("could not be written back"));
-  EXPECT_FALSE(exists(git_dir() + "/packed-refs"));
+  EXPECT_FALSE(present(git_dir() + "/packed-refs"));
 
   const Ran tag_head = run(std::string(kGit) + " tag v1 && git symbolic-ref HEAD refs/tags/v1");
   ASSERT_EQ(tag_head.outcome.exit_status(), 0) << tag_head.err;
