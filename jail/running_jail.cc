@@ -30,6 +30,7 @@ RunningJail& RunningJail::operator=(RunningJail&& o) noexcept {
     built_from_ = std::move(o.built_from_);
     cgroup_ = std::move(o.cgroup_);
     listeners_ = std::move(o.listeners_);
+    network_hold_ = std::move(o.network_hold_);
     layers_ = std::move(o.layers_);
     started_ = o.started_;
     deadline_ = o.deadline_;

@@ -93,6 +93,14 @@ class RunningJail {
   // takes them serves the jail's connections to them from outside.
   std::vector<UniqueFd> take_listeners() { return std::exchange(listeners_, {}); }
 
+  // A jail built ahead with a network namespace of its own: a socket in that
+  // namespace (from its child, taken as the command was sent), which keeps
+  // the namespace in being for as long as it is open, after the jail's end
+  // too. Empty fd for other jails, after the first call, or when the child
+  // had not sent it yet. brig-spawner holds these until it is idle, to move
+  // the namespaces' teardown out of a burst of calls (docs/jail.md).
+  UniqueFd take_network_hold() { return std::move(network_hold_); }
+
   // Built ahead by spawn_awaiting and not yet given its command.
   bool awaiting() const { return static_cast<bool>(command_fd_); }
 
@@ -121,6 +129,7 @@ class RunningJail {
   std::shared_ptr<const BuiltFrom> built_from_;
   cgroups::Group cgroup_;
   std::vector<UniqueFd> listeners_;
+  UniqueFd network_hold_;
   LayerReport layers_;
   Clock::time_point started_;
   std::optional<Clock::time_point> deadline_;

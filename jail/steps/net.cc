@@ -6,6 +6,7 @@
 #include <linux/sockios.h>
 #include <net/if.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <sched.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -125,15 +126,38 @@ void make_in_helper(const HelperPlan& plan) {
   ::_exit(0);
 }
 
-int make_in_child(SetupStep* step) {
+int make_in_child(SetupStep* step, int* socket) {
   *step = SetupStep::netns;
   if (::unshare(CLONE_NEWNET) != 0) return errno;
   *step = SetupStep::loopback;
   const int fd = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
   if (fd < 0) return errno;
-  const int e = loopback_up(fd);
-  ::close(fd);
-  return e;
+  if (const int e = loopback_up(fd)) {
+    ::close(fd);
+    return e;
+  }
+  *socket = fd;
+  return 0;
+}
+
+void send_hold_in_child(int sync, int socket) {
+  const char hold = 'h';
+  (void)send_with_fds(sync, &hold, 1, &socket, 1);
+  ::close(socket);
+}
+
+UniqueFd take_hold(int sync) {
+  pollfd p{sync, POLLIN, 0};
+  if (::poll(&p, 1, 0) != 1 || !(p.revents & POLLIN)) return {};
+  char hold = 0;
+  int fds[kMaxMessageFds];
+  size_t nfds = 0;
+  if (receive_with_fds(sync, &hold, 1, fds, &nfds) != 0) return {};
+  // Anything but the one socket send_hold_in_child sends is not kept.
+  for (size_t i = 1; i < nfds; ++i) ::close(fds[i]);
+  UniqueFd socket(nfds > 0 ? fds[0] : -1);
+  if (hold != 'h') socket.reset();
+  return socket;
 }
 
 int join_in_child(int sock, SetupStep* step) {

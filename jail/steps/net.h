@@ -87,9 +87,22 @@ Result<HelperFds> receive_from_helper(int listen_sock, std::span<const Listener>
 // waits for it, so the helper's process (a clone, its exit, the fd passing:
 // CPU every such jail paid) is not worth the overlap. The child makes
 // the namespace itself (in its own user namespace, as the helper would)
-// and brings lo up. Returns 0 or errno; *step: netns or loopback.
+// and brings lo up. Returns 0 or errno; *step: netns or loopback. On
+// success *socket is the socket lo was brought up with, which the caller
+// owns: an fd that holds the namespace (see send_hold_in_child).
 // Async-signal-safe.
-int make_in_child(SetupStep* step);
+int make_in_child(SetupStep* step, int* socket);
+
+// Child side, after make_in_child: sends `socket` (and closes it) to the
+// launcher over `sync`, one byte with the fd, for the launcher to hold the
+// namespace by (take_hold). Best effort: a namespace nobody holds is torn
+// down when the jail ends, as any other. Async-signal-safe.
+void send_hold_in_child(int sync, int socket);
+
+// Launcher side: the socket send_hold_in_child sent on `sync`, if it is
+// there already (never blocks); an empty fd otherwise. Read before the
+// command is sent: until then only brig's own code has run in the jail.
+UniqueFd take_hold(int sync);
 
 // Child side: waits for make_in_helper's namespace on `sock` and joins it.
 // Returns 0 or errno; *step: the step that failed (netns, loopback or listen).

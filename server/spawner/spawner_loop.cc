@@ -51,8 +51,17 @@ constexpr auto kRefillAfterIdle = std::chrono::milliseconds(10);
 // client's own work, or a model's, come later.
 constexpr auto kInARow = std::chrono::milliseconds(3);
 
+// The held network namespaces (namespace_holds.h) are let go once the loop
+// has been idle this long: longer than the gap between calls of a burst
+// (each sent on the last one's result, through brig-server), short enough
+// that the teardown is over long before a person's or a model's next call.
+constexpr auto kReleaseAfterIdle = std::chrono::milliseconds(20);
+
 SpawnerLoop::SpawnerLoop(int socket, UniqueFd dev_null, bool pool)
-    : socket_(socket), dev_null_(std::move(dev_null)), use_pool_(pool) {}
+    : socket_(socket),
+      dev_null_(std::move(dev_null)),
+      use_pool_(pool),
+      holds_(NamespaceHolds::cap_for_this_host()) {}
 
 int SpawnerLoop::run() {
   using Clock = jail::RunningJail::Clock;
@@ -83,6 +92,7 @@ int SpawnerLoop::run() {
       wake_at(idle_since + kRefillAfterIdle);
     }
     if (const auto due = pool_.shrink_due()) wake_at(*due);
+    if (!holds_.empty()) wake_at(idle_since + kReleaseAfterIdle);
     if (const auto retry = jail::cgroups::retry_deferred(&given_up)) wake_at(*retry);
     for (const std::string& path : given_up)
       log_line("cgroup " + path + " still holds tasks a minute after its jail ended; left for " +
@@ -115,11 +125,13 @@ int SpawnerLoop::run() {
     }
     if (server_gone_) break;
     pool_.shrink_if_idle(Clock::now());
+    if (!holds_.empty() && Clock::now() - idle_since >= kReleaseAfterIdle) holds_.release_all();
   }
   // Dropping a RunningJail kills its whole jail and reaps the init; the exiting
   // ones need only the reaping.
   pool_.clear();
   live_.clear();
+  holds_.release_all();
   for (const jail::RunningJail& j : exiting_) reap(j.pidfd(), WEXITED);
   exiting_.clear();
   jail::cgroups::reuse_empty_groups(false);
@@ -294,6 +306,7 @@ bool SpawnerLoop::report_exit(Live& live) {
                 {});
   const bool ok = send(exited_message(live.id, *outcome), {});
   last_report_ = jail::RunningJail::Clock::now();
+  holds_.keep(live.jailed.take_network_hold());
   // An init that reported the command's status may still be exiting (the
   // namespaces' teardown): reaped once its pidfd polls readable. One that
   // is already gone was reaped (ECHILD) or is reaped here.

@@ -21,6 +21,7 @@
 #include "jail/launcher.h"
 #include "server/spawner/jail_pool.h"
 #include "server/spawner/messages.h"
+#include "server/spawner/namespace_holds.h"
 
 namespace brig::spawner {
 
@@ -80,6 +81,8 @@ class SpawnerLoop {
   UniqueFd dev_null_;
   bool use_pool_;
   JailPool pool_;
+  // The network namespaces of jails ended since the loop was last idle.
+  NamespaceHolds holds_;
   std::vector<Live> live_;
   std::vector<jail::RunningJail> exiting_;  // reported, the init not yet reaped
   bool server_gone_ = false;                // the socket failed while a jail was built

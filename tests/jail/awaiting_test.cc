@@ -2,8 +2,10 @@
 // command gets exactly what a fresh jail's gets, confinement included, once.
 // Runs as root and as an unprivileged user (scripts/test.sh).
 #include <fcntl.h>
+#include <linux/sockios.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/ptrace.h>
 #include <sys/socket.h>
@@ -11,6 +13,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstring>
 #include <fstream>
 #include <iostream>
 #include <limits>
@@ -235,6 +238,57 @@ TEST_F(AwaitingTest, ItsOwnNetworkNamespaceIsMadeByItsChild) {
   const Ran connect =
       run_awaiting_in(open_tcp, probe_request({"connect-tcp", std::to_string(ntohs(at.sin_port))}));
   EXPECT_EQ(connect.out, "connect=ECONNREFUSED\n") << connect.outcome.to_string();
+}
+
+// The socket its child sends (RunningJail::take_network_hold) is in the
+// jail's own namespace, and keeps that namespace after the jail's end.
+TEST_F(AwaitingTest, ItsNetworkNamespaceIsHeldByTheSocketItsChildSent) {
+  if (!spec().namespaces.net) GTEST_SKIP() << "no network namespace in this tier";
+  auto jailed = spawn_awaiting(spec());
+  ASSERT_TRUE(jailed) << jailed.error().to_string();
+  // The child sends it once lo is up, before it waits for the command
+  // (~10 ms after spawn_awaiting here; a second for a loaded CI machine).
+  std::this_thread::sleep_for(1s);
+  UniqueFd out(::memfd_create("jail-stdout", MFD_CLOEXEC));
+  UniqueFd err(::memfd_create("jail-stderr", MFD_CLOEXEC));
+  ExecRequest r;
+  r.argv = {"/bin/readlink", "/proc/self/ns/net"};
+  r.stdout_fd = out.get();
+  r.stderr_fd = err.get();
+  ASSERT_TRUE(start_command(*jailed, r, std::nullopt));
+  UniqueFd hold = jailed->take_network_hold();
+  ASSERT_TRUE(hold) << "no socket from a child that had a second to send it";
+  EXPECT_FALSE(jailed->take_network_hold()) << "handed out twice";
+  const Ran ran = wait_and_collect(*jailed, out.get(), err.get());
+  ASSERT_EQ(ran.outcome.exit_status(), 0) << ran.err << ran.outcome.to_string();
+
+  // The namespace the command ran in, still there with the jail gone.
+  std::this_thread::sleep_for(100ms);
+  UniqueFd ns(::ioctl(hold.get(), SIOCGSKNS));
+  ASSERT_TRUE(ns) << "SIOCGSKNS: " << std::strerror(errno);
+  struct stat held {};
+  ASSERT_EQ(::fstat(ns.get(), &held), 0);
+  EXPECT_EQ(ran.out, "net:[" + std::to_string(held.st_ino) + "]\n");
+  struct stat own {};
+  ASSERT_EQ(::stat("/proc/self/ns/net", &own), 0);
+  EXPECT_NE(held.st_ino, own.st_ino) << "the host's namespace, not the jail's";
+}
+
+// A jail whose command came before its child sent the socket runs as any
+// other, and simply has none to hold.
+TEST_F(AwaitingTest, ACommandSentAtOnceRunsWhetherOrNotTheHoldCame) {
+  auto jailed = spawn_awaiting(spec());
+  ASSERT_TRUE(jailed) << jailed.error().to_string();
+  UniqueFd out(::memfd_create("jail-stdout", MFD_CLOEXEC));
+  UniqueFd err(::memfd_create("jail-stderr", MFD_CLOEXEC));
+  ExecRequest r;
+  r.argv = {"/bin/echo", "ran"};
+  r.stdout_fd = out.get();
+  r.stderr_fd = err.get();
+  ASSERT_TRUE(start_command(*jailed, r, std::nullopt));
+  const Ran ran = wait_and_collect(*jailed, out.get(), err.get());
+  EXPECT_EQ(ran.outcome.exit_status(), 0) << ran.err << ran.outcome.to_string();
+  EXPECT_EQ(ran.out, "ran\n");
 }
 
 TEST_F(AwaitingTest, InvalidOrOversizedRequestLeavesItAwaiting) {

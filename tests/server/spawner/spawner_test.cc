@@ -690,6 +690,59 @@ TEST_F(SpawnerTest, NoFdLeaksIntoTheJailOrStaysInTheServer) {
   EXPECT_EQ(open_fds(), before);
 }
 
+// The network namespaces the spawner holds through a burst of calls
+// (namespace_holds.h) reach no jail built meanwhile, and are let go once it
+// is idle. A hold is a socket in a jail's namespace: of brig-spawner's
+// sockets, the ones /proc/net/unix (the host's namespace) does not list.
+TEST_F(SpawnerTest, NamespacesHeldThroughABurstReachNoJailAndAreLetGoWhenIdle) {
+  auto holds = [this]() -> std::optional<int> {
+    std::set<std::string> unix_sockets;
+    std::ifstream net("/proc/net/unix");
+    for (std::string line; std::getline(net, line);) {
+      std::istringstream fields(line);
+      std::string field;
+      for (int i = 0; i < 7 && fields >> field; ++i) {
+      }
+      unix_sockets.insert(field);  // the seventh field: the inode
+    }
+    int n = 0;
+    const std::string dir = "/proc/" + std::to_string(spawner_pid_) + "/fd";
+    std::error_code denied;
+    std::filesystem::directory_iterator fds(dir, denied);
+    if (denied) return std::nullopt;
+    for (const auto& e : fds) {
+      std::error_code ec;
+      const std::string target = std::filesystem::read_symlink(e.path(), ec).string();
+      if (target.starts_with("socket:[") &&
+          !unix_sockets.contains(target.substr(8, target.size() - 9)))
+        ++n;
+    }
+    return n;
+  };
+  auto run_true = [this] {
+    jail::ExecRequest t;
+    t.argv = {"/bin/true"};
+    auto running = spawn(t);
+    ASSERT_TRUE(running) << running.error().to_string();
+    auto o = wait(*running);
+    ASSERT_TRUE(o);
+    EXPECT_EQ(o->exit_status(), 0) << o->to_string();
+  };
+  for (int i = 0; i < 12; ++i) run_true();
+  Pipe out;
+  auto r = jail::test::probe_request({"fds"});
+  r.stdout_fd = out.write.get();
+  auto running = spawn(r);
+  ASSERT_TRUE(running) << running.error().to_string();
+  out.write.reset();
+  ASSERT_TRUE(wait(*running));
+  EXPECT_EQ(read_until(out.read.get()), "fd=0\nfd=1\nfd=2\n");
+  // brig-spawner is not dumpable: only root may list its fds.
+  if (!holds() && ::geteuid() != 0) return;
+  EXPECT_TRUE(eventually([&] { return holds() == 0; }))
+      << holds().value_or(-1) << " namespaces still held by an idle brig-spawner";
+}
+
 TEST(SpawnerStartTest, AMissingProgramIsAnError) {
   asio::io_context io;
   auto s = Spawner::start(io.get_executor(), bin_dir() + "/no-such-brig-spawner");

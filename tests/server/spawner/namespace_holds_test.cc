@@ -1,0 +1,79 @@
+// NamespaceHolds: how many brig-spawner holds, and that each is closed when
+// it should be (a hold here is a pipe's read end: closed, its write end
+// gets EPIPE).
+#include "server/spawner/namespace_holds.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+namespace brig::spawner {
+namespace {
+
+struct Pipe {
+  UniqueFd read, write;
+  Pipe() {
+    int fds[2];
+    EXPECT_EQ(::pipe2(fds, O_CLOEXEC | O_NONBLOCK), 0);
+    read.reset(fds[0]);
+    write.reset(fds[1]);
+  }
+  // Whether its read end is still open somewhere.
+  bool held() const {
+    ::signal(SIGPIPE, SIG_IGN);
+    return ::write(write.get(), "x", 1) == 1 || errno != EPIPE;
+  }
+};
+
+TEST(NamespaceHoldsTest, HoldsUpToItsCapOldestLetGoFirst) {
+  NamespaceHolds holds(2);
+  std::vector<Pipe> p(3);
+  for (Pipe& q : p) holds.keep(std::move(q.read));
+  EXPECT_EQ(holds.size(), 2u);
+  EXPECT_FALSE(p[0].held()) << "the oldest was kept past the cap";
+  EXPECT_TRUE(p[1].held());
+  EXPECT_TRUE(p[2].held());
+  holds.release_all();
+  EXPECT_TRUE(holds.empty());
+  EXPECT_FALSE(p[1].held());
+  EXPECT_FALSE(p[2].held());
+}
+
+TEST(NamespaceHoldsTest, NoCapHoldsNoneAndAnEmptyFdIsNoHold) {
+  NamespaceHolds none(0);
+  Pipe p;
+  none.keep(std::move(p.read));
+  EXPECT_TRUE(none.empty());
+  EXPECT_FALSE(p.held());
+  NamespaceHolds some(4);
+  some.keep(UniqueFd());
+  EXPECT_TRUE(some.empty());
+}
+
+TEST(NamespaceHoldsTest, DroppedItLetsGoOfAll) {
+  Pipe p;
+  {
+    NamespaceHolds holds(4);
+    holds.keep(std::move(p.read));
+    EXPECT_TRUE(p.held());
+  }
+  EXPECT_FALSE(p.held());
+}
+
+TEST(NamespaceHoldsTest, CappedByMemoryAndByTheUsersNamespaceLimits) {
+  EXPECT_EQ(holds_allowed(std::nullopt, std::nullopt, std::nullopt), kMaxHeld);
+  EXPECT_EQ(holds_allowed(uint64_t{64} << 30, 1'000'000, 1'000'000), kMaxHeld);
+  EXPECT_EQ(holds_allowed(uint64_t{100} << 20, std::nullopt, std::nullopt), 10u);
+  EXPECT_EQ(holds_allowed(uint64_t{5} << 20, std::nullopt, std::nullopt), 0u);
+  EXPECT_EQ(holds_allowed(std::nullopt, 80, std::nullopt), 10u);
+  EXPECT_EQ(holds_allowed(std::nullopt, std::nullopt, 7), 0u) << "would crowd out new jails";
+  EXPECT_EQ(holds_allowed(uint64_t{64} << 30, 1'000'000, 0), 0u) << "user namespaces off";
+}
+
+}  // namespace
+}  // namespace brig::spawner
