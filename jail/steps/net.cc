@@ -152,11 +152,12 @@ UniqueFd take_hold(int sync) {
   char hold = 0;
   int fds[kMaxMessageFds];
   size_t nfds = 0;
-  if (receive_with_fds(sync, &hold, 1, fds, &nfds) != 0) return {};
-  // Anything but the one socket send_hold_in_child sends is not kept.
-  for (size_t i = 1; i < nfds; ++i) ::close(fds[i]);
+  const int err = receive_with_fds(sync, &hold, 1, fds, &nfds);
+  // Whatever came is closed unless it is the one socket send_hold_in_child
+  // sends, whole (an error still leaves the caller the fds that came).
   UniqueFd socket(nfds > 0 ? fds[0] : -1);
-  if (hold != 'h') socket.reset();
+  for (size_t i = 1; i < nfds; ++i) ::close(fds[i]);
+  if (err != 0 || hold != 'h') socket.reset();
   return socket;
 }
 

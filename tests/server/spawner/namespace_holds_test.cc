@@ -15,9 +15,9 @@
 namespace brig::spawner {
 namespace {
 
-struct Pipe {
+struct HoldPipe {
   UniqueFd read, write;
-  Pipe() {
+  HoldPipe() {
     int fds[2];
     EXPECT_EQ(::pipe2(fds, O_CLOEXEC | O_NONBLOCK), 0);
     read.reset(fds[0]);
@@ -32,8 +32,8 @@ struct Pipe {
 
 TEST(NamespaceHoldsTest, HoldsUpToItsCapOldestLetGoFirst) {
   NamespaceHolds holds(2);
-  std::vector<Pipe> p(3);
-  for (Pipe& q : p) holds.keep(std::move(q.read));
+  std::vector<HoldPipe> p(3);
+  for (HoldPipe& q : p) holds.keep(std::move(q.read));
   EXPECT_EQ(holds.size(), 2u);
   EXPECT_FALSE(p[0].held()) << "the oldest was kept past the cap";
   EXPECT_TRUE(p[1].held());
@@ -46,7 +46,7 @@ TEST(NamespaceHoldsTest, HoldsUpToItsCapOldestLetGoFirst) {
 
 TEST(NamespaceHoldsTest, NoCapHoldsNoneAndAnEmptyFdIsNoHold) {
   NamespaceHolds none(0);
-  Pipe p;
+  HoldPipe p;
   none.keep(std::move(p.read));
   EXPECT_TRUE(none.empty());
   EXPECT_FALSE(p.held());
@@ -56,7 +56,7 @@ TEST(NamespaceHoldsTest, NoCapHoldsNoneAndAnEmptyFdIsNoHold) {
 }
 
 TEST(NamespaceHoldsTest, DroppedItLetsGoOfAll) {
-  Pipe p;
+  HoldPipe p;
   {
     NamespaceHolds holds(4);
     holds.keep(std::move(p.read));
