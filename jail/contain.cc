@@ -252,7 +252,7 @@ void join_network(const ChildPlan& p) {
     int socket = -1;
     if (int e = net::make_in_child(&step, &socket)) fail(step, e);
     // The launcher holds the namespace by this socket after the jail ends,
-    // so that a burst of calls does not pay for its teardown (jail.md).
+    // so that a burst of calls does not pay for its teardown (server.md).
     net::send_hold_in_child(ChildPlan::kSyncFd, socket);
   } else {
     if (int e = net::join_in_child(ChildPlan::kNetnsFd, &step)) fail(step, e);

@@ -98,7 +98,7 @@ class RunningJail {
   // the namespace in being for as long as it is open, after the jail's end
   // too. Empty fd for other jails, after the first call, or when the child
   // had not sent it yet. brig-spawner holds these until it is idle, to move
-  // the namespaces' teardown out of a burst of calls (docs/jail.md).
+  // the namespaces' teardown out of a burst of calls (docs/server.md).
   UniqueFd take_network_hold() { return std::move(network_hold_); }
 
   // Built ahead by spawn_awaiting and not yet given its command.
