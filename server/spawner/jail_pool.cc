@@ -19,16 +19,19 @@ std::size_t ahead_for_memory(std::optional<std::uint64_t> available) {
       std::clamp<std::uint64_t>(*available / kMemoryPerJailAhead, 1, kMaxAhead));
 }
 
-std::optional<std::uint64_t> memory_available() {
-  // read(2), not a stream: the spawner keeps to system calls (no locale, no
-  // stdio buffers), and the line is in the first few hundred bytes.
-  const int fd = ::open("/proc/meminfo", O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return std::nullopt;
-  char buf[1024];
-  const ssize_t n = ::read(fd, buf, sizeof buf - 1);
+std::size_t read_start_of(const char* path, char* buf, std::size_t size) {
+  const int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return 0;
+  const ssize_t n = ::read(fd, buf, size - 1);
   ::close(fd);
-  if (n <= 0) return std::nullopt;
-  buf[n] = '\0';
+  buf[n > 0 ? n : 0] = '\0';
+  return n > 0 ? static_cast<std::size_t>(n) : 0;
+}
+
+std::optional<std::uint64_t> memory_available() {
+  // The line is in the first few hundred bytes.
+  char buf[1024];
+  if (read_start_of("/proc/meminfo", buf, sizeof buf) == 0) return std::nullopt;
   const char* at = std::strstr(buf, "MemAvailable:");
   if (!at) return std::nullopt;
   char* end = nullptr;

@@ -64,6 +64,10 @@ inline constexpr std::chrono::seconds kShrinkAfterIdle{10};
 std::size_t ahead_for_memory(std::optional<std::uint64_t> available);
 // MemAvailable from /proc/meminfo, in bytes; nullopt if unreadable.
 std::optional<std::uint64_t> memory_available();
+// The start of a small file (/proc), NUL-terminated in `buf`: its length,
+// 0 if unreadable or empty. read(2), not a stream: the spawner keeps to
+// system calls (no locale, no stdio buffers).
+std::size_t read_start_of(const char* path, char* buf, std::size_t size);
 
 class JailPool {
  public:

@@ -1,8 +1,5 @@
 #include "server/spawner/namespace_holds.h"
 
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <cstdlib>
 
@@ -13,13 +10,8 @@ namespace {
 
 // A number alone on the first line of a /proc/sys file; nullopt if unreadable.
 std::optional<std::uint64_t> read_limit(const char* path) {
-  const int fd = ::open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return std::nullopt;
   char buf[32];
-  const ssize_t n = ::read(fd, buf, sizeof buf - 1);
-  ::close(fd);
-  if (n <= 0) return std::nullopt;
-  buf[n] = '\0';
+  if (read_start_of(path, buf, sizeof buf) == 0) return std::nullopt;
   char* end = nullptr;
   const unsigned long long v = std::strtoull(buf, &end, 10);
   if (end == buf) return std::nullopt;

@@ -277,16 +277,9 @@ TEST_F(AwaitingTest, ItsNetworkNamespaceIsHeldByTheSocketItsChildSent) {
 // A jail whose command came before its child sent the socket runs as any
 // other, and simply has none to hold.
 TEST_F(AwaitingTest, ACommandSentAtOnceRunsWhetherOrNotTheHoldCame) {
-  auto jailed = spawn_awaiting(spec());
-  ASSERT_TRUE(jailed) << jailed.error().to_string();
-  UniqueFd out(::memfd_create("jail-stdout", MFD_CLOEXEC));
-  UniqueFd err(::memfd_create("jail-stderr", MFD_CLOEXEC));
   ExecRequest r;
   r.argv = {"/bin/echo", "ran"};
-  r.stdout_fd = out.get();
-  r.stderr_fd = err.get();
-  ASSERT_TRUE(start_command(*jailed, r, std::nullopt));
-  const Ran ran = wait_and_collect(*jailed, out.get(), err.get());
+  const Ran ran = run_awaiting(r);
   EXPECT_EQ(ran.outcome.exit_status(), 0) << ran.err << ran.outcome.to_string();
   EXPECT_EQ(ran.out, "ran\n");
 }

@@ -195,6 +195,17 @@ class SpawnerTest : public jail::test::JailTest {
   }
   Result<Outcome> wait(RunningJail& r) { return run(io_, r.wait()); }
 
+  // /bin/true through the spawner: it runs and exits 0.
+  void expect_true_runs() {
+    jail::ExecRequest t;
+    t.argv = {"/bin/true"};
+    auto running = spawn(t);
+    ASSERT_TRUE(running) << running.error().to_string();
+    auto outcome = wait(*running);
+    ASSERT_TRUE(outcome) << outcome.error().to_string();
+    EXPECT_EQ(outcome->exit_status(), 0) << outcome->to_string();
+  }
+
   // Spawns `script` (which must print "ready") and returns once it has.
   RunningJail spawn_ready(const std::string& script, std::vector<std::string> args = {}) {
     Pipe out;
@@ -458,13 +469,7 @@ TEST_F(SpawnerTest, CancellingWaitKillsTheJail) {
   }
   EXPECT_TRUE(eventually([&] { return process_gone(init) && processes_with(marker()).empty(); }));
   // The spawner consumed the end and goes on serving.
-  jail::ExecRequest t;
-  t.argv = {"/bin/true"};
-  auto next = spawn(t);
-  ASSERT_TRUE(next) << next.error().to_string();
-  auto outcome = wait(*next);
-  ASSERT_TRUE(outcome);
-  EXPECT_EQ(outcome->exit_code, 0);
+  expect_true_runs();
 }
 
 TEST_F(SpawnerTest, DroppingARunningKillsTheJail) {
@@ -650,11 +655,7 @@ TEST_F(SpawnerTest, CancellingSpawnKillsTheJailOnceStarted) {
     io_.run_for(10ms);
     return processes_with(marker()).empty();
   }));
-  jail::ExecRequest t;
-  t.argv = {"/bin/true"};
-  auto next = spawn(t);
-  ASSERT_TRUE(next) << next.error().to_string();
-  EXPECT_TRUE(wait(*next));
+  expect_true_runs();
 }
 
 int open_fds() {
@@ -679,13 +680,7 @@ TEST_F(SpawnerTest, NoFdLeaksIntoTheJailOrStaysInTheServer) {
   // The launcher's own status and watch fds are gone by exec; only stdio.
   EXPECT_EQ(read_until(out.read.get()), "fd=0\nfd=1\nfd=2\n");
   out.read.reset();
-  for (int i = 0; i < 5; ++i) {
-    jail::ExecRequest t;
-    t.argv = {"/bin/true"};
-    auto running = spawn(t);
-    ASSERT_TRUE(running);
-    ASSERT_TRUE(wait(*running));
-  }
+  for (int i = 0; i < 5; ++i) expect_true_runs();
   // Every pidfd that came with a STARTED was closed with its RunningJail.
   EXPECT_EQ(open_fds(), before);
 }
@@ -719,16 +714,7 @@ TEST_F(SpawnerTest, NamespacesHeldThroughABurstReachNoJailAndAreLetGoWhenIdle) {
     }
     return n;
   };
-  auto run_true = [this] {
-    jail::ExecRequest t;
-    t.argv = {"/bin/true"};
-    auto running = spawn(t);
-    ASSERT_TRUE(running) << running.error().to_string();
-    auto o = wait(*running);
-    ASSERT_TRUE(o);
-    EXPECT_EQ(o->exit_status(), 0) << o->to_string();
-  };
-  for (int i = 0; i < 12; ++i) run_true();
+  for (int i = 0; i < 12; ++i) expect_true_runs();
   Pipe out;
   auto r = jail::test::probe_request({"fds"});
   r.stdout_fd = out.write.get();
