@@ -1,5 +1,7 @@
 #include "server/spawner/namespace_holds.h"
 
+#include <sys/resource.h>
+
 #include <algorithm>
 #include <cstdlib>
 
@@ -22,19 +24,23 @@ std::optional<std::uint64_t> read_limit(const char* path) {
 
 std::size_t holds_allowed(std::optional<std::uint64_t> available,
                           std::optional<std::uint64_t> net_limit,
-                          std::optional<std::uint64_t> user_limit) {
+                          std::optional<std::uint64_t> user_limit,
+                          std::optional<std::uint64_t> open_files) {
   std::uint64_t allowed = kMaxHeld;
   if (available) allowed = std::min(allowed, *available / kMemoryPerHeld);
-  if (net_limit) allowed = std::min(allowed, *net_limit / 8);
-  if (user_limit) allowed = std::min(allowed, *user_limit / 8);
+  for (const auto& limit : {net_limit, user_limit, open_files})
+    if (limit) allowed = std::min(allowed, *limit / 8);
   return static_cast<std::size_t>(allowed);
 }
 
 NamespaceHolds::NamespaceHolds(std::size_t cap) : cap_(cap) {}
 
 std::size_t NamespaceHolds::cap_for_this_host() {
+  std::optional<std::uint64_t> open_files;
+  if (rlimit files{}; ::getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur != RLIM_INFINITY)
+    open_files = files.rlim_cur;
   return holds_allowed(memory_available(), read_limit("/proc/sys/user/max_net_namespaces"),
-                       read_limit("/proc/sys/user/max_user_namespaces"));
+                       read_limit("/proc/sys/user/max_user_namespaces"), open_files);
 }
 
 void NamespaceHolds::keep(UniqueFd hold) {

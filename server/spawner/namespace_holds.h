@@ -27,14 +27,17 @@ inline constexpr std::size_t kMaxHeld = 256;
 // namespaces stay under a sixty-fourth of what the host has free.
 inline constexpr std::uint64_t kMemoryPerHeld = 10ull << 20;
 
-// How many may be held with `available` bytes free and the user's limits on
+// How many may be held with `available` bytes free, the user's limits on
 // namespaces (`net_limit`, `user_limit`: /proc/sys/user/max_net_namespaces
 // and max_user_namespaces; a held namespace also keeps its jail's user
-// namespace). An eighth of the smaller limit at most, so that holding never
-// makes a new jail fail for want of one. Unknown values do not limit.
+// namespace) and the spawner's own `open_files` (RLIMIT_NOFILE, soft: each
+// hold is an fd, and every jail the spawner runs needs a few). An eighth of
+// each limit at most, so that holding never makes a new jail fail for want
+// of a namespace or an fd. Unknown values do not limit.
 std::size_t holds_allowed(std::optional<std::uint64_t> available,
                           std::optional<std::uint64_t> net_limit,
-                          std::optional<std::uint64_t> user_limit);
+                          std::optional<std::uint64_t> user_limit,
+                          std::optional<std::uint64_t> open_files);
 
 class NamespaceHolds {
  public:

@@ -65,14 +65,17 @@ TEST(NamespaceHoldsTest, DroppedItLetsGoOfAll) {
   EXPECT_FALSE(p.held());
 }
 
-TEST(NamespaceHoldsTest, CappedByMemoryAndByTheUsersNamespaceLimits) {
-  EXPECT_EQ(holds_allowed(std::nullopt, std::nullopt, std::nullopt), kMaxHeld);
-  EXPECT_EQ(holds_allowed(uint64_t{64} << 30, 1'000'000, 1'000'000), kMaxHeld);
-  EXPECT_EQ(holds_allowed(uint64_t{100} << 20, std::nullopt, std::nullopt), 10u);
-  EXPECT_EQ(holds_allowed(uint64_t{5} << 20, std::nullopt, std::nullopt), 0u);
-  EXPECT_EQ(holds_allowed(std::nullopt, 80, std::nullopt), 10u);
-  EXPECT_EQ(holds_allowed(std::nullopt, std::nullopt, 7), 0u) << "would crowd out new jails";
-  EXPECT_EQ(holds_allowed(uint64_t{64} << 30, 1'000'000, 0), 0u) << "user namespaces off";
+TEST(NamespaceHoldsTest, CappedByMemoryNamespaceLimitsAndOpenFiles) {
+  const std::optional<uint64_t> unknown;
+  EXPECT_EQ(holds_allowed(unknown, unknown, unknown, unknown), kMaxHeld);
+  EXPECT_EQ(holds_allowed(uint64_t{64} << 30, 1'000'000, 1'000'000, 1'000'000), kMaxHeld);
+  EXPECT_EQ(holds_allowed(uint64_t{100} << 20, unknown, unknown, unknown), 10u);
+  EXPECT_EQ(holds_allowed(uint64_t{5} << 20, unknown, unknown, unknown), 0u);
+  EXPECT_EQ(holds_allowed(unknown, 80, unknown, unknown), 10u);
+  EXPECT_EQ(holds_allowed(unknown, unknown, 7, unknown), 0u) << "would crowd out new jails";
+  EXPECT_EQ(holds_allowed(uint64_t{64} << 30, 1'000'000, 0, unknown), 0u) << "user namespaces off";
+  // The usual soft limit of a desktop session: 128 held, 896 fds left.
+  EXPECT_EQ(holds_allowed(uint64_t{64} << 30, 1'000'000, 1'000'000, 1024), 128u);
 }
 
 }  // namespace
