@@ -195,6 +195,20 @@ class SpawnerTest : public jail::test::JailTest {
   }
   Result<Outcome> wait(RunningJail& r) { return run(io_, r.wait()); }
 
+  // The fds a jail's command starts with (the probe's "fds": one line each).
+  std::string fds_in_a_jail() {
+    Pipe out;
+    auto r = jail::test::probe_request({"fds"});
+    r.stdout_fd = out.write.get();
+    auto running = spawn(r);
+    if (!running) return "spawn: " + running.error().to_string();
+    out.write.reset();
+    auto outcome = wait(*running);
+    if (!outcome) return "wait: " + outcome.error().to_string();
+    if (outcome->exit_status() != 0) return outcome->to_string();
+    return read_until(out.read.get());
+  }
+
   // /bin/true through the spawner: it runs and exits 0.
   void expect_true_runs() {
     jail::ExecRequest t;
@@ -666,20 +680,8 @@ int open_fds() {
 
 TEST_F(SpawnerTest, NoFdLeaksIntoTheJailOrStaysInTheServer) {
   const int before = open_fds();
-  Pipe out;
-  auto r = jail::test::probe_request({"fds"});
-  r.stdout_fd = out.write.get();
-  {
-    auto running = spawn(r);
-    ASSERT_TRUE(running) << running.error().to_string();
-    out.write.reset();
-    auto outcome = wait(*running);
-    ASSERT_TRUE(outcome);
-    EXPECT_EQ(outcome->exit_code, 0) << outcome->to_string();
-  }
   // The launcher's own status and watch fds are gone by exec; only stdio.
-  EXPECT_EQ(read_until(out.read.get()), "fd=0\nfd=1\nfd=2\n");
-  out.read.reset();
+  EXPECT_EQ(fds_in_a_jail(), "fd=0\nfd=1\nfd=2\n");
   for (int i = 0; i < 5; ++i) expect_true_runs();
   // Every pidfd that came with a STARTED was closed with its RunningJail.
   EXPECT_EQ(open_fds(), before);
@@ -715,14 +717,7 @@ TEST_F(SpawnerTest, NamespacesHeldThroughABurstReachNoJailAndAreLetGoWhenIdle) {
     return n;
   };
   for (int i = 0; i < 12; ++i) expect_true_runs();
-  Pipe out;
-  auto r = jail::test::probe_request({"fds"});
-  r.stdout_fd = out.write.get();
-  auto running = spawn(r);
-  ASSERT_TRUE(running) << running.error().to_string();
-  out.write.reset();
-  ASSERT_TRUE(wait(*running));
-  EXPECT_EQ(read_until(out.read.get()), "fd=0\nfd=1\nfd=2\n");
+  EXPECT_EQ(fds_in_a_jail(), "fd=0\nfd=1\nfd=2\n");
   // brig-spawner is not dumpable: only root may list its fds.
   if (!holds() && ::geteuid() != 0) return;
   EXPECT_TRUE(eventually([&] { return holds() == 0; }))
