@@ -7,6 +7,7 @@
 #include "jail/contain.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <sys/prctl.h>
 #include <unistd.h>
 
@@ -251,9 +252,13 @@ void join_network(const ChildPlan& p) {
   if (p.netns_in_child) {
     int socket = -1;
     if (int e = net::make_in_child(&step, &socket)) fail(step, e);
-    // The launcher holds the namespace by this socket after the jail ends,
-    // so that a burst of calls does not pay for its teardown (server.md).
-    net::send_hold_in_child(ChildPlan::kSyncFd, socket);
+    // The launcher holds the network namespace by this socket, and the mount
+    // namespace by its nsfs file, after the jail ends, so that a burst of
+    // calls does not pay for their teardown (server.md). The jail's own
+    // /proc, which only brig's code has seen so far; without one, only the
+    // network namespace is held.
+    const int mounts = ::open("/proc/self/ns/mnt", O_RDONLY | O_CLOEXEC);
+    net::send_hold_in_child(ChildPlan::kSyncFd, socket, mounts);
   } else {
     if (int e = net::join_in_child(ChildPlan::kNetnsFd, &step)) fail(step, e);
     ::close(ChildPlan::kNetnsFd);

@@ -390,7 +390,7 @@ Result<void> start_command(RunningJail& j, const ExecRequest& req,
   j.started_ = RunningJail::Clock::now();
   if (wall_time) j.deadline_ = j.started_ + *wall_time;
   // Before the command goes: until then only brig's code ran in the jail.
-  if (j.plan_->netns_in_child) j.network_hold_ = net::take_hold(j.command_fd_.get());
+  if (j.plan_->netns_in_child) j.namespace_hold_ = net::take_hold(j.command_fd_.get());
   // Once only, whether or not it arrives: a jail is never given a second.
   UniqueFd socket = std::move(j.command_fd_);
   if (int e = command::send(socket.get(), *encoded, stdio))

@@ -20,6 +20,7 @@
 #include "jail/spec.h"
 #include "jail/step_times.h"
 #include "jail/steps/cgroups.h"
+#include "jail/steps/net.h"
 
 namespace brig::jail {
 
@@ -94,12 +95,13 @@ class RunningJail {
   std::vector<UniqueFd> take_listeners() { return std::exchange(listeners_, {}); }
 
   // A jail built ahead with a network namespace of its own: a socket in that
-  // namespace (from its child, taken as the command was sent), which keeps
-  // the namespace in being for as long as it is open, after the jail's end
-  // too. Empty fd for other jails, after the first call, or when the child
-  // had not sent it yet. brig-spawner holds these until it is idle, to move
-  // the namespaces' teardown out of a burst of calls (docs/server.md).
-  UniqueFd take_network_hold() { return std::move(network_hold_); }
+  // namespace and its mount namespace's nsfs file (from its child, taken as
+  // the command was sent), which keep both in being for as long as they are
+  // open, after the jail's end too. Empty for other jails, after the first
+  // call, or when the child had not sent them yet. brig-spawner holds these
+  // until it is idle, to move the namespaces' teardown out of a burst of
+  // calls (docs/server.md).
+  net::NamespaceHold take_namespace_hold() { return std::move(namespace_hold_); }
 
   // Built ahead by spawn_awaiting and not yet given its command.
   bool awaiting() const { return static_cast<bool>(command_fd_); }
@@ -129,7 +131,7 @@ class RunningJail {
   std::shared_ptr<const BuiltFrom> built_from_;
   cgroups::Group cgroup_;
   std::vector<UniqueFd> listeners_;
-  UniqueFd network_hold_;
+  net::NamespaceHold namespace_hold_;
   LayerReport layers_;
   Clock::time_point started_;
   std::optional<Clock::time_point> deadline_;

@@ -140,25 +140,29 @@ int make_in_child(SetupStep* step, int* socket) {
   return 0;
 }
 
-void send_hold_in_child(int sync, int socket) {
+void send_hold_in_child(int sync, int socket, int mounts) {
   const char hold = 'h';
-  (void)send_with_fds(sync, &hold, 1, &socket, 1);
+  int fds[2] = {socket, mounts};
+  (void)send_with_fds(sync, &hold, 1, fds, mounts >= 0 ? 2 : 1);
   ::close(socket);
+  if (mounts >= 0) ::close(mounts);
 }
 
-UniqueFd take_hold(int sync) {
+NamespaceHold take_hold(int sync) {
   pollfd p{sync, POLLIN, 0};
   if (::poll(&p, 1, 0) != 1 || !(p.revents & POLLIN)) return {};
   char hold = 0;
   int fds[kMaxMessageFds];
   size_t nfds = 0;
   const int err = receive_with_fds(sync, &hold, 1, fds, &nfds);
-  // Whatever came is closed unless it is the one socket send_hold_in_child
-  // sends, whole (an error still leaves the caller the fds that came).
-  UniqueFd socket(nfds > 0 ? fds[0] : -1);
-  for (size_t i = 1; i < nfds; ++i) ::close(fds[i]);
-  if (err != 0 || hold != 'h') socket.reset();
-  return socket;
+  // Whatever came is closed unless it is what send_hold_in_child sends,
+  // whole (an error still leaves the caller the fds that came).
+  NamespaceHold held;
+  held.network.reset(nfds > 0 ? fds[0] : -1);
+  held.mounts.reset(nfds > 1 ? fds[1] : -1);
+  for (size_t i = 2; i < nfds; ++i) ::close(fds[i]);
+  if (err != 0 || hold != 'h') held = {};
+  return held;
 }
 
 int join_in_child(int sock, SetupStep* step) {

@@ -28,16 +28,20 @@ std::size_t read_start_of(const char* path, char* buf, std::size_t size) {
   return n > 0 ? static_cast<std::size_t>(n) : 0;
 }
 
-std::optional<std::uint64_t> memory_available() {
-  // The line is in the first few hundred bytes.
+std::optional<std::uint64_t> meminfo_bytes(const char* field) {
+  // MemTotal and MemAvailable are in the first few hundred bytes.
   char buf[1024];
   if (read_start_of("/proc/meminfo", buf, sizeof buf) == 0) return std::nullopt;
-  const char* at = std::strstr(buf, "MemAvailable:");
+  const char* at = std::strstr(buf, field);
   if (!at) return std::nullopt;
   char* end = nullptr;
-  const unsigned long long kib = std::strtoull(at + std::strlen("MemAvailable:"), &end, 10);
-  if (end == at + std::strlen("MemAvailable:")) return std::nullopt;
+  const unsigned long long kib = std::strtoull(at + std::strlen(field), &end, 10);
+  if (end == at + std::strlen(field)) return std::nullopt;
   return static_cast<std::uint64_t>(kib) * 1024;
+}
+
+std::optional<std::uint64_t> memory_available() {
+  return meminfo_bytes("MemAvailable:");
 }
 
 jail::JailSpec JailPool::key_of(jail::JailSpec spec) {

@@ -62,6 +62,9 @@ inline constexpr std::chrono::seconds kShrinkAfterIdle{10};
 // How many jails may wait with `available` bytes of memory free: between 1
 // and kMaxAhead. Unknown (nullopt): 1.
 std::size_t ahead_for_memory(std::optional<std::uint64_t> available);
+// A field of /proc/meminfo given in kB ("MemTotal:"), in bytes; nullopt if
+// unreadable.
+std::optional<std::uint64_t> meminfo_bytes(const char* field);
 // MemAvailable from /proc/meminfo, in bytes; nullopt if unreadable.
 std::optional<std::uint64_t> memory_available();
 // The start of a small file (/proc), NUL-terminated in `buf`: its length,

@@ -1,8 +1,13 @@
 #include "server/spawner/namespace_holds.h"
 
+#include <linux/close_range.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdlib>
 
 #include "server/spawner/jail_pool.h"
@@ -28,26 +33,93 @@ std::size_t holds_allowed(std::optional<std::uint64_t> available,
                           std::optional<std::uint64_t> open_files) {
   std::uint64_t allowed = kMaxHeld;
   if (available) allowed = std::min(allowed, *available / kMemoryPerHeld);
-  for (const auto& limit : {net_limit, user_limit, open_files})
+  for (const auto& limit : {net_limit, user_limit})
     if (limit) allowed = std::min(allowed, *limit / 8);
+  if (open_files) allowed = std::min(allowed, *open_files / 16);  // two fds each
   return static_cast<std::size_t>(allowed);
 }
 
-NamespaceHolds::NamespaceHolds(std::size_t cap) : cap_(cap) {}
+NamespaceHolds::NamespaceHolds(std::size_t cap, std::uint64_t keep_available,
+                               MemoryReader available)
+    : cap_(cap), keep_available_(keep_available), available_(available) {}
 
-std::size_t NamespaceHolds::cap_for_this_host() {
+NamespaceHolds::~NamespaceHolds() {
+  release_all();
+  reap_closers(/*wait=*/true);
+}
+
+NamespaceHolds NamespaceHolds::for_this_host() {
   std::optional<std::uint64_t> open_files;
   if (rlimit files{}; ::getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur != RLIM_INFINITY)
     open_files = files.rlim_cur;
-  return holds_allowed(memory_available(), read_limit("/proc/sys/user/max_net_namespaces"),
-                       read_limit("/proc/sys/user/max_user_namespaces"), open_files);
+  const std::size_t cap =
+      holds_allowed(memory_available(), read_limit("/proc/sys/user/max_net_namespaces"),
+                    read_limit("/proc/sys/user/max_user_namespaces"), open_files);
+  const std::optional<std::uint64_t> total = meminfo_bytes("MemTotal:");
+  return NamespaceHolds(cap, total ? *total / kKeepAvailableOneIn : 0, memory_available);
 }
 
-void NamespaceHolds::keep(UniqueFd hold) {
-  if (!hold) return;
-  if (cap_ == 0) return;  // closed as it goes out of scope
-  if (held_.size() >= cap_) held_.pop_front();
-  held_.push_back(std::move(hold));
+void NamespaceHolds::keep(jail::net::NamespaceHold hold) {
+  if (!hold || cap_ == 0) return;  // closed as it goes out of scope
+  if (count_ >= cap_ || memory_low()) release_all();
+  held_.push_back(std::move(hold.network));
+  if (hold.mounts) held_.push_back(std::move(hold.mounts));
+  ++count_;
+}
+
+bool NamespaceHolds::memory_low() {
+  if (keep_available_ == 0 || available_ == nullptr) return false;
+  const Clock::time_point now = Clock::now();
+  if (memory_read_at_ && now - *memory_read_at_ < kMemoryCheckEvery) return false;
+  memory_read_at_ = now;
+  const std::optional<std::uint64_t> available = available_();
+  return available && *available < keep_available_;
+}
+
+void NamespaceHolds::release_all() {
+  reap_closers(/*wait=*/false);
+  if (held_.empty()) return;
+  count_ = 0;
+  // The closer may close its copies only once this process has closed its
+  // own: whoever closes a namespace's last fd does its teardown.
+  int go[2];
+  if (::pipe2(go, O_CLOEXEC) != 0) {
+    held_.clear();  // torn down here, then
+    return;
+  }
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    ::close(go[1]);
+    char byte;
+    while (::read(go[0], &byte, 1) < 0 && errno == EINTR) {
+    }
+    // Every fd this copy of brig-spawner has: the holds' last references,
+    // and copies of what brig-spawner still uses (it keeps its own).
+    ::syscall(SYS_close_range, 0U, ~0U, 0U);
+    ::_exit(0);
+  }
+  UniqueFd closer(pid > 0 ? static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)) : -1);
+  held_.clear();
+  ::close(go[1]);
+  ::close(go[0]);
+  if (pid > 0 && !closer) {
+    // No pidfd (a kernel before 5.3 has no pidfd_open): reaped here.
+    while (::waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
+    }
+  }
+  if (closer) closers_.push_back(std::move(closer));
+}
+
+void NamespaceHolds::reap_closers(bool wait) {
+  std::erase_if(closers_, [wait](const UniqueFd& pidfd) {
+    siginfo_t info{};
+    for (;;) {
+      if (::waitid(static_cast<idtype_t>(P_PIDFD), static_cast<id_t>(pidfd.get()), &info,
+                   WEXITED | (wait ? 0 : WNOHANG)) == 0)
+        return info.si_pid != 0;        // WNOHANG: 0 while it runs
+      if (errno != EINTR) return true;  // ECHILD: nothing left to reap
+    }
+  });
 }
 
 }  // namespace brig::spawner

@@ -51,7 +51,7 @@ constexpr auto kRefillAfterIdle = std::chrono::milliseconds(10);
 // client's own work, or a model's, come later.
 constexpr auto kInARow = std::chrono::milliseconds(3);
 
-// The held network namespaces (namespace_holds.h) are let go once the loop
+// The held namespaces (namespace_holds.h) are let go once the loop
 // has been idle this long: longer than the gap between calls of a burst
 // (each sent on the last one's result, through brig-server), short enough
 // that the teardown is over long before a person's or a model's next call.
@@ -61,7 +61,7 @@ SpawnerLoop::SpawnerLoop(int socket, UniqueFd dev_null, bool pool)
     : socket_(socket),
       dev_null_(std::move(dev_null)),
       use_pool_(pool),
-      holds_(NamespaceHolds::cap_for_this_host()) {}
+      holds_(NamespaceHolds::for_this_host()) {}
 
 int SpawnerLoop::run() {
   using Clock = jail::RunningJail::Clock;
@@ -306,7 +306,7 @@ bool SpawnerLoop::report_exit(Live& live) {
                 {});
   const bool ok = send(exited_message(live.id, *outcome), {});
   last_report_ = jail::RunningJail::Clock::now();
-  holds_.keep(live.jailed.take_network_hold());
+  holds_.keep(live.jailed.take_namespace_hold());
   // An init that reported the command's status may still be exiting (the
   // namespaces' teardown): reaped once its pidfd polls readable. One that
   // is already gone was reaped (ECHILD) or is reaped here.

@@ -2,9 +2,11 @@
 // command gets exactly what a fresh jail's gets, confinement included, once.
 // Runs as root and as an unprivileged user (scripts/test.sh).
 #include <fcntl.h>
+#include <linux/nsfs.h>
 #include <linux/sockios.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <sched.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/ptrace.h>
@@ -240,38 +242,47 @@ TEST_F(AwaitingTest, ItsOwnNetworkNamespaceIsMadeByItsChild) {
   EXPECT_EQ(connect.out, "connect=ECONNREFUSED\n") << connect.outcome.to_string();
 }
 
-// The socket its child sends (RunningJail::take_network_hold) is in the
-// jail's own namespace, and keeps that namespace after the jail's end.
-TEST_F(AwaitingTest, ItsNetworkNamespaceIsHeldByTheSocketItsChildSent) {
+// The socket and the mount namespace its child sends (RunningJail::
+// take_namespace_hold) are the jail's own namespaces, and keep them after
+// the jail's end.
+TEST_F(AwaitingTest, ItsNamespacesAreHeldByTheFdsItsChildSent) {
   if (!spec().namespaces.net) GTEST_SKIP() << "no network namespace in this tier";
   auto jailed = spawn_awaiting(spec());
   ASSERT_TRUE(jailed) << jailed.error().to_string();
-  // The child sends it once lo is up, before it waits for the command
+  // The child sends them once lo is up, before it waits for the command
   // (~10 ms after spawn_awaiting here; a second for a loaded CI machine).
   std::this_thread::sleep_for(1s);
   UniqueFd out(::memfd_create("jail-stdout", MFD_CLOEXEC));
   UniqueFd err(::memfd_create("jail-stderr", MFD_CLOEXEC));
   ExecRequest r;
-  r.argv = {"/bin/readlink", "/proc/self/ns/net"};
+  r.argv = {"/bin/readlink", "/proc/self/ns/net", "/proc/self/ns/mnt"};
   r.stdout_fd = out.get();
   r.stderr_fd = err.get();
   ASSERT_TRUE(start_command(*jailed, r, std::nullopt));
-  UniqueFd hold = jailed->take_network_hold();
-  ASSERT_TRUE(hold) << "no socket from a child that had a second to send it";
-  EXPECT_FALSE(jailed->take_network_hold()) << "handed out twice";
+  net::NamespaceHold hold = jailed->take_namespace_hold();
+  ASSERT_TRUE(hold) << "nothing from a child that had a second to send it";
+  ASSERT_TRUE(hold.mounts) << "no mount namespace from a jail with /proc";
+  EXPECT_FALSE(jailed->take_namespace_hold()) << "handed out twice";
   const Ran ran = wait_and_collect(*jailed, out.get(), err.get());
   ASSERT_EQ(ran.outcome.exit_status(), 0) << ran.err << ran.outcome.to_string();
 
-  // The namespace the command ran in, still there with the jail gone.
+  // The namespaces the command ran in, still there with the jail gone.
   std::this_thread::sleep_for(100ms);
-  UniqueFd ns(::ioctl(hold.get(), SIOCGSKNS));
-  ASSERT_TRUE(ns) << "SIOCGSKNS: " << std::strerror(errno);
-  struct stat held {};
-  ASSERT_EQ(::fstat(ns.get(), &held), 0);
-  EXPECT_EQ(ran.out, "net:[" + std::to_string(held.st_ino) + "]\n");
-  struct stat own {};
-  ASSERT_EQ(::stat("/proc/self/ns/net", &own), 0);
-  EXPECT_NE(held.st_ino, own.st_ino) << "the host's namespace, not the jail's";
+  UniqueFd net_ns(::ioctl(hold.network.get(), SIOCGSKNS));
+  ASSERT_TRUE(net_ns) << "SIOCGSKNS: " << std::strerror(errno);
+  struct stat held_net {};
+  ASSERT_EQ(::fstat(net_ns.get(), &held_net), 0);
+  struct stat held_mnt {};
+  ASSERT_EQ(::fstat(hold.mounts.get(), &held_mnt), 0);
+  EXPECT_EQ(ran.out, "net:[" + std::to_string(held_net.st_ino) + "]\nmnt:[" +
+                         std::to_string(held_mnt.st_ino) + "]\n");
+  EXPECT_EQ(::ioctl(hold.mounts.get(), NS_GET_NSTYPE), CLONE_NEWNS);
+  struct stat own_net {
+  }, own_mnt{};
+  ASSERT_EQ(::stat("/proc/self/ns/net", &own_net), 0);
+  ASSERT_EQ(::stat("/proc/self/ns/mnt", &own_mnt), 0);
+  EXPECT_NE(held_net.st_ino, own_net.st_ino) << "the host's network namespace, not the jail's";
+  EXPECT_NE(held_mnt.st_ino, own_mnt.st_ino) << "the host's mount namespace, not the jail's";
 }
 
 // A jail whose command came before its child sent the socket runs as any

@@ -687,10 +687,11 @@ TEST_F(SpawnerTest, NoFdLeaksIntoTheJailOrStaysInTheServer) {
   EXPECT_EQ(open_fds(), before);
 }
 
-// The network namespaces the spawner holds through a burst of calls
+// The namespaces the spawner holds through a burst of calls
 // (namespace_holds.h) reach no jail built meanwhile, and are let go once it
-// is idle. A hold is a socket in a jail's namespace: of brig-spawner's
-// sockets, the ones /proc/net/unix (the host's namespace) does not list.
+// is idle. A hold is a socket in a jail's network namespace (of
+// brig-spawner's sockets, the ones /proc/net/unix, the host's namespace,
+// does not list) and a jail's mount namespace (mnt:[...]).
 TEST_F(SpawnerTest, NamespacesHeldThroughABurstReachNoJailAndAreLetGoWhenIdle) {
   auto holds = [this]() -> std::optional<int> {
     std::set<std::string> unix_sockets;
@@ -710,8 +711,9 @@ TEST_F(SpawnerTest, NamespacesHeldThroughABurstReachNoJailAndAreLetGoWhenIdle) {
     for (const auto& e : fds) {
       std::error_code ec;
       const std::string target = std::filesystem::read_symlink(e.path(), ec).string();
-      if (target.starts_with("socket:[") &&
-          !unix_sockets.contains(target.substr(8, target.size() - 9)))
+      if ((target.starts_with("socket:[") &&
+           !unix_sockets.contains(target.substr(8, target.size() - 9))) ||
+          target.starts_with("mnt:["))
         ++n;
     }
     return n;
