@@ -2,6 +2,7 @@
 
 #include <linux/close_range.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -10,6 +11,7 @@
 #include <cerrno>
 #include <cstdlib>
 
+#include "jail/base/fd_message.h"
 #include "server/spawner/jail_pool.h"
 
 namespace brig::spawner {
@@ -62,9 +64,27 @@ NamespaceHolds NamespaceHolds::for_this_host() {
 void NamespaceHolds::keep(jail::net::NamespaceHold hold) {
   if (!hold || cap_ == 0) return;  // closed as it goes out of scope
   if (count_ >= cap_ || memory_low()) release_all();
-  held_.push_back(std::move(hold.network));
-  if (hold.mounts) held_.push_back(std::move(hold.mounts));
+  // A full park (its send buffer) is let go and tried once more; failing
+  // again, the hold is closed here, as an unheld jail's would be.
+  if (!park(hold) && (release_all(), !park(hold))) return;
   ++count_;
+}
+
+bool NamespaceHolds::park(const jail::net::NamespaceHold& hold) {
+  if (!park_in_) {
+    int pair[2];
+    if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, pair) != 0)
+      return false;
+    park_in_.reset(pair[0]);
+    park_out_.reset(pair[1]);
+    // Each hold is a small message of its own (~1 KiB of the buffer); the
+    // kernel caps this at net.core.wmem_max (208 KiB, doubled, by default).
+    const int bytes = 1 << 20;
+    ::setsockopt(park_in_.get(), SOL_SOCKET, SO_SNDBUF, &bytes, sizeof bytes);
+  }
+  const int fds[2] = {hold.network.get(), hold.mounts.get()};
+  const char byte = 'h';
+  return send_with_fds(park_in_.get(), &byte, 1, fds, hold.mounts ? 2 : 1) == 0;
 }
 
 bool NamespaceHolds::memory_low() {
@@ -78,13 +98,13 @@ bool NamespaceHolds::memory_low() {
 
 void NamespaceHolds::release_all() {
   reap_closers(/*wait=*/false);
-  if (held_.empty()) return;
+  if (count_ == 0) return;
   count_ = 0;
   // The closer may close its copies only once this process has closed its
   // own: whoever closes a namespace's last fd does its teardown.
   int go[2];
   if (::pipe2(go, O_CLOEXEC) != 0) {
-    held_.clear();  // torn down here, then
+    close_park();  // torn down here, then
     return;
   }
   const pid_t pid = ::fork();
@@ -93,13 +113,14 @@ void NamespaceHolds::release_all() {
     char byte;
     while (::read(go[0], &byte, 1) < 0 && errno == EINTR) {
     }
-    // Every fd this copy of brig-spawner has: the holds' last references,
-    // and copies of what brig-spawner still uses (it keeps its own).
+    // Every fd this copy of brig-spawner has: the park's last references
+    // (closing its queue's end closes every fd waiting in it), and copies of
+    // what brig-spawner still uses (it keeps its own).
     ::syscall(SYS_close_range, 0U, ~0U, 0U);
     ::_exit(0);
   }
   UniqueFd closer(pid > 0 ? static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)) : -1);
-  held_.clear();
+  close_park();
   ::close(go[1]);
   ::close(go[0]);
   if (pid > 0 && !closer) {
@@ -108,6 +129,11 @@ void NamespaceHolds::release_all() {
     }
   }
   if (closer) closers_.push_back(std::move(closer));
+}
+
+void NamespaceHolds::close_park() {
+  park_in_.reset();
+  park_out_.reset();
 }
 
 void NamespaceHolds::reap_closers(bool wait) {
