@@ -64,9 +64,12 @@ NamespaceHolds NamespaceHolds::for_this_host() {
 void NamespaceHolds::keep(jail::net::NamespaceHold hold) {
   if (!hold || cap_ == 0) return;  // closed as it goes out of scope
   if (count_ >= cap_ || memory_low()) release_all();
-  // A full park (its send buffer) is let go and tried once more; failing
-  // again, the hold is closed here, as an unheld jail's would be.
-  if (!park(hold) && (release_all(), !park(hold))) return;
+  if (!park(hold)) {
+    // A full park (its send buffer) is let go and tried once more; failing
+    // again, the hold is closed here, as an unheld jail's would be.
+    release_all();
+    if (!park(hold)) return;
+  }
   ++count_;
 }
 

@@ -14,8 +14,6 @@
 // every jail's child closes what it does not need before any of its steps).
 #pragma once
 
-#include <sys/types.h>
-
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -29,7 +27,8 @@ namespace brig::spawner {
 
 // At most this many jails' namespaces are held (~150 KiB of kernel memory
 // for a network namespace here, a 6.18 kernel, lo with IPv4 and IPv6; a
-// mount namespace with its empty tmpfs superblocks ~60 KiB more).
+// mount namespace with its empty tmpfs superblocks some more, too little
+// to measure apart from MemAvailable's own noise).
 inline constexpr std::size_t kMaxHeld = 256;
 // One is held per this much available memory (MemAvailable).
 inline constexpr std::uint64_t kMemoryPerHeld = 10ull << 20;
