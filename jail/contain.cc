@@ -8,6 +8,9 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/nsfs.h>
+#include <sched.h>
+#include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <unistd.h>
 
@@ -255,9 +258,13 @@ void join_network(const ChildPlan& p) {
     // The launcher holds the network namespace by this socket, and the mount
     // namespace by its nsfs file, after the jail ends, so that a burst of
     // calls does not pay for their teardown (server.md). The jail's own
-    // /proc, which only brig's code has seen so far; without one, only the
-    // network namespace is held.
-    const int mounts = ::open("/proc/self/ns/mnt", O_RDONLY | O_CLOEXEC);
+    // /proc, which only brig's code has seen so far; without one, or if what
+    // opens there is not this mount namespace, only the network one is held.
+    int mounts = ::open("/proc/self/ns/mnt", O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+    if (mounts >= 0 && ::ioctl(mounts, NS_GET_NSTYPE) != CLONE_NEWNS) {
+      ::close(mounts);
+      mounts = -1;
+    }
     net::send_hold_in_child(ChildPlan::kSyncFd, socket, mounts);
   } else {
     if (int e = net::join_in_child(ChildPlan::kNetnsFd, &step)) fail(step, e);
