@@ -36,7 +36,77 @@ std::string_view last_component(std::string_view path) {
   return slash == std::string_view::npos ? path : path.substr(slash + 1);
 }
 
+std::uint64_t byte_bit(unsigned char c) {
+  return std::uint64_t{1} << (c & 63);
+}
+
+std::uint64_t pair_bit(unsigned char a, unsigned char b) {
+  return std::uint64_t{1} << ((b - 5u * a) & 63);
+}
+
+std::uint64_t bloom_bit(std::size_t length, char c) {
+  return std::uint64_t{1} << ((length * 7 + static_cast<unsigned char>(c)) & 63);
+}
+
+bool is_wild(char c) {
+  return !is_literal_pattern(std::string_view(&c, 1));
+}
+
 }  // namespace
+
+// The sets of (byte & 63) and of hashed adjacent byte pairs over `s`: a
+// subject lacking one of a rule's cannot match it.
+IgnoreFile::Grams IgnoreFile::grams_of(std::string_view s) {
+  Grams g;
+  unsigned char prev = 0;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    g.bytes |= byte_bit(c);
+    if (i > 0) g.pairs |= pair_bit(prev, c);
+    prev = c;
+  }
+  return g;
+}
+
+void IgnoreFile::sieve(Rule& r) {
+  const std::string_view p = r.pattern;
+  int prev = -1;  // the literal byte right before, if the last was one
+  for (std::size_t i = 0; i < p.size(); ++i) {
+    auto c = static_cast<unsigned char>(p[i]);
+    // Past a '[' the bytes may be a class's: stop collecting there.
+    if (c == '[') break;
+    if (c == '*' || c == '?') {
+      prev = -1;
+      continue;
+    }
+    if (c == '\\') {
+      if (++i == p.size()) break;
+      c = static_cast<unsigned char>(p[i]);
+    }
+    if (c == '/') {
+      prev = -1;
+      continue;
+    }
+    r.needs.bytes |= byte_bit(c);
+    if (prev >= 0) r.needs.pairs |= pair_bit(static_cast<unsigned char>(prev), c);
+    prev = c;
+  }
+  if (p[0] == '\\' && p.size() > 1)
+    r.first = static_cast<unsigned char>(p[1]);
+  else if (!is_wild(p[0]))
+    r.first = static_cast<unsigned char>(p[0]);
+  // A pattern's last byte is a literal it must end with unless it is a
+  // wildcard, an escape, or a class's closing ']' (an unterminated class
+  // matches nothing, so its last byte may be taken at its word).
+  if (!is_wild(p.back()) && p.back() != ']') r.last = static_cast<unsigned char>(p.back());
+}
+
+bool IgnoreFile::admits(const Rule& r, std::string_view subject, const Grams& has) {
+  if (subject.empty()) return r.first < 0 && r.last < 0 && has.holds(r.needs);
+  if (r.last >= 0 && static_cast<unsigned char>(subject.back()) != r.last) return false;
+  if (r.first >= 0 && static_cast<unsigned char>(subject.front()) != r.first) return false;
+  return has.holds(r.needs);
+}
 
 IgnoreFile IgnoreFile::parse(std::string_view text) {
   IgnoreFile f;
@@ -63,16 +133,29 @@ IgnoreFile IgnoreFile::parse(std::string_view text) {
     if (line.empty()) continue;
     r.pattern = std::string(line);
     r.fixed = fixed_length(r.pattern);
+    sieve(r);
     const auto index = static_cast<std::uint32_t>(f.rules_.size());
     if (r.basename && r.fixed == r.pattern.size()) {
       f.by_name_[r.pattern].push_back(index);
-    } else if (r.basename && r.pattern[0] == '*' && r.fixed == 0 &&
-               is_literal_pattern(std::string_view(r.pattern).substr(1))) {
-      f.suffix_rules_.push_back(index);
+      f.name_bloom_last_ |= bloom_bit(r.pattern.size(), r.pattern.back());
+      f.name_bloom_first_ |= bloom_bit(r.pattern.size(), r.pattern.front());
     } else {
-      f.other_rules_.push_back(index);
+      r.suffix = r.basename && r.pattern[0] == '*' && r.fixed == 0 &&
+                 is_literal_pattern(std::string_view(r.pattern).substr(1));
+      (r.last < 0 ? f.any_last_ : f.by_last_).push_back(index);
     }
     f.rules_.push_back(std::move(r));
+  }
+  std::reverse(f.any_last_.begin(), f.any_last_.end());
+  if (!f.by_last_.empty()) {
+    std::stable_sort(f.by_last_.begin(), f.by_last_.end(), [&](std::uint32_t x, std::uint32_t y) {
+      const auto bx = f.rules_[x].last, by = f.rules_[y].last;
+      return bx != by ? bx < by : x > y;
+    });
+    f.last_start_.assign(257, 0);
+    for (const std::uint32_t i : f.by_last_)
+      ++f.last_start_[static_cast<std::size_t>(f.rules_[i].last) + 1];
+    for (std::size_t b = 1; b < 257; ++b) f.last_start_[b] += f.last_start_[b - 1];
   }
   return f;
 }
@@ -96,7 +179,8 @@ IgnoreVerdict IgnoreFile::match(std::string_view path, bool is_dir) const {
   // The last matching rule decides: find the highest index that matches.
   std::int64_t best = -1;
   const auto applies = [&](std::uint32_t i) { return is_dir || !rules_[i].dir_only; };
-  if (!by_name_.empty()) {
+  if (!name.empty() && (name_bloom_last_ & bloom_bit(name.size(), name.back())) != 0 &&
+      (name_bloom_first_ & bloom_bit(name.size(), name.front())) != 0) {
     if (auto it = by_name_.find(name); it != by_name_.end()) {
       for (auto i = it->second.rbegin(); i != it->second.rend(); ++i) {
         if (applies(*i)) {
@@ -106,23 +190,44 @@ IgnoreVerdict IgnoreFile::match(std::string_view path, bool is_dir) const {
       }
     }
   }
-  for (auto i = suffix_rules_.rbegin(); i != suffix_rules_.rend(); ++i) {
-    if (static_cast<std::int64_t>(*i) <= best) break;
-    const std::string_view suffix = std::string_view(rules_[*i].pattern).substr(1);
-    if (applies(*i) && name.ends_with(suffix)) {
-      best = *i;
+  if (by_last_.empty() && any_last_.empty()) return verdict(best);
+  // The path's grams are not collected: a path rule's sieve is its first
+  // and last byte only (all ones pass every `needs`).
+  const Grams name_grams = grams_of(name);
+  static constexpr Grams kAll{~std::uint64_t{0}, ~std::uint64_t{0}};
+  const auto decides = [&](std::uint32_t i) {
+    const Rule& r = rules_[i];
+    if (!applies(i)) return false;
+    if (r.basename ? !admits(r, name, name_grams) : !admits(r, path, kAll)) return false;
+    if (r.suffix) return name.ends_with(std::string_view(r.pattern).substr(1));
+    return rule_matches(r, path, name);
+  };
+  // Both lists run highest index first: merge them, so the first rule that
+  // matches is the last in the file, and stop at the by-name verdict.
+  const std::uint32_t* bucket = nullptr;
+  const std::uint32_t* bucket_end = nullptr;
+  if (!by_last_.empty() && !path.empty()) {
+    const auto b = static_cast<unsigned char>(path.back());
+    bucket = by_last_.data() + last_start_[b];
+    bucket_end = by_last_.data() + last_start_[b + 1];
+  }
+  const std::uint32_t* any = any_last_.data();
+  const std::uint32_t* any_end = any + any_last_.size();
+  while (bucket != bucket_end || any != any_end) {
+    const bool from_bucket = any == any_end || (bucket != bucket_end && *bucket > *any);
+    const std::uint32_t i = from_bucket ? *bucket++ : *any++;
+    if (static_cast<std::int64_t>(i) <= best) break;
+    if (decides(i)) {
+      best = i;
       break;
     }
   }
-  for (auto i = other_rules_.rbegin(); i != other_rules_.rend(); ++i) {
-    if (static_cast<std::int64_t>(*i) <= best) break;
-    if (applies(*i) && rule_matches(rules_[*i], path, name)) {
-      best = *i;
-      break;
-    }
-  }
-  if (best < 0) return IgnoreVerdict::none;
-  return rules_[static_cast<std::size_t>(best)].negated ? IgnoreVerdict::keep
+  return verdict(best);
+}
+
+IgnoreVerdict IgnoreFile::verdict(std::int64_t rule) const {
+  if (rule < 0) return IgnoreVerdict::none;
+  return rules_[static_cast<std::size_t>(rule)].negated ? IgnoreVerdict::keep
                                                         : IgnoreVerdict::ignore;
 }
 

@@ -38,26 +38,62 @@ class IgnoreFile {
   std::size_t size() const { return rules_.size(); }
 
  private:
+  // Bytes (as byte & 63) and adjacent byte pairs (hashed to 0-63) as two
+  // bit sets: what a subject holds, or what a rule needs it to hold.
+  struct Grams {
+    std::uint64_t bytes = 0;
+    std::uint64_t pairs = 0;
+    bool holds(const Grams& need) const {
+      return (need.bytes & ~bytes) == 0 && (need.pairs & ~pairs) == 0;
+    }
+  };
   struct Rule {
     std::string pattern;    // without '!', the trailing '/' and a leading '/'
     std::size_t fixed = 0;  // leading bytes without a wildcard (git's nowildcardlen)
     bool negated = false;
     bool dir_only = false;
     bool basename = false;  // no '/': matches the last component
+    bool suffix = false;    // "*suffix" basename rule: a suffix compare
+    // What every subject the rule matches (the name for a basename rule,
+    // else the path) has, tested before the matcher: most entries of a walk
+    // match no rule, and these tests turn most of them away in a few
+    // instructions. needs: the bytes and adjacent byte pairs the pattern
+    // holds literally (before any '['; '/' aside, as "**/" matches none);
+    // first, last: the byte the subject starts or ends with, when the
+    // pattern fixes it, else -1.
+    Grams needs;
+    std::int16_t first = -1;
+    std::int16_t last = -1;
   };
+  static void sieve(Rule& r);
+  static Grams grams_of(std::string_view s);
+  static bool admits(const Rule& r, std::string_view subject, const Grams& has);
+  // The verdict of rule index `rule`, none when it is negative.
+  IgnoreVerdict verdict(std::int64_t rule) const;
   bool rule_matches(const Rule& r, std::string_view path, std::string_view name) const;
 
   std::vector<Rule> rules_;
-  // Speed-ups over the same rules, each list in rule order: basename rules
-  // that are plain names (looked up by name), "*suffix" basename rules (a
-  // suffix compare), and all others (wildmatch).
+  // Speed-ups over the same rules. Basename rules that are plain names are
+  // looked up by name. The others are bucketed by the byte a subject must
+  // end with (a path ends with its name, so one byte serves both kinds):
+  // by_last_ holds their indices grouped by that byte, each group highest
+  // index first, last_start_[b] where byte b's group starts (257 entries);
+  // any_last_ holds, highest first, the rules whose last byte is a
+  // wildcard. "*suffix" basename rules are compared as suffixes; all others
+  // go to wildmatch.
   struct NameHash {
     using is_transparent = void;
     std::size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
   };
   std::unordered_map<std::string, std::vector<std::uint32_t>, NameHash, std::equal_to<>> by_name_;
-  std::vector<std::uint32_t> suffix_rules_;
-  std::vector<std::uint32_t> other_rules_;
+  // Two one-word Bloom filters over by_name_'s names, by (length, last
+  // byte) and (length, first byte): a name missing from either is not
+  // hashed.
+  std::uint64_t name_bloom_last_ = 0;
+  std::uint64_t name_bloom_first_ = 0;
+  std::vector<std::uint32_t> by_last_;
+  std::vector<std::uint32_t> last_start_;
+  std::vector<std::uint32_t> any_last_;
 };
 
 }  // namespace brig::search

@@ -3,7 +3,7 @@
 // (its first page, and every page by cursor) versus `rg --files`, on the
 // same tree in the same run. Prints the core count, times, ratios and
 // whether the counts agree.
-//   brig-search-bench TREE [RUNS]
+//   brig-search-bench TREE [RUNS] [find|search|first]
 // TREE: e.g. the Linux source extracted into /dev/shm and `git init`ed
 // (tests/bench/README or issue 4 describe how).
 #include <fcntl.h>
@@ -141,8 +141,23 @@ int main(int argc, char** argv) {
   }
   const std::string tree = argv[1];
   const int runs = argc > 2 ? std::max(1, std::atoi(argv[2])) : 3;
-  // "find": find_files alone (profiling the walk); "search": search alone.
+  // "find": find_files alone (profiling the walk); "search": search alone;
+  // "first": only find_files' first page, RUNS times (profiling it).
   const std::string only = argc > 3 ? argv[3] : "";
+  if (only == "first") {
+    std::vector<double> wall, cpu;
+    for (int i = 0; i < runs; ++i) {
+      wall.push_back(run_find(tree, "**/*.c", 200, /*all=*/false).first * 1000);
+      cpu.push_back(g_walk_cpu * 1000);
+    }
+    std::sort(wall.begin(), wall.end());
+    std::sort(cpu.begin(), cpu.end());
+    std::printf(
+        "find_files **/*.c, first page (200), %d runs: median %.1f ms, best %.1f ms "
+        "(walk's thread CPU median %.1f ms)\n",
+        runs, wall[wall.size() / 2], wall[0], cpu[cpu.size() / 2]);
+    return 0;
+  }
   const std::vector<Case> cases = {
       {"literal PM_RESUME", {{"pattern", "PM_RESUME"}}, {"PM_RESUME"}},
       {"-i pm_resume", {{"pattern", "pm_resume"}, {"case_insensitive", true}}, {"-i", "pm_resume"}},
