@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <sched.h>
+#include <sys/resource.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -30,9 +31,11 @@ FilePrefetch::FilePrefetch(const LineMatcher& matcher, std::size_t max_bytes, st
 Result<std::unique_ptr<FilePrefetch>> FilePrefetch::start(const LineMatcher& matcher,
                                                           std::size_t threads,
                                                           std::size_t max_bytes) {
-  // A few files per thread keep every thread busy while the walk's thread
-  // commits a matching file; more would only hold memory.
-  std::unique_ptr<FilePrefetch> p(new FilePrefetch(matcher, max_bytes, threads * 8));
+  std::size_t depth = threads * kFilesPerThread;
+  if (rlimit files{}; ::getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur != RLIM_INFINITY)
+    depth = std::min<std::size_t>(depth, files.rlim_cur / 4);
+  std::unique_ptr<FilePrefetch> p(
+      new FilePrefetch(matcher, max_bytes, std::max<std::size_t>(depth, 1)));
   for (std::size_t i = 0; i < threads; ++i) {
     try {
       p->threads_.emplace_back([raw = p.get()] { raw->run(); });
@@ -66,12 +69,15 @@ bool FilePrefetch::empty() const {
   return jobs_.empty();
 }
 
-void FilePrefetch::push(int dir_fd, const char* name, std::string path) {
+bool FilePrefetch::push(int dir_fd, const char* name, std::string path) {
   auto job = std::make_unique<Job>();
   // As FileBuffer::read: no blocking on a fifo, no following a symlink
   // swapped in since the walk listed a file.
   job->fd.reset(::openat(dir_fd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY));
-  if (!job->fd) job->open_errno = errno;
+  if (!job->fd) {
+    job->open_errno = errno;
+    if ((errno == EMFILE || errno == ENFILE) && !empty()) return false;
+  }
   job->path = std::move(path);
   bool wake = false;
   {
@@ -84,6 +90,7 @@ void FilePrefetch::push(int dir_fd, const char* name, std::string path) {
     wake = jobs_.size() - claimed_ >= kWakeAfter;
   }
   if (wake) work_.notify_one();
+  return true;
 }
 
 FilePrefetch::Job& FilePrefetch::front() {

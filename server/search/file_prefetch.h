@@ -57,8 +57,11 @@ class FilePrefetch {
   // Whether the queue holds as many files as it may (then take the front).
   bool full() const;
   bool empty() const;
-  // Opens dir_fd/name as search does and queues it.
-  void push(int dir_fd, const char* name, std::string path);
+  // Opens dir_fd/name as search does and queues it; false, with nothing
+  // queued, when this process is out of file descriptors and the queue
+  // holds some (take them all, then push again): a file is never reported
+  // unreadable for the queue's own descriptors.
+  bool push(int dir_fd, const char* name, std::string path);
   // The oldest file, once read (here, if no thread has begun the files
   // queued first); stays valid until pop().
   Job& front();
@@ -80,6 +83,11 @@ class FilePrefetch {
   std::size_t claimed_ = 0;     // jobs_ [0, claimed_) are taken by a thread
   std::size_t held_bytes_ = 0;  // the matched files' bytes the queue holds
   static constexpr std::size_t kMaxHeldBytes = std::size_t{256} << 20;
+  // Files queued per reading thread: enough that the walk's thread reads
+  // queued files too while a thread is on a large one, instead of waiting
+  // for it (8 left a third of a core idle on two); each holds a descriptor,
+  // so the queue also stays under a quarter of RLIMIT_NOFILE.
+  static constexpr std::size_t kFilesPerThread = 64;
   static constexpr std::size_t kWakeAfter = 4;  // unclaimed files before a thread is woken
   bool stop_ = false;
   FileBuffer own_buffer_;  // for the files front() reads on the caller's thread

@@ -145,7 +145,14 @@ class Search : public WalkVisitor {
       while (prefetch_->full())
         if (!commit_front()) return false;
       snapshots_.push_back(walker_.skipped());
-      prefetch_->push(e.dir_fd, std::string(e.name).c_str(), std::string(e.path));
+      const std::string name(e.name);
+      while (!prefetch_->push(e.dir_fd, name.c_str(), std::string(e.path))) {
+        // Out of descriptors: the queue's go back as its files are taken.
+        snapshots_.pop_back();
+        while (!prefetch_->empty())
+          if (!commit_front()) return false;
+        snapshots_.push_back(walker_.skipped());
+      }
       return true;
     }
     if (!search_file(e.dir_fd, e.name, e.path)) return false;

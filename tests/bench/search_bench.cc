@@ -168,6 +168,16 @@ int main(int argc, char** argv) {
     std::printf("cgroup CPU quota: %zu cores\n", *quota);
   else
     std::printf("cgroup CPU quota: none\n");
+  // "brig1", "brigN": brig alone, the first case counted (profiling it).
+  if (only == "brig1" || only == "brigN") {
+    Json args = cases[0].args;
+    args["output_mode"] = "count";
+    for (int i = 0; i < runs; ++i) {
+      const auto [t, n] = run_brig(tree, args, only == "brig1" ? 1 : cores);
+      std::printf("brig %s: %.3f s, %zu\n", only.c_str(), t, n);
+    }
+    return 0;
+  }
   std::printf("usable cores: %zu (rg -j%zu and brig with %zu threads in the N columns)\n", cores,
               cores, cores);
   std::printf("%-24s %-7s %8s %8s %6s %8s %8s %6s %9s %9s\n", "case", "mode", "brig1 s", "rg-j1 s",

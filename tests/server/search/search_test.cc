@@ -1,12 +1,17 @@
 #include "server/search/search.h"
 
+#include <fcntl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <vector>
 
 #include <gtest/gtest.h>
 
+#include "jail/base/unique_fd.h"
 #include "protocol/schema_check.h"
 #include "server/search/find_files.h"
 #include "server/tools/find_files_tool.h"
@@ -311,6 +316,36 @@ TEST_F(Search, ALimitStopsTheThreadsWhereOneThreadStops) {
   auto cut = search_with(args, late, SearchTuning{4});
   ASSERT_TRUE(cut);
   EXPECT_EQ(cut->header["timed_out"], true);
+}
+
+// Each queued file holds a descriptor. A search that runs out of them (a
+// policy's open_files) takes back what it queued and goes on: no file is
+// reported unreadable for the queue's own descriptors.
+TEST_F(Search, RunningOutOfDescriptorsLosesNoFile) {
+  ASSERT_EQ(::mkdir(dir_.at("many").c_str(), 0755), 0);
+  for (int f = 0; f < 300; ++f) dir_.write("many/f" + std::to_string(1000 + f), "needle\n");
+  const Json args = {
+      {"pattern", "needle"}, {"path", "many"}, {"output_mode", "count"}, {"max_results", 1000}};
+  auto one = search_with(args, context_for(dir_), SearchTuning{1});
+  ASSERT_TRUE(one);
+  ASSERT_EQ(one->header["files"].size(), 300u);
+
+  // Descriptors held elsewhere in the process leave the queue, sized by
+  // the limit alone, too few.
+  std::vector<UniqueFd> held;
+  for (int i = 0; i < 60; ++i) held.emplace_back(::open("/dev/null", O_RDONLY | O_CLOEXEC));
+  int highest = 0;
+  for (const UniqueFd& fd : held) highest = std::max(highest, fd.get());
+  rlimit before{};
+  ASSERT_EQ(::getrlimit(RLIMIT_NOFILE, &before), 0);
+  rlimit tight = before;
+  tight.rlim_cur = static_cast<rlim_t>(highest + 6);
+  ASSERT_EQ(::setrlimit(RLIMIT_NOFILE, &tight), 0);
+  auto many = search_with(args, context_for(dir_), SearchTuning{3});
+  ASSERT_EQ(::setrlimit(RLIMIT_NOFILE, &before), 0);
+  ASSERT_TRUE(many) << many.error().to_string();
+  EXPECT_EQ(many->header["skipped"]["unreadable"], 0) << many->header["skipped"].dump();
+  EXPECT_EQ(many->header, one->header);
 }
 
 TEST_F(Search, RepliesStayUnderMaxBytesAndPageBySize) {
