@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "server/files/aligned_bytes.h"
 #include "server/files/base64.h"
 #include "server/files/content_type.h"
 #include "server/files/file_io.h"
@@ -225,15 +226,18 @@ Result<OpReply> read_text(OpenFile& f, const std::string& path, std::string head
   lines.feed(std::string_view(head).substr(bom ? kUtf8Bom.size() : 0));
   head.clear();
   bool counted_all = true;
-  std::string chunk(1 << 16, '\0');
+  constexpr std::size_t kChunk = 1 << 16;
+  const AlignedBytes chunk = allocate_aligned(kChunk);
+  if (!chunk)
+    return std::unexpected(Error{std::string(kReadFileOp), path, "out of memory", ENOMEM});
   while (true) {
-    const ssize_t n = ::read(f.fd.get(), chunk.data(), chunk.size());
+    const ssize_t n = ::read(f.fd.get(), chunk.get(), kChunk);
     if (n < 0) {
       if (errno == EINTR) continue;
       return std::unexpected(sys_error(std::string(kReadFileOp), path, errno));
     }
     if (n == 0) break;
-    lines.feed(std::string_view(chunk.data(), static_cast<std::size_t>(n)));
+    lines.feed(std::string_view(chunk.get(), static_cast<std::size_t>(n)));
     // The kept lines are done; counting the rest of a huge file must not
     // outlive the call.
     if (lines.done() && std::chrono::steady_clock::now() > ctx.deadline) {

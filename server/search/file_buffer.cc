@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <new>
 
 #include "jail/base/unique_fd.h"
 
@@ -14,20 +13,14 @@ namespace brig::search {
 namespace {
 
 constexpr std::size_t kFirstCapacity = 256 << 10;
-constexpr std::align_val_t kAlignment{4096};
 
 }  // namespace
-
-void FileBuffer::AlignedDelete::operator()(char* p) const {
-  ::operator delete[](p, kAlignment);
-}
 
 bool FileBuffer::grow(std::size_t at_least, std::size_t at_most) {
   std::size_t cap = std::max(capacity_ * 2, kFirstCapacity);
   while (cap < at_least) cap *= 2;
   cap = std::max(std::min(cap, at_most), at_least);
-  std::unique_ptr<char, AlignedDelete> bigger(
-      static_cast<char*>(::operator new[](cap, kAlignment, std::nothrow)));
+  files::AlignedBytes bigger = files::allocate_aligned(cap);
   if (!bigger) return false;
   if (size_ > 0) std::memcpy(bigger.get(), data_.get(), size_);
   data_ = std::move(bigger);

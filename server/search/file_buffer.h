@@ -3,9 +3,10 @@
 #pragma once
 
 #include <cstddef>
-#include <memory>
 #include <string>
 #include <string_view>
+
+#include "server/files/aligned_bytes.h"
 
 namespace brig::search {
 
@@ -25,13 +26,7 @@ class FileBuffer {
  private:
   bool grow(std::size_t at_least, std::size_t at_most);
 
-  // Page-aligned: the kernel copies a file's pages into it several times
-  // faster than to an address 16 bytes past a line boundary, where malloc
-  // puts large blocks (tests/bench/README.md, "Reads into aligned buffers").
-  struct AlignedDelete {
-    void operator()(char* p) const;
-  };
-  std::unique_ptr<char, AlignedDelete> data_;
+  files::AlignedBytes data_;  // page-aligned: read(2) copies into it at full speed
   std::size_t capacity_ = 0;
   std::size_t size_ = 0;
   std::string error_;
