@@ -54,22 +54,22 @@ bool is_wild(char c) {
 
 }  // namespace
 
-// The sets of (byte & 63) and of hashed adjacent byte pairs over `s`: a
-// subject lacking one of a rule's cannot match it.
-IgnoreFile::Grams IgnoreFile::grams_of(std::string_view s) {
-  Grams g;
+IgnoreFile::Name::Name(std::string_view name) : name_(name) {
   unsigned char prev = 0;
-  for (std::size_t i = 0; i < s.size(); ++i) {
-    const auto c = static_cast<unsigned char>(s[i]);
-    g.bytes |= byte_bit(c);
-    if (i > 0) g.pairs |= pair_bit(prev, c);
+  for (std::size_t i = 0; i < name.size(); ++i) {
+    const auto c = static_cast<unsigned char>(name[i]);
+    grams_.bytes |= byte_bit(c);
+    if (i > 0) grams_.pairs |= pair_bit(prev, c);
     prev = c;
   }
-  return g;
 }
 
-void IgnoreFile::sieve(Rule& r) {
+IgnoreFile::Sieve IgnoreFile::sieve(const Rule& r, bool dir_only, bool basename) {
+  Sieve s;
+  s.dir_only = dir_only;
+  s.basename = basename;
   const std::string_view p = r.pattern;
+  s.suffix = basename && p[0] == '*' && r.fixed == 0 && is_literal_pattern(p.substr(1));
   int prev = -1;  // the literal byte right before, if the last was one
   for (std::size_t i = 0; i < p.size(); ++i) {
     auto c = static_cast<unsigned char>(p[i]);
@@ -87,25 +87,26 @@ void IgnoreFile::sieve(Rule& r) {
       prev = -1;
       continue;
     }
-    r.needs.bytes |= byte_bit(c);
-    if (prev >= 0) r.needs.pairs |= pair_bit(static_cast<unsigned char>(prev), c);
+    s.needs.bytes |= byte_bit(c);
+    if (prev >= 0) s.needs.pairs |= pair_bit(static_cast<unsigned char>(prev), c);
     prev = c;
   }
   if (p[0] == '\\' && p.size() > 1)
-    r.first = static_cast<unsigned char>(p[1]);
+    s.first = static_cast<unsigned char>(p[1]);
   else if (!is_wild(p[0]))
-    r.first = static_cast<unsigned char>(p[0]);
+    s.first = static_cast<unsigned char>(p[0]);
   // A pattern's last byte is a literal it must end with unless it is a
   // wildcard, an escape, or a class's closing ']' (an unterminated class
   // matches nothing, so its last byte may be taken at its word).
-  if (!is_wild(p.back()) && p.back() != ']') r.last = static_cast<unsigned char>(p.back());
+  if (!is_wild(p.back()) && p.back() != ']') s.last = static_cast<unsigned char>(p.back());
+  return s;
 }
 
-bool IgnoreFile::admits(const Rule& r, std::string_view subject, const Grams& has) {
-  if (subject.empty()) return r.first < 0 && r.last < 0 && has.holds(r.needs);
-  if (r.last >= 0 && static_cast<unsigned char>(subject.back()) != r.last) return false;
-  if (r.first >= 0 && static_cast<unsigned char>(subject.front()) != r.first) return false;
-  return has.holds(r.needs);
+bool IgnoreFile::admits(const Sieve& s, std::string_view subject, const Grams& has) {
+  if (subject.empty()) return s.first < 0 && s.last < 0 && has.holds(s.needs);
+  if (s.last >= 0 && static_cast<unsigned char>(subject.back()) != s.last) return false;
+  if (s.first >= 0 && static_cast<unsigned char>(subject.front()) != s.first) return false;
+  return has.holds(s.needs);
 }
 
 IgnoreFile IgnoreFile::parse(std::string_view text) {
@@ -124,44 +125,45 @@ IgnoreFile IgnoreFile::parse(std::string_view text) {
       r.negated = true;
       line.remove_prefix(1);
     }
+    bool dir_only = false;
     if (line.ends_with('/')) {
-      r.dir_only = true;
+      dir_only = true;
       line.remove_suffix(1);
     }
-    r.basename = line.find('/') == std::string_view::npos;
-    if (!r.basename && line.starts_with('/')) line.remove_prefix(1);
+    const bool basename = line.find('/') == std::string_view::npos;
+    if (!basename && line.starts_with('/')) line.remove_prefix(1);
     if (line.empty()) continue;
     r.pattern = std::string(line);
     r.fixed = fixed_length(r.pattern);
-    sieve(r);
+    const Sieve sieve = IgnoreFile::sieve(r, dir_only, basename);
     const auto index = static_cast<std::uint32_t>(f.rules_.size());
-    if (r.basename && r.fixed == r.pattern.size()) {
+    if (basename && r.fixed == r.pattern.size()) {
       f.by_name_[r.pattern].push_back(index);
       f.name_bloom_last_ |= bloom_bit(r.pattern.size(), r.pattern.back());
       f.name_bloom_first_ |= bloom_bit(r.pattern.size(), r.pattern.front());
     } else {
-      r.suffix = r.basename && r.pattern[0] == '*' && r.fixed == 0 &&
-                 is_literal_pattern(std::string_view(r.pattern).substr(1));
-      (r.last < 0 ? f.any_last_ : f.by_last_).push_back(index);
+      (sieve.last < 0 ? f.any_last_ : f.by_last_).push_back(index);
     }
     f.rules_.push_back(std::move(r));
+    f.sieves_.push_back(sieve);
   }
   std::reverse(f.any_last_.begin(), f.any_last_.end());
   if (!f.by_last_.empty()) {
     std::stable_sort(f.by_last_.begin(), f.by_last_.end(), [&](std::uint32_t x, std::uint32_t y) {
-      const auto bx = f.rules_[x].last, by = f.rules_[y].last;
+      const auto bx = f.sieves_[x].last, by = f.sieves_[y].last;
       return bx != by ? bx < by : x > y;
     });
     f.last_start_.assign(257, 0);
     for (const std::uint32_t i : f.by_last_)
-      ++f.last_start_[static_cast<std::size_t>(f.rules_[i].last) + 1];
+      ++f.last_start_[static_cast<std::size_t>(f.sieves_[i].last) + 1];
     for (std::size_t b = 1; b < 257; ++b) f.last_start_[b] += f.last_start_[b - 1];
   }
   return f;
 }
 
-bool IgnoreFile::rule_matches(const Rule& r, std::string_view path, std::string_view name) const {
-  if (r.basename) return wildmatch(r.pattern, name, /*pathname=*/false);
+bool IgnoreFile::rule_matches(const Rule& r, bool basename, std::string_view path,
+                              std::string_view name) const {
+  if (basename) return wildmatch(r.pattern, name, /*pathname=*/false);
   // As git's match_pathname: the fixed prefix is compared bytewise and only
   // the rest goes to wildmatch, so a "**" right after the prefix counts as
   // starting a component.
@@ -175,10 +177,15 @@ bool IgnoreFile::rule_matches(const Rule& r, std::string_view path, std::string_
 
 IgnoreVerdict IgnoreFile::match(std::string_view path, bool is_dir) const {
   if (rules_.empty()) return IgnoreVerdict::none;
-  const std::string_view name = last_component(path);
+  return match(path, Name(last_component(path)), is_dir);
+}
+
+IgnoreVerdict IgnoreFile::match(std::string_view path, const Name& entry, bool is_dir) const {
+  if (rules_.empty()) return IgnoreVerdict::none;
+  const std::string_view name = entry.name_;
   // The last matching rule decides: find the highest index that matches.
   std::int64_t best = -1;
-  const auto applies = [&](std::uint32_t i) { return is_dir || !rules_[i].dir_only; };
+  const auto applies = [&](std::uint32_t i) { return is_dir || !sieves_[i].dir_only; };
   if (!name.empty() && (name_bloom_last_ & bloom_bit(name.size(), name.back())) != 0 &&
       (name_bloom_first_ & bloom_bit(name.size(), name.front())) != 0) {
     if (auto it = by_name_.find(name); it != by_name_.end()) {
@@ -193,14 +200,14 @@ IgnoreVerdict IgnoreFile::match(std::string_view path, bool is_dir) const {
   if (by_last_.empty() && any_last_.empty()) return verdict(best);
   // The path's grams are not collected: a path rule's sieve is its first
   // and last byte only (all ones pass every `needs`).
-  const Grams name_grams = grams_of(name);
   static constexpr Grams kAll{~std::uint64_t{0}, ~std::uint64_t{0}};
   const auto decides = [&](std::uint32_t i) {
+    const Sieve& s = sieves_[i];
+    if (!is_dir && s.dir_only) return false;
+    if (s.basename ? !admits(s, name, entry.grams_) : !admits(s, path, kAll)) return false;
     const Rule& r = rules_[i];
-    if (!applies(i)) return false;
-    if (r.basename ? !admits(r, name, name_grams) : !admits(r, path, kAll)) return false;
-    if (r.suffix) return name.ends_with(std::string_view(r.pattern).substr(1));
-    return rule_matches(r, path, name);
+    if (s.suffix) return name.ends_with(std::string_view(r.pattern).substr(1));
+    return rule_matches(r, s.basename, path, name);
   };
   // Both lists run highest index first: merge them, so the first rule that
   // matches is the last in the file, and stop at the by-name verdict.

@@ -29,15 +29,6 @@ class IgnoreFile {
   // those bytes.
   static IgnoreFile parse(std::string_view text);
 
-  // The verdict of the last rule that matches `path`, which is relative to
-  // the directory holding the file ("src/a.o"); is_dir says whether it
-  // names a directory (a symlink to one is not).
-  IgnoreVerdict match(std::string_view path, bool is_dir) const;
-
-  bool empty() const { return rules_.empty(); }
-  std::size_t size() const { return rules_.size(); }
-
- private:
   // Bytes (as byte & 63) and adjacent byte pairs (hashed to 0-63) as two
   // bit sets: what a subject holds, or what a rule needs it to hold.
   struct Grams {
@@ -47,32 +38,59 @@ class IgnoreFile {
       return (need.bytes & ~bytes) == 0 && (need.pairs & ~pairs) == 0;
     }
   };
+  // An entry's name as the rules look at it, made once for all the ignore
+  // files that judge the entry. Views `name`, which must outlive it.
+  class Name {
+   public:
+    explicit Name(std::string_view name);
+
+   private:
+    friend class IgnoreFile;
+    std::string_view name_;
+    Grams grams_;
+  };
+
+  // The verdict of the last rule that matches `path`, which is relative to
+  // the directory holding the file ("src/a.o"); is_dir says whether it
+  // names a directory (a symlink to one is not).
+  IgnoreVerdict match(std::string_view path, bool is_dir) const;
+  // The same, with the path's last component made into a Name already.
+  IgnoreVerdict match(std::string_view path, const Name& name, bool is_dir) const;
+
+  bool empty() const { return rules_.empty(); }
+  std::size_t size() const { return rules_.size(); }
+
+ private:
   struct Rule {
     std::string pattern;    // without '!', the trailing '/' and a leading '/'
     std::size_t fixed = 0;  // leading bytes without a wildcard (git's nowildcardlen)
     bool negated = false;
+  };
+  // What every subject a rule matches (the name for a basename rule, else
+  // the path) has, tested before the matcher: most entries of a walk match
+  // no rule, and these tests turn most of them away in a few instructions.
+  // Kept apart from the rules so that the tests run over a small array.
+  struct Sieve {
+    // The bytes and adjacent byte pairs the pattern holds literally (before
+    // any '['; '/' aside, as "**/" matches none).
+    Grams needs;
+    // The byte the subject starts or ends with, when the pattern fixes it,
+    // else -1.
+    std::int16_t first = -1;
+    std::int16_t last = -1;
     bool dir_only = false;
     bool basename = false;  // no '/': matches the last component
     bool suffix = false;    // "*suffix" basename rule: a suffix compare
-    // What every subject the rule matches (the name for a basename rule,
-    // else the path) has, tested before the matcher: most entries of a walk
-    // match no rule, and these tests turn most of them away in a few
-    // instructions. needs: the bytes and adjacent byte pairs the pattern
-    // holds literally (before any '['; '/' aside, as "**/" matches none);
-    // first, last: the byte the subject starts or ends with, when the
-    // pattern fixes it, else -1.
-    Grams needs;
-    std::int16_t first = -1;
-    std::int16_t last = -1;
   };
-  static void sieve(Rule& r);
-  static Grams grams_of(std::string_view s);
-  static bool admits(const Rule& r, std::string_view subject, const Grams& has);
+  static Sieve sieve(const Rule& r, bool dir_only, bool basename);
+  static bool admits(const Sieve& s, std::string_view subject, const Grams& has);
   // The verdict of rule index `rule`, none when it is negative.
   IgnoreVerdict verdict(std::int64_t rule) const;
-  bool rule_matches(const Rule& r, std::string_view path, std::string_view name) const;
+  bool rule_matches(const Rule& r, bool basename, std::string_view path,
+                    std::string_view name) const;
 
   std::vector<Rule> rules_;
+  std::vector<Sieve> sieves_;  // one per rule
   // Speed-ups over the same rules. Basename rules that are plain names are
   // looked up by name. The others are bucketed by the byte a subject must
   // end with (a path ends with its name, so one byte serves both kinds):

@@ -141,11 +141,13 @@ void TreeWalker::load_ancestors(const std::string& root) {
   root_offset_ = path_.empty() ? 0 : path_.size() + 1;
 }
 
-IgnoreVerdict TreeWalker::decide(std::string_view path, bool is_dir) const {
+IgnoreVerdict TreeWalker::decide(std::string_view path, std::string_view name, bool is_dir) const {
+  const IgnoreFile::Name entry(name);  // once for every file that judges it
   if (options_.dot_ignore) {
     for (auto l = levels_.rbegin(); l != levels_.rend(); ++l) {
       if ((*l)->dot_ignore.empty()) continue;
-      const IgnoreVerdict v = (*l)->dot_ignore.match(path.substr((*l)->prefix.size()), is_dir);
+      const IgnoreVerdict v =
+          (*l)->dot_ignore.match(path.substr((*l)->prefix.size()), entry, is_dir);
       if (v != IgnoreVerdict::none) return v;
     }
   }
@@ -154,7 +156,8 @@ IgnoreVerdict TreeWalker::decide(std::string_view path, bool is_dir) const {
   if (options_.gitignore) {
     for (auto l = levels_.rbegin(); l != levels_.rend(); ++l) {
       if (!(*l)->gitignore.empty()) {
-        const IgnoreVerdict v = (*l)->gitignore.match(path.substr((*l)->prefix.size()), is_dir);
+        const IgnoreVerdict v =
+            (*l)->gitignore.match(path.substr((*l)->prefix.size()), entry, is_dir);
         if (v != IgnoreVerdict::none) return v;
       }
       if ((*l)->has_git) break;
@@ -163,7 +166,7 @@ IgnoreVerdict TreeWalker::decide(std::string_view path, bool is_dir) const {
   if (options_.git_exclude) {
     for (auto l = levels_.rbegin(); l != levels_.rend(); ++l) {
       if (!(*l)->has_git) continue;
-      return (*l)->exclude.match(path.substr((*l)->prefix.size()), is_dir);
+      return (*l)->exclude.match(path.substr((*l)->prefix.size()), entry, is_dir);
     }
   }
   return IgnoreVerdict::none;
@@ -275,7 +278,7 @@ void TreeWalker::walk_dir(DirListing listing, std::size_t depth, WalkVisitor& vi
     if (!path_.empty()) path_ += '/';
     path_ += e.name;
     const bool is_dir = type == DT_DIR;
-    const IgnoreVerdict verdict = ignoring ? decide(path_, is_dir) : IgnoreVerdict::none;
+    const IgnoreVerdict verdict = ignoring ? decide(path_, e.name, is_dir) : IgnoreVerdict::none;
     if (verdict == IgnoreVerdict::ignore) {
       ++skipped_.ignored;
       continue;

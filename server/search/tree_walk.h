@@ -138,7 +138,8 @@ class TreeWalker {
   void load_ancestors(const std::string& root);
   void push_level(int dir_fd, std::string prefix, bool has_git, bool has_gitignore,
                   bool has_ignore);
-  IgnoreVerdict decide(std::string_view path, bool is_dir) const;
+  // `name` is the last component of `path`.
+  IgnoreVerdict decide(std::string_view path, std::string_view name, bool is_dir) const;
   bool ignore_enabled() const;
   void walk_dir(DirListing listing, std::size_t depth, WalkVisitor& visitor);
   // Queues the subdirectories of `entries` the walk may enter, for reading
