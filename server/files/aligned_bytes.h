@@ -1,7 +1,7 @@
 // Page-aligned byte blocks for read(2). The kernel copies a file's pages
 // into an address 16 bytes past a 32-byte boundary, where malloc puts
 // large blocks, at about half the speed it copies into an aligned one
-// (tests/bench/README.md, "Reads into aligned buffers").
+// (tests/bench/README.md, "Issue 16, stop 33").
 #pragma once
 
 #include <cstddef>

@@ -3,7 +3,7 @@
 // (its first page, and every page by cursor) versus `rg --files`, on the
 // same tree in the same run. Prints the core count, times, ratios and
 // whether the counts agree.
-//   brig-search-bench TREE [RUNS] [find|search|first]
+//   brig-search-bench TREE [RUNS] [find|search|first|brig1|brigN]
 // TREE: e.g. the Linux source extracted into /dev/shm and `git init`ed
 // (tests/bench/README or issue 4 describe how).
 #include <fcntl.h>
@@ -136,7 +136,7 @@ std::pair<double, std::size_t> run_find(const std::string& tree, const char* glo
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    std::fprintf(stderr, "usage: %s TREE [RUNS]\n", argv[0]);
+    std::fprintf(stderr, "usage: %s TREE [RUNS] [find|search|first|brig1|brigN]\n", argv[0]);
     return 2;
   }
   const std::string tree = argv[1];
