@@ -8,6 +8,8 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdint>
+#include <cstring>
 #include <system_error>
 
 namespace brig::search {
@@ -40,13 +42,22 @@ DirListing list_dir(UniqueFd fd) {
   // would cost a second descriptor, an fcntl and a close per directory);
   // openat below it does not care where its read offset is.
   alignas(8) char buf[32768];
+  // Each name's place in `names` and its leading bytes as a big-endian key
+  // (NUL-padded: no name holds a NUL), which orders most pairs without a
+  // memcmp; the views are made once every name is in.
+  struct Pending {
+    std::uint64_t key;
+    std::uint32_t at, size;
+    unsigned char type;
+  };
+  std::vector<Pending> pending;
+  std::vector<char>& blob = out.names;
   for (;;) {
     const ssize_t n = ::getdents64(out.fd.get(), buf, sizeof buf);
     if (n == 0) break;
     if (n < 0) {
       if (errno == EINTR) continue;
       out.error = errno;
-      out.entries.clear();
       return out;
     }
     for (ssize_t at = 0; at < n;) {
@@ -54,11 +65,23 @@ DirListing list_dir(UniqueFd fd) {
       at += d->d_reclen;
       const char* name = d->d_name;
       if (name[0] == '.' && (name[1] == '\0' || (name[1] == '.' && name[2] == '\0'))) continue;
-      out.entries.push_back(DirEntry{name, d->d_type});
+      const std::size_t size = std::strlen(name);
+      std::uint64_t key = 0;
+      for (std::size_t i = 0; i < 8; ++i)
+        key = key << 8 | (i < size ? static_cast<unsigned char>(name[i]) : 0u);
+      pending.push_back(Pending{key, static_cast<std::uint32_t>(blob.size()),
+                                static_cast<std::uint32_t>(size), d->d_type});
+      blob.insert(blob.end(), name, name + size + 1);
     }
   }
-  std::sort(out.entries.begin(), out.entries.end(),
-            [](const DirEntry& a, const DirEntry& b) { return a.name < b.name; });
+  const char* names = blob.data();
+  std::sort(pending.begin(), pending.end(), [names](const Pending& a, const Pending& b) {
+    if (a.key != b.key) return a.key < b.key;
+    return std::string_view(names + a.at, a.size) < std::string_view(names + b.at, b.size);
+  });
+  out.entries.reserve(pending.size());
+  for (const Pending& p : pending)
+    out.entries.push_back(DirEntry{std::string_view(names + p.at, p.size), p.type});
   return out;
 }
 

@@ -13,6 +13,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -21,7 +22,8 @@
 namespace brig::search {
 
 struct DirEntry {
-  std::string name;
+  // In its listing's `names`, with a NUL after it: name.data() is a C string.
+  std::string_view name;
   unsigned char type;  // DT_*
 };
 
@@ -30,7 +32,11 @@ struct DirListing {
   UniqueFd fd;                    // the directory; invalid when the open failed
   int error = 0;                  // errno of the open or of the listing; 0: listed
   std::vector<DirEntry> entries;  // sorted bytewise, without "." and ".."
-  bool have_id = false;           // dev and ino hold the directory's identity
+  // The entries' names back to back, each followed by a NUL: one block for
+  // a directory instead of a string each. Moving the listing keeps them
+  // where they are (a vector's block moves whole; a string's might not).
+  std::vector<char> names;
+  bool have_id = false;  // dev and ino hold the directory's identity
   unsigned long dev = 0, ino = 0;
 };
 

@@ -203,7 +203,7 @@ std::vector<DirReadAhead::Ticket> TreeWalker::read_ahead(const std::shared_ptr<c
       if (e.type != DT_DIR || e.name == ".git") continue;
       if (!options_.hidden && e.name[0] == '.') continue;
       if (starting_ && e.name < start_parts_[std::min(depth, start_parts_.size() - 1)]) continue;
-      names.push_back(e.name);
+      names.emplace_back(e.name);
       at.push_back(i);
     }
   }
@@ -266,7 +266,7 @@ void TreeWalker::walk_dir(DirListing listing, std::size_t depth, WalkVisitor& vi
     unsigned char type = e.type;
     if (type == DT_UNKNOWN) {
       struct stat st {};
-      if (::fstatat(dir_fd, e.name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
+      if (::fstatat(dir_fd, e.name.data(), &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
       type = S_ISDIR(st.st_mode)   ? DT_DIR
              : S_ISREG(st.st_mode) ? DT_REG
              : S_ISLNK(st.st_mode) ? DT_LNK
@@ -308,7 +308,7 @@ void TreeWalker::walk_dir(DirListing listing, std::size_t depth, WalkVisitor& vi
         child = read_ahead_->take(tickets[i]);
         tickets[i].batch = nullptr;
       } else {
-        child = open_and_list(dir_fd, e.name.c_str());
+        child = open_and_list(dir_fd, e.name.data());
       }
       if (!child.fd) {
         // ELOOP/ENOTDIR: replaced by a symlink or file since it was listed.
