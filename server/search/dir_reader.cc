@@ -12,6 +12,8 @@
 #include <cstring>
 #include <system_error>
 
+#include "server/search/thread_start.h"
+
 namespace brig::search {
 
 // The subdirectories of one directory, queued together.
@@ -103,7 +105,7 @@ std::unique_ptr<DirReadAhead> DirReadAhead::start(std::size_t threads) {
   if (r->max_ready_ < 4) return nullptr;  // too few descriptors to share
   for (std::size_t i = 0; i < threads; ++i) {
     try {
-      r->threads_.emplace_back([raw = r.get()] { raw->run(); });
+      r->threads_.push_back(start_thread_elsewhere([raw = r.get()] { raw->run(); }));
     } catch (const std::system_error&) {
       break;  // the jail's process limit: fewer threads still help
     }

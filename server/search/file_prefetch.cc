@@ -11,6 +11,7 @@
 
 #include "server/files/content_type.h"
 #include "server/search/cpu_limit.h"
+#include "server/search/thread_start.h"
 
 namespace brig::search {
 
@@ -38,7 +39,7 @@ Result<std::unique_ptr<FilePrefetch>> FilePrefetch::start(const LineMatcher& mat
       new FilePrefetch(matcher, max_bytes, std::max<std::size_t>(depth, 1)));
   for (std::size_t i = 0; i < threads; ++i) {
     try {
-      p->threads_.emplace_back([raw = p.get()] { raw->run(); });
+      p->threads_.push_back(start_thread_elsewhere([raw = p.get()] { raw->run(); }));
     } catch (const std::system_error& e) {
       // The jail's process limit or memory: fewer threads still help.
       if (p->threads_.empty())
